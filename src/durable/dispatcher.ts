@@ -1,0 +1,179 @@
+/**
+ * The dispatcher: claims due jobs that have an in-process executor through the same fenced claim as
+ * pull consumers, runs each with an AbortSignal, renews its lease while it runs, and settles it through
+ * the fence. It never awaits an executor on the caller's path: it is driven by enqueue, settlement and
+ * the alarm, so one long executor holds up nothing.
+ */
+import type { Clock } from "../shared/clock.js";
+import { MAX_CLAIM } from "../shared/defaults.js";
+import type { Result } from "../shared/errors.js";
+import type { ClaimedJob, Job } from "../shared/job.js";
+import { serializeJson } from "../shared/json.js";
+import { NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import type { LaneStore } from "./lane-store.js";
+
+/** Lease of an in-process attempt; renewed every third of it while the executor runs. */
+export const DISPATCH_LEASE_MS = 30_000;
+const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
+
+interface Attempt {
+  job: ClaimedJob;
+  /** The current lease token; replaced on every renewal. */
+  token: string;
+  controller: AbortController;
+  cause: AbortCause | null;
+}
+
+export interface DispatcherHost {
+  readonly store: LaneStore;
+  readonly clock: Clock;
+  readonly env: Env;
+  /** Rows changed: re-arm the alarm (and pump again). */
+  changed(): void;
+  /** An attempt ended without a write: it lost its lease. */
+  lost(job: Job, reason: string): void;
+  /** Keeps the object alive until `promise` settles. */
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+export class Dispatcher {
+  private readonly attempts = new Map<string, Attempt>();
+  readonly kinds: readonly string[];
+
+  constructor(
+    private readonly host: DispatcherHost,
+    private readonly executors: ExecutorRegistry,
+  ) {
+    this.kinds = Object.keys(executors);
+  }
+
+  /** How many attempts run in this process now. */
+  get active(): number {
+    return this.attempts.size;
+  }
+
+  /** Claims every due job it may (pause, concurrency, queue heads) and starts it. Returns how many. */
+  pump(): number {
+    if (this.kinds.length === 0) return 0;
+    let started = 0;
+    for (;;) {
+      const claimed = this.host.store.claimDue({
+        kinds: this.kinds,
+        excludeKinds: [],
+        max: MAX_CLAIM,
+        leaseMs: DISPATCH_LEASE_MS,
+      });
+      for (const job of claimed) this.start(job);
+      started += claimed.length;
+      if (claimed.length < MAX_CLAIM) return started;
+    }
+  }
+
+  /** Aborts the in-process attempt of a job, if any. */
+  abort(jobId: string, cause: AbortCause): boolean {
+    const attempt = this.attempts.get(jobId);
+    if (!attempt) return false;
+    this.abortAttempt(attempt, cause);
+    return true;
+  }
+
+  /** Aborts every in-process attempt whose lease is no longer its own (recovered, superseded, settled). */
+  reconcile(): void {
+    for (const attempt of this.attempts.values()) {
+      const lease = this.host.store.leaseOf(attempt.job.id);
+      if (!lease || lease.token !== attempt.token) this.abortAttempt(attempt, "lost");
+      else if (lease.until <= this.host.clock.now()) this.abortAttempt(attempt, "lost");
+    }
+  }
+
+  private abortAttempt(attempt: Attempt, cause: AbortCause): void {
+    if (attempt.cause !== null) return;
+    attempt.cause = cause;
+    attempt.controller.abort(new AbortError(cause, attempt.job));
+  }
+
+  private start(job: ClaimedJob): void {
+    const attempt: Attempt = { job, token: job.lease.token, controller: new AbortController(), cause: null };
+    this.attempts.set(job.id, attempt);
+    const timeout = setTimeout(() => this.abortAttempt(attempt, "timeout"), job.timeoutMs);
+    const renewer = setInterval(() => this.renew(attempt), RENEW_EVERY_MS);
+    const run = this.run(attempt).finally(() => {
+      clearTimeout(timeout);
+      clearInterval(renewer);
+      this.attempts.delete(job.id);
+    });
+    this.host.waitUntil(run);
+  }
+
+  private async run(attempt: Attempt): Promise<void> {
+    const { job } = attempt;
+    const executor = this.executors[job.kind]!;
+    const { lease: _lease, ...view } = job;
+    let ended: { ok: true; value: unknown } | { ok: false; error: unknown };
+    try {
+      const value = await executor(job.payload, {
+        signal: attempt.controller.signal,
+        job: { ...view, lease: { generation: job.lease.generation, expiresAt: job.lease.expiresAt } },
+        attempt: job.attempts,
+        env: this.host.env,
+      });
+      ended = { ok: true, value };
+    } catch (error) {
+      ended = { ok: false, error };
+    }
+    this.windUp(attempt, ended);
+  }
+
+  /** Records the one outcome of an attempt through the fence, or nothing if it lost its lease. */
+  private windUp(attempt: Attempt, ended: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+    const { job } = attempt;
+    const { store } = this.host;
+    if (attempt.cause === "lost") {
+      this.host.lost(job, "lease lost while the executor ran");
+      return;
+    }
+    try {
+      let written: Result<Job> | null;
+      if (attempt.cause === "cancelled") {
+        const settled = store.settleCancelledAttempt(job.id, attempt.token);
+        written = settled ? { ok: true, value: settled } : null;
+      } else if (attempt.cause === "timeout") {
+        written = store.failAttempt(job.id, attempt.token, `timed out after ${job.timeoutMs} ms`, true, null);
+      } else if (ended.ok) {
+        const result = serializeJson(ended.value, "result");
+        written = result.ok
+          ? store.complete(job.id, attempt.token, result.value)
+          : store.failAttempt(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
+      } else {
+        const error = ended.error instanceof Error ? ended.error : new Error(String(ended.error));
+        const retry = !(error instanceof NonRetryableError);
+        const retryAfterMs = error instanceof RetryAfterError ? Math.max(0, Math.floor(error.retryAfterMs)) : null;
+        written = store.failAttempt(job.id, attempt.token, error.message || error.name, retry, retryAfterMs);
+      }
+      if (written && !written.ok && (written.error.code === "lease_superseded" || written.error.code === "lease_expired")) {
+        this.host.lost(job, written.error.message);
+      }
+    } finally {
+      this.host.changed();
+    }
+  }
+
+  private renew(attempt: Attempt): void {
+    if (attempt.cause !== null) return;
+    const renewed = this.host.store.renew(attempt.job.id, attempt.token, DISPATCH_LEASE_MS);
+    if (renewed.ok) attempt.token = renewed.value.token;
+    else this.abortAttempt(attempt, renewed.error.code === "job_cancelled" ? "cancelled" : "lost");
+    this.host.changed();
+  }
+}
+
+/** The reason an attempt's signal carries. */
+export class AbortError extends Error {
+  override name = "AbortError";
+  constructor(
+    readonly abortCause: AbortCause,
+    job: Job | ClaimedJob,
+  ) {
+    super(`attempt of job ${job.id} aborted: ${abortCause}`);
+  }
+}

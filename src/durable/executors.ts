@@ -1,0 +1,59 @@
+/** Executors: the functions a user registers, by kind, to run a lane's jobs in process. */
+import type { Job, Json } from "../shared/job.js";
+
+export interface ExecutorContext<E = Env> {
+  /** Fires on cancel, on `timeoutMs`, and when the attempt loses its lease. Honour it. */
+  signal: AbortSignal;
+  job: Job;
+  /** 1 for the first attempt. */
+  attempt: number;
+  env: E;
+}
+
+/** Runs one attempt of a job. Its return value (JSON) is the job's result; a throw fails the attempt. */
+export type Executor<E = Env> = (payload: any, ctx: ExecutorContext<E>) => unknown;
+
+export type ExecutorRegistry<E = Env> = Readonly<Record<string, Executor<E>>>;
+
+/** Throw it from an executor to fail the job now, with no retry. */
+export class NonRetryableError extends Error {
+  override name = "NonRetryableError";
+}
+
+/** Throw it from an executor to retry after `retryAfterMs` instead of the backoff (attempts permitting). */
+export class RetryAfterError extends Error {
+  override name = "RetryAfterError";
+  constructor(
+    message: string,
+    /** Milliseconds to wait before the next attempt. */
+    readonly retryAfterMs: number,
+  ) {
+    super(message);
+  }
+}
+
+/** Why an in-process attempt's signal fired. */
+export type AbortCause = "cancelled" | "timeout" | "lost";
+
+/** The executors `npm run dev` registers (shared/API.md, "Demo executors"). */
+export const demoExecutors: ExecutorRegistry = {
+  "demo.echo": (payload: Json) => payload,
+  "demo.sleep": async (payload: { ms?: unknown } | null, { signal }) => {
+    const ms = typeof payload?.ms === "number" && payload.ms >= 0 ? payload.ms : 0;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, ms);
+      signal.addEventListener("abort", () => {
+        clearTimeout(timer);
+        reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+      }, { once: true });
+    });
+    return { slept: ms };
+  },
+  "demo.fail": (payload: { failTimes?: unknown } | null, { attempt }) => {
+    const failTimes = typeof payload?.failTimes === "number" ? payload.failTimes : 0;
+    if (attempt <= failTimes) throw new Error(`demo.fail: failing attempt ${attempt} of ${failTimes}`);
+    return { attempts: attempt };
+  },
+};
+
+export type { Json };

@@ -1,0 +1,104 @@
+/**
+ * Forward-only schema migrations of a lane's SQLite database, applied in order inside
+ * `blockConcurrencyWhile` and recorded in `schema_migrations`. A lane written by an older version is
+ * upgraded in place: never edit a migration that has shipped, append a new one.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  statements: string[];
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: "jobs and lane settings",
+    statements: [
+      `CREATE TABLE lane (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        name TEXT,
+        concurrency INTEGER NOT NULL DEFAULT 10 CHECK (concurrency BETWEEN 1 AND 1000),
+        paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
+        registered INTEGER NOT NULL DEFAULT 0 CHECK (registered IN (0, 1))
+      )`,
+      `INSERT INTO lane (id) VALUES (1)`,
+      // The state grammar of DESIGN.md, enforced here so that not even a bug can write an impossible row.
+      `CREATE TABLE jobs (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        id TEXT NOT NULL UNIQUE,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        queue TEXT,
+        priority INTEGER NOT NULL,
+        run_at INTEGER NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'completing', 'settled')),
+        outcome TEXT CHECK (outcome IN ('completed', 'failed', 'cancelled', 'interrupted')),
+        attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
+        max_attempts INTEGER NOT NULL CHECK (max_attempts BETWEEN 1 AND 100),
+        backoff_base_ms INTEGER NOT NULL,
+        backoff_max_ms INTEGER NOT NULL,
+        timeout_ms INTEGER NOT NULL,
+        result TEXT,
+        error TEXT,
+        cancel_requested INTEGER NOT NULL DEFAULT 0 CHECK (cancel_requested IN (0, 1)),
+        generation INTEGER NOT NULL DEFAULT 0,
+        lease_token TEXT,
+        lease_until INTEGER,
+        claimed_at INTEGER,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        settled_at INTEGER,
+        CHECK ((outcome IS NULL) = (state IN ('queued', 'running'))),
+        CHECK ((settled_at IS NOT NULL) = (state = 'settled')),
+        CHECK (state <> 'running' OR (lease_token IS NOT NULL AND lease_until IS NOT NULL AND attempts >= 1)),
+        CHECK (attempts <= max_attempts),
+        CHECK (generation >= attempts),
+        CHECK (cancel_requested = 0 OR state = 'running' OR outcome = 'cancelled')
+      )`,
+      // Claim: queued jobs in priority, then enqueue, order.
+      `CREATE INDEX jobs_claim ON jobs (priority DESC, seq) WHERE state = 'queued'`,
+      // Wake: the earliest future runAt.
+      `CREATE INDEX jobs_run_at ON jobs (run_at) WHERE state = 'queued'`,
+      // Recovery and wake: the earliest lease expiry.
+      `CREATE INDEX jobs_lease ON jobs (lease_until) WHERE state = 'running'`,
+      // Queue heads: is a job of this queue running, is another one ahead of this one.
+      `CREATE INDEX jobs_queue ON jobs (queue, state, priority DESC, seq) WHERE queue IS NOT NULL`,
+      `CREATE INDEX jobs_completing ON jobs (seq) WHERE state = 'completing'`,
+      `CREATE INDEX jobs_settled ON jobs (settled_at) WHERE state = 'settled'`,
+    ],
+  },
+  {
+    version: 2,
+    name: "recovery budget per job and cancel reasons",
+    statements: [
+      `ALTER TABLE jobs ADD COLUMN max_recoveries INTEGER NOT NULL DEFAULT 3 CHECK (max_recoveries >= 0)`,
+      `ALTER TABLE jobs ADD COLUMN recovery_window_ms INTEGER NOT NULL DEFAULT 3600000 CHECK (recovery_window_ms >= 1)`,
+      `ALTER TABLE jobs ADD COLUMN recovery_count INTEGER NOT NULL DEFAULT 0 CHECK (recovery_count >= 0)`,
+      `ALTER TABLE jobs ADD COLUMN recovery_window_start INTEGER`,
+      `ALTER TABLE jobs ADD COLUMN cancel_reason TEXT`,
+    ],
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
+
+/** Applies every migration above the database's version, up to `target`, each in its own transaction. */
+export function migrate(storage: DurableObjectStorage, nowMs: number, target = SCHEMA_VERSION): number {
+  const sql = storage.sql;
+  sql.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
+  const current = sql.exec<{ v: number | null }>(`SELECT MAX(version) AS v FROM schema_migrations`).one().v ?? 0;
+  for (const migration of MIGRATIONS) {
+    if (migration.version <= current || migration.version > target) continue;
+    storage.transactionSync(() => {
+      for (const statement of migration.statements) sql.exec(statement);
+      sql.exec(
+        `INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+        migration.version,
+        migration.name,
+        nowMs,
+      );
+    });
+  }
+  return Math.max(current, Math.min(target, SCHEMA_VERSION));
+}

@@ -1,0 +1,95 @@
+/** The closed set of error codes of the HTTP contract (shared/API.md), plus `internal` for bugs. */
+export type ErrorCode =
+  | "invalid_request"
+  | "unauthorized"
+  | "job_not_found"
+  | "not_found"
+  | "job_conflict"
+  | "job_settled"
+  | "job_cancelled"
+  | "lease_superseded"
+  | "lease_expired"
+  | "job_not_requeueable"
+  | "payload_too_large"
+  | "unsupported_media_type"
+  | "auth_not_configured"
+  | "internal";
+
+/** HTTP status of every code; `satisfies` makes an unmapped code a compile error. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  job_not_found: 404,
+  not_found: 404,
+  job_conflict: 409,
+  job_settled: 409,
+  job_cancelled: 409,
+  lease_superseded: 409,
+  lease_expired: 409,
+  job_not_requeueable: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  auth_not_configured: 503,
+  internal: 500,
+} as const satisfies Record<ErrorCode, number>;
+
+/** One problem of an invalid request: where (a path into the input) and what. */
+export interface Issue {
+  path: (string | number)[];
+  message: string;
+}
+
+/** The plain, structured-clone-safe shape of an error; what lane RPC methods return. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+  details?: ErrorDetails;
+}
+
+/** `details` of an error: the problems of an invalid request, or what a refusal concerns. */
+export type ErrorDetails = Issue[] | { ids: string[] } | { index: number };
+
+/** The one error class of the project. Thrown in the worker; rebuilt there from a lane's `ErrorBody`. */
+export class QueueError extends Error {
+  override readonly name = "QueueError";
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetails,
+  ) {
+    super(message);
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  toBody(): ErrorBody {
+    return this.details === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, details: this.details };
+  }
+
+  static from(body: ErrorBody): QueueError {
+    return new QueueError(body.code, body.message, body.details);
+  }
+}
+
+/**
+ * What a lane method answers. Durable Object RPC keeps only an error's name and message, so expected
+ * refusals travel as data and the worker turns them back into a `QueueError`.
+ */
+export type Result<T> = { ok: true; value: T } | { ok: false; error: ErrorBody };
+
+export const ok = <T>(value: T): Result<T> => ({ ok: true, value });
+
+export const fail = (code: ErrorCode, message: string, details?: ErrorDetails): { ok: false; error: ErrorBody } => ({
+  ok: false,
+  error: details === undefined ? { code, message } : { code, message, details },
+});
+
+/** Unwraps a lane answer: the value, or the refusal thrown as a `QueueError`. */
+export function unwrap<T>(result: Result<T>): T {
+  if (result.ok) return result.value;
+  throw QueueError.from(result.error);
+}

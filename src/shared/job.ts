@@ -1,0 +1,67 @@
+/** The job as the API shows it (shared/API.md "The job"). */
+
+export const JOB_STATES = ["queued", "running", "completing", "settled"] as const;
+export type JobState = (typeof JOB_STATES)[number];
+
+export const OUTCOMES = ["completed", "failed", "cancelled", "interrupted"] as const;
+export type Outcome = (typeof OUTCOMES)[number];
+
+/** A lease as a reader sees it: never the token. */
+export interface LeaseView {
+  generation: number;
+  expiresAt: number;
+}
+
+/** A lease as its holder sees it, in claim and renew answers only. */
+export interface Lease extends LeaseView {
+  token: string;
+}
+
+/** Any JSON value. Interfaces (not a type alias) keep the recursion lazy for RPC stub typing. */
+export type Json = null | boolean | number | string | JsonArray | JsonObject;
+export interface JsonObject {
+  [key: string]: Json;
+}
+export interface JsonArray extends Array<Json> {}
+
+export interface Job {
+  id: string;
+  lane: string;
+  kind: string;
+  payload: Json;
+  queue: string | null;
+  priority: number;
+  runAt: number;
+  state: JobState;
+  outcome: Outcome | null;
+  attempts: number;
+  /** Claims of this job so far; only ever grows (an extension of API.md's job). */
+  generation: number;
+  maxAttempts: number;
+  /** An in-process executor is aborted after this long (an extension of API.md's job). */
+  timeoutMs: number;
+  result: Json;
+  error: string | null;
+  cancelRequested: boolean;
+  lease: LeaseView | null;
+  createdAt: number;
+  updatedAt: number;
+  settledAt: number | null;
+}
+
+/** A claimed job: the claimer alone learns the token. */
+export interface ClaimedJob extends Omit<Job, "lease"> {
+  lease: Lease;
+}
+
+export type Counts = Record<"queued" | "running" | "completing" | Outcome, number>;
+
+export interface LaneInfo {
+  lane: string;
+  counts: Counts;
+  paused: boolean;
+  concurrency: number;
+  nextWakeAt: number | null;
+}
+
+export type EnqueueStatus = "queued" | "duplicate";

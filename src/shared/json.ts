@@ -1,0 +1,43 @@
+import { MAX_PAYLOAD_BYTES } from "./defaults.js";
+import { fail, type Result } from "./errors.js";
+import type { Json } from "./job.js";
+
+const encoder = new TextEncoder();
+
+/** UTF-8 size of a string in bytes, without allocating for pure-ASCII strings. */
+export function byteLength(text: string): number {
+  // Fast path: a string of n UTF-16 units is at most 3n bytes; below the limit in any case.
+  if (text.length * 3 <= MAX_PAYLOAD_BYTES) return text.length;
+  return encoder.encode(text).byteLength;
+}
+
+/**
+ * Serializes a payload or result for storage: `undefined` is stored as null; anything
+ * `JSON.stringify` refuses (cycles, BigInt, too deep) is `invalid_request`; more than 128 KiB is
+ * `payload_too_large`.
+ */
+export function serializeJson(value: unknown, what: string): Result<string> {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(value ?? null);
+  } catch {
+    return fail("invalid_request", `${what} is not a JSON value`, [{ path: [what], message: "not serializable as JSON" }]);
+  }
+  if (text === undefined) {
+    return fail("invalid_request", `${what} is not a JSON value`, [{ path: [what], message: "not serializable as JSON" }]);
+  }
+  if (byteLength(text) > MAX_PAYLOAD_BYTES) {
+    return fail("payload_too_large", `${what} is larger than ${MAX_PAYLOAD_BYTES} bytes serialized`);
+  }
+  return { ok: true, value: text };
+}
+
+/** JSON with object keys sorted, so that two equal values compare equal as strings. */
+export function canonicalJson(value: Json | undefined): string {
+  return JSON.stringify(value ?? null, (_key, v: unknown) => {
+    if (v === null || typeof v !== "object" || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(v).sort()) sorted[key] = (v as Record<string, unknown>)[key];
+    return sorted;
+  });
+}

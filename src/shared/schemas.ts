@@ -1,0 +1,125 @@
+/**
+ * Request schemas of the API, shared by the front worker (HTTP validation and the OpenAPI document)
+ * and the lane (RPC input is validated again there: a lane trusts no caller).
+ */
+import { z } from "@hono/zod-openapi";
+import {
+  DEFAULT_LIST_LIMIT,
+  MAX_ATTEMPTS_LIMIT,
+  MAX_BATCH_JOBS,
+  MAX_CLAIM,
+  MAX_CONCURRENCY,
+  MAX_DURATION_MS,
+  MAX_ERROR_MESSAGE_CHARS,
+  MAX_LEASE_MS,
+  MAX_LIST_LIMIT,
+  MAX_REASON_CHARS,
+  MIN_LEASE_MS,
+  NAME_PATTERN,
+} from "./defaults.js";
+import type { Issue } from "./errors.js";
+import { JOB_STATES, OUTCOMES } from "./job.js";
+
+export const Name = z
+  .string()
+  .regex(NAME_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+  .openapi({ example: "tenant-7" });
+
+const ms = (min = 0) => z.number().int().min(min).max(MAX_DURATION_MS);
+
+/** Any JSON value; its size (at most 128 KiB serialized) is checked apart, as a 413. */
+export const JsonValue = z.unknown().openapi({ description: "any JSON value" });
+
+export const EnqueueRequest = z
+  .strictObject({
+    id: Name.optional().openapi({ description: "idempotency key; a UUID is generated if absent" }),
+    kind: Name,
+    payload: JsonValue.optional(),
+    queue: Name.nullable().optional().openapi({ description: "serial key: at most one running job per queue" }),
+    priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+    runAt: ms().optional(),
+    delayMs: ms().optional(),
+    maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
+    backoff: z
+      .strictObject({ baseMs: ms(1), maxMs: ms(1) })
+      .refine((b) => b.maxMs >= b.baseMs, { message: "maxMs must be at least baseMs", path: ["maxMs"] })
+      .optional(),
+    timeoutMs: ms(1).optional(),
+    recovery: z.strictObject({ maxRecoveries: z.number().int().min(0).max(1000), windowMs: ms(1) }).optional(),
+  })
+  .refine((r) => r.runAt === undefined || r.delayMs === undefined, {
+    message: "give at most one of runAt and delayMs",
+    path: ["delayMs"],
+  })
+  .openapi("EnqueueRequest");
+export type EnqueueRequest = z.infer<typeof EnqueueRequest>;
+
+export const BatchEnqueueRequest = z
+  .strictObject({ jobs: z.array(EnqueueRequest).min(1).max(MAX_BATCH_JOBS) })
+  .openapi("BatchEnqueueRequest");
+export type BatchEnqueueRequest = z.infer<typeof BatchEnqueueRequest>;
+
+export const ListQuery = z.strictObject({
+  state: z.enum(JOB_STATES).optional(),
+  outcome: z.enum(OUTCOMES).optional(),
+  kind: Name.optional(),
+  queue: Name.optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+  cursor: z.string().max(64).optional(),
+});
+export type ListQuery = z.input<typeof ListQuery>;
+
+export const CancelRequest = z.strictObject({ reason: z.string().max(MAX_REASON_CHARS).optional() }).openapi("CancelRequest");
+export type CancelRequest = z.infer<typeof CancelRequest>;
+
+export const LanePatch = z
+  .strictObject({
+    concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).optional(),
+    paused: z.boolean().optional(),
+  })
+  .openapi("LanePatch");
+export type LanePatch = z.infer<typeof LanePatch>;
+
+export const SweepRequest = z
+  .strictObject({ settledBefore: ms(), limit: z.number().int().min(1).max(100_000).optional() })
+  .openapi("SweepRequest");
+export type SweepRequest = z.infer<typeof SweepRequest>;
+
+const leaseMs = z.number().int().min(MIN_LEASE_MS).max(MAX_LEASE_MS);
+const Token = z.string().min(1).max(256);
+
+export const ClaimRequest = z
+  .strictObject({
+    kinds: z.array(Name).min(1).max(100).optional(),
+    max: z.number().int().min(1).max(MAX_CLAIM).optional(),
+    leaseMs: leaseMs.optional(),
+  })
+  .openapi("ClaimRequest");
+export type ClaimRequest = z.infer<typeof ClaimRequest>;
+
+export const RenewRequest = z.strictObject({ token: Token, leaseMs: leaseMs.optional() }).openapi("RenewRequest");
+export type RenewRequest = z.infer<typeof RenewRequest>;
+
+export const CompleteRequest = z.strictObject({ token: Token, result: JsonValue.optional() }).openapi("CompleteRequest");
+export type CompleteRequest = z.infer<typeof CompleteRequest>;
+
+export const FailRequest = z
+  .strictObject({
+    token: Token,
+    error: z.string().max(MAX_ERROR_MESSAGE_CHARS),
+    retry: z.boolean().optional(),
+    retryAfterMs: ms().optional(),
+  })
+  .openapi("FailRequest");
+export type FailRequest = z.infer<typeof FailRequest>;
+
+export const ReleaseRequest = z.strictObject({ token: Token }).openapi("ReleaseRequest");
+export type ReleaseRequest = z.infer<typeof ReleaseRequest>;
+
+/** zod issues as API `details`: one entry per problem with its path. */
+export function toIssues(error: z.ZodError, prefix: (string | number)[] = []): Issue[] {
+  return error.issues.map((issue) => ({
+    path: [...prefix, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
+    message: issue.message,
+  }));
+}

@@ -1,0 +1,11 @@
+/** The repo's default worker, for `wrangler dev` and `wrangler deploy`: the API, the demo executors. */
+import { demoExecutors } from "../durable/executors.js";
+import { defineLane } from "../durable/lane.js";
+import { createApp } from "./app.js";
+
+export { LaneRegistry } from "../durable/registry.js";
+
+/** The lane class bound as `LANE` in wrangler.toml, with the demo executors of API.md. */
+export class DemoLane extends defineLane({ executors: demoExecutors }) {}
+
+export default createApp();

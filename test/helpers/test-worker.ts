@@ -1,0 +1,13 @@
+/** The worker the test suite runs in workerd: the real app and lanes, plus test executors. */
+import { demoExecutors } from "../../src/durable/executors.js";
+import { defineLane } from "../../src/durable/lane.js";
+import { createApp } from "../../src/worker/app.js";
+import { testExecutors } from "./executors.js";
+
+export { LaneRegistry } from "../../src/durable/registry.js";
+export { Lane } from "../../src/durable/lane.js";
+
+/** LANE in tests: the demo executors and the controllable test executors. */
+export class TestLane extends defineLane({ executors: { ...demoExecutors, ...testExecutors } }) {}
+
+export default createApp();
