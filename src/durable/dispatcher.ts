@@ -16,6 +16,8 @@ import type { LaneStore } from "./lane-store.js";
 export const DISPATCH_LEASE_MS = 30_000;
 const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
 
+type Ended = { ok: true; value: unknown } | { ok: false; error: unknown };
+
 interface Attempt {
   job: ClaimedJob;
   /** The current lease token; replaced on every renewal. */
@@ -105,27 +107,42 @@ export class Dispatcher {
     this.host.waitUntil(run);
   }
 
+  /**
+   * Runs the executor until it ends or the attempt is aborted, whichever is first. On abort the attempt
+   * winds up at once: an executor that ignores its signal runs on detached, and can write nothing.
+   */
   private async run(attempt: Attempt): Promise<void> {
     const { job } = attempt;
     const executor = this.executors[job.kind]!;
-    const { lease: _lease, ...view } = job;
-    let ended: { ok: true; value: unknown } | { ok: false; error: unknown };
+    const { lease, ...view } = job;
+    const signal = attempt.controller.signal;
+    const aborted = new Promise<"aborted">((resolve) => signal.addEventListener("abort", () => resolve("aborted"), { once: true }));
+    let running: Promise<unknown>;
     try {
-      const value = await executor(job.payload, {
-        signal: attempt.controller.signal,
-        job: { ...view, lease: { generation: job.lease.generation, expiresAt: job.lease.expiresAt } },
-        attempt: job.attempts,
-        env: this.host.env,
-      });
-      ended = { ok: true, value };
+      running = Promise.resolve(
+        executor(job.payload, {
+          signal,
+          job: { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } },
+          attempt: job.attempts,
+          env: this.host.env,
+        }),
+      );
+    } catch (error) {
+      running = Promise.reject(error);
+    }
+    let ended: Ended;
+    try {
+      const value = await Promise.race([running, aborted]);
+      ended = value === "aborted" && signal.aborted ? { ok: false, error: signal.reason } : { ok: true, value };
     } catch (error) {
       ended = { ok: false, error };
     }
+    running.catch(() => {}); // a detached executor's late failure is nobody's business
     this.windUp(attempt, ended);
   }
 
   /** Records the one outcome of an attempt through the fence, or nothing if it lost its lease. */
-  private windUp(attempt: Attempt, ended: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+  private windUp(attempt: Attempt, ended: Ended): void {
     const { job } = attempt;
     const { store } = this.host;
     if (attempt.cause === "lost") {

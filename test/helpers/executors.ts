@@ -1,59 +1,101 @@
 /**
- * Test executors. Tests and lanes share one isolate in the Workers Vitest integration, so a test can
- * hold a gate that an executor waits on, and see what the executor saw.
+ * Test executors and a transition recorder. Tests and lanes share one isolate in the Workers Vitest
+ * integration, so a test can hold the gate an executor waits on, see its signal, and await a job's
+ * transitions without polling.
  */
 import type { ExecutorRegistry } from "../../src/durable/executors.js";
+import { NonRetryableError, RetryAfterError } from "../../src/durable/executors.js";
+import type { TransitionEvent } from "../../src/durable/lane.js";
 
-export interface Gate {
-  /** Resolves the executor with this result. */
+/** One started attempt of a `test.gate` job. */
+export interface GateAttempt {
+  attempt: number;
+  signal: AbortSignal;
   open(result?: unknown): void;
-  /** Rejects the executor with this error. */
   throw(error: Error): void;
-  /** Resolves when the executor has started. */
-  started: Promise<{ signal: AbortSignal; attempt: number }>;
-  /** The abort reason, once the signal fired. */
-  aborted: Promise<unknown>;
 }
 
-const gates = new Map<string, Gate & { resolve(v: unknown): void; reject(e: Error): void; markStarted(v: { signal: AbortSignal; attempt: number }): void; markAborted(r: unknown): void }>();
+export interface Gate {
+  /** The payload's `gate` value. */
+  readonly key: string;
+  readonly attempts: GateAttempt[];
+  /** Resolves with attempt number `n` (1-based among this gate's starts) once it has started. */
+  started(n?: number): Promise<GateAttempt>;
+}
 
-/** A gate for the job whose payload is `{ gate: key }` (kind `test.gate`). */
-export function gate(key: string): Gate {
-  let markStarted!: (v: { signal: AbortSignal; attempt: number }) => void;
-  let markAborted!: (r: unknown) => void;
-  const started = new Promise<{ signal: AbortSignal; attempt: number }>((r) => (markStarted = r));
-  const aborted = new Promise<unknown>((r) => (markAborted = r));
-  const entry = {
-    started,
-    aborted,
-    markStarted,
-    markAborted,
-    resolve: (_v: unknown) => {},
-    reject: (_e: Error) => {},
-    open(result?: unknown) {
-      entry.resolve(result ?? { gate: key });
-    },
-    throw(error: Error) {
-      entry.reject(error);
+const gates = new Map<string, { gate: Gate; waiters: ((a: GateAttempt) => void)[] }>();
+
+/** A gate for jobs whose payload is `{ gate: key }` (kind `test.gate`). */
+export function gate(key: string = crypto.randomUUID()): Gate {
+  const attempts: GateAttempt[] = [];
+  const waiters: ((a: GateAttempt) => void)[] = [];
+  const g: Gate = {
+    key,
+    attempts,
+    started(n = 1) {
+      const have = attempts[n - 1];
+      if (have) return Promise.resolve(have);
+      return new Promise((resolve) => waiters.push((a) => attempts.length >= n && resolve(attempts[n - 1]!)));
     },
   };
-  gates.set(key, entry);
-  return entry;
+  gates.set(key, { gate: g, waiters });
+  return g;
+}
+
+const events: TransitionEvent[] = [];
+const watchers = new Set<() => void>();
+
+/** Every transition any TestLane made, in order. */
+export function transitions(jobId?: string): TransitionEvent[] {
+  return jobId === undefined ? [...events] : events.filter((e) => e.jobId === jobId);
+}
+
+export function recordTransition(event: TransitionEvent): void {
+  events.push(event);
+  for (const watch of [...watchers]) watch();
+}
+
+/** Resolves with the first transition of `jobId` matching `predicate`, past or future. */
+export function waitForTransition(
+  jobId: string,
+  predicate: (e: TransitionEvent) => boolean = (e) => e.to === "settled",
+): Promise<TransitionEvent> {
+  return new Promise((resolve) => {
+    const check = () => {
+      const hit = events.find((e) => e.jobId === jobId && predicate(e));
+      if (!hit) return false;
+      watchers.delete(watch);
+      resolve(hit);
+      return true;
+    };
+    const watch = () => void check();
+    if (!check()) watchers.add(watch);
+  });
 }
 
 export const testExecutors: ExecutorRegistry = {
-  /** Waits for its gate; ignores its signal unless the payload says `honour: true`. */
+  /** Waits for its gate; on abort it rejects only if the payload says `honour: true`. */
   "test.gate": (payload: { gate: string; honour?: boolean }, { signal, attempt }) => {
     const entry = gates.get(payload.gate);
     if (!entry) throw new Error(`no gate ${payload.gate}`);
     return new Promise((resolve, reject) => {
-      entry.resolve = resolve;
-      entry.reject = reject;
+      const started: GateAttempt = { attempt, signal, open: (r) => resolve(r ?? { gate: payload.gate }), throw: reject };
       signal.addEventListener("abort", () => {
-        entry.markAborted(signal.reason);
         if (payload.honour) reject(signal.reason as Error);
       });
-      entry.markStarted({ signal, attempt });
+      entry.gate.attempts.push(started);
+      for (const wake of entry.waiters) wake(started);
     });
   },
+  /** Fails at once, never to be retried. */
+  "test.fatal": () => {
+    throw new NonRetryableError("fatal: do not retry");
+  },
+  /** Asks for a retry after `payload.ms` on its first attempt, then completes. */
+  "test.retry-after": (payload: { ms: number }, { attempt }) => {
+    if (attempt === 1) throw new RetryAfterError("not yet", payload.ms);
+    return { attempt };
+  },
+  /** Returns something JSON cannot hold. */
+  "test.bad-result": () => ({ big: 1n }),
 };

@@ -2,12 +2,16 @@
 import { demoExecutors } from "../../src/durable/executors.js";
 import { defineLane } from "../../src/durable/lane.js";
 import { createApp } from "../../src/worker/app.js";
-import { testExecutors } from "./executors.js";
+import { recordTransition, testExecutors } from "./executors.js";
 
 export { LaneRegistry } from "../../src/durable/registry.js";
 export { Lane } from "../../src/durable/lane.js";
 
 /** LANE in tests: the demo executors and the controllable test executors. */
-export class TestLane extends defineLane({ executors: { ...demoExecutors, ...testExecutors } }) {}
+export class TestLane extends defineLane({
+  executors: { ...demoExecutors, ...testExecutors },
+  onTransition: recordTransition,
+  log: false,
+}) {}
 
 export default createApp();

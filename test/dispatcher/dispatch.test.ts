@@ -1,0 +1,257 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { AbortError, DISPATCH_LEASE_MS } from "../../src/durable/dispatcher.js";
+import { backoffBoundsMs } from "../../src/shared/backoff.js";
+import { ManualClock } from "../../src/shared/clock.js";
+import { unwrap } from "../../src/shared/errors.js";
+import type { Job } from "../../src/shared/job.js";
+import { gate, transitions, waitForTransition } from "../helpers/executors.js";
+
+const START = 4_000_000_000_000;
+
+async function setup(options: { concurrency?: number } = {}) {
+  const name = `dispatch-${crypto.randomUUID()}`;
+  const lane = env.LANE.getByName(name);
+  const clock = new ManualClock(START);
+  await runInDurableObject(lane, (l) => l.useClock(clock));
+  if (options.concurrency) unwrap(await lane.configure({ concurrency: options.concurrency }));
+  const enqueue = async (request: Record<string, unknown>): Promise<Job> => unwrap(await lane.enqueue(request)).job;
+  const get = async (id: string): Promise<Job> => unwrap(await lane.getJob(id));
+  /**
+   * Runs `fn` in the lane's I/O context. A promise settled by a lane (an executor, a transition) can
+   * only be awaited there: workerd forbids crossing I/O contexts, even within one isolate.
+   */
+  const inside = <T>(fn: () => T | Promise<T>): Promise<T> => runInDurableObject(lane, () => fn());
+  const waitFor = (id: string, predicate: Parameters<typeof waitForTransition>[1]) => inside(() => waitForTransition(id, predicate));
+  const settled = async (id: string): Promise<Job> => {
+    await waitFor(id, (e) => e.to === "settled");
+    return get(id);
+  };
+  return { lane, name, clock, enqueue, get, settled, inside, waitFor };
+}
+
+describe("in-process executors", () => {
+  it("runs echo on enqueue and completes with its result", async () => {
+    const { enqueue, settled, inside, waitFor } = await setup();
+    const job = await enqueue({ kind: "demo.echo", payload: { hello: "world" } });
+    const done = await settled(job.id);
+    expect(done.outcome).toBe("completed");
+    expect(done.result).toEqual({ hello: "world" });
+    expect(done.attempts).toBe(1);
+  });
+
+  it("retries a failing executor with backoff, then completes", async () => {
+    const { lane, clock, enqueue, get, settled, inside, waitFor } = await setup();
+    const job = await enqueue({ kind: "demo.fail", payload: { failTimes: 2 }, maxAttempts: 3, backoff: { baseMs: 1000, maxMs: 10_000 } });
+    for (const attempt of [1, 2]) {
+      await waitFor(job.id, (e) => e.from === "running" && e.to === "queued" && e.attempt === attempt);
+      const queued = await get(job.id);
+      const [low, high] = backoffBoundsMs(attempt, 1000, 10_000);
+      expect(queued.runAt - clock.now()).toBeGreaterThanOrEqual(low);
+      expect(queued.runAt - clock.now()).toBeLessThanOrEqual(high);
+      expect(queued.error).toContain(`failing attempt ${attempt}`);
+      expect(await lane.nextWakeAt()).toBe(queued.runAt);
+      clock.set(queued.runAt);
+      expect(await runDurableObjectAlarm(lane)).toBe(true);
+    }
+    const done = await settled(job.id);
+    expect(done.outcome).toBe("completed");
+    expect(done.result).toEqual({ attempts: 3 });
+  });
+
+  it("ends failed when the executor keeps failing", async () => {
+    const { lane, clock, enqueue, get, settled, inside, waitFor } = await setup();
+    const job = await enqueue({ kind: "demo.fail", payload: { failTimes: 5 }, maxAttempts: 2, backoff: { baseMs: 10, maxMs: 10 } });
+    await waitFor(job.id, (e) => e.to === "queued" && e.from === "running");
+    clock.set((await get(job.id)).runAt);
+    await runDurableObjectAlarm(lane);
+    const done = await settled(job.id);
+    expect(done.outcome).toBe("failed");
+    expect(done.attempts).toBe(2);
+    expect(done.error).toContain("failing attempt 2");
+  });
+
+  it("fails at once on a non-retryable error", async () => {
+    const { enqueue, settled, inside, waitFor } = await setup();
+    const job = await enqueue({ kind: "test.fatal", maxAttempts: 5 });
+    const done = await settled(job.id);
+    expect(done.outcome).toBe("failed");
+    expect(done.attempts).toBe(1);
+    expect(done.error).toBe("fatal: do not retry");
+  });
+
+  it("retries after the delay the executor asks for", async () => {
+    const { clock, enqueue, get, waitFor } = await setup();
+    const job = await enqueue({ kind: "test.retry-after", payload: { ms: 12_345 } });
+    await waitFor(job.id, (e) => e.to === "queued" && e.from === "running");
+    expect((await get(job.id)).runAt).toBe(clock.now() + 12_345);
+  });
+
+  it("fails the attempt when the result is not JSON", async () => {
+    const { enqueue, settled, inside, waitFor } = await setup();
+    const job = await enqueue({ kind: "test.bad-result", maxAttempts: 3 });
+    const done = await settled(job.id);
+    expect(done.outcome).toBe("failed");
+    expect(done.error).toContain("result refused");
+  });
+
+  it("aborts a running sleep on cancel and settles it cancelled", async () => {
+    const { lane, enqueue, settled, inside, waitFor } = await setup();
+    const job = await enqueue({ kind: "demo.sleep", payload: { ms: 60_000 } });
+    const answer = unwrap(await lane.cancel(job.id, { reason: "changed my mind" }));
+    expect(answer.status).toBe("cancelling");
+    expect(answer.job.cancelRequested).toBe(true);
+    const done = await settled(job.id);
+    expect(done.outcome).toBe("cancelled");
+  });
+
+  it("settles cancelled even when the executor ignores its signal", async () => {
+    const { lane, enqueue, settled, inside, waitFor } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    await lane.cancel(job.id);
+    expect(attempt.signal.aborted).toBe(true);
+    expect((attempt.signal.reason as AbortError).abortCause).toBe("cancelled");
+    expect((await settled(job.id)).outcome).toBe("cancelled");
+    await inside(() => attempt.open({ late: true }));
+    await Promise.resolve();
+    expect((await lane.getJob(job.id)).ok && unwrap(await lane.getJob(job.id)).result).toBeNull();
+  });
+
+  it("aborts on timeout and counts it a failed attempt", async () => {
+    const { enqueue, settled, inside, waitFor } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key }, timeoutMs: 20, maxAttempts: 1 });
+    const attempt = await inside(() => g.started());
+    const done = await settled(job.id);
+    expect(attempt.signal.aborted).toBe(true);
+    expect((attempt.signal.reason as AbortError).abortCause).toBe("timeout");
+    expect(done.outcome).toBe("failed");
+    expect(done.error).toBe("timed out after 20 ms");
+  });
+
+  it("never exceeds concurrency and never overlaps a queue under concurrent enqueues", async () => {
+    const { lane, enqueue, settled, inside, waitFor } = await setup({ concurrency: 3 });
+    const jobs = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => enqueue({ kind: "demo.sleep", payload: { ms: 2 }, queue: i % 4 === 0 ? "serial" : null })),
+    );
+    await Promise.all(jobs.map((j) => settled(j.id)));
+    const ids = new Set(jobs.map((j) => j.id));
+    const serial = new Set(jobs.filter((j) => j.queue === "serial").map((j) => j.id));
+    const running = new Set<string>();
+    let most = 0;
+    for (const event of transitions().filter((e) => ids.has(e.jobId))) {
+      if (event.to === "running") running.add(event.jobId);
+      if (event.from === "running") running.delete(event.jobId);
+      most = Math.max(most, running.size);
+      expect(running.size).toBeLessThanOrEqual(3);
+      expect([...running].filter((id) => serial.has(id)).length).toBeLessThanOrEqual(1);
+    }
+    expect(most).toBe(3);
+    expect(unwrap(await lane.info()).counts.completed).toBe(24);
+  });
+
+  it("starts the highest priority first, then in enqueue order", async () => {
+    const { lane, enqueue, settled, inside, waitFor } = await setup({ concurrency: 1 });
+    unwrap(await lane.configure({ paused: true }));
+    const low = await enqueue({ kind: "demo.echo", priority: 0 });
+    const high = await enqueue({ kind: "demo.echo", priority: 5 });
+    const low2 = await enqueue({ kind: "demo.echo", priority: 0 });
+    unwrap(await lane.configure({ paused: false }));
+    await Promise.all([low, high, low2].map((j) => settled(j.id)));
+    const starts = transitions()
+      .filter((e) => e.to === "running" && [low.id, high.id, low2.id].includes(e.jobId))
+      .map((e) => e.jobId);
+    expect(starts).toEqual([high.id, low.id, low2.id]);
+  });
+
+  it("starts nothing while paused, and everything due when resumed", async () => {
+    const { lane, enqueue, get, settled, inside, waitFor } = await setup();
+    unwrap(await lane.configure({ paused: true }));
+    const job = await enqueue({ kind: "demo.echo" });
+    expect((await get(job.id)).state).toBe("queued");
+    expect(await lane.nextWakeAt()).toBeNull();
+    unwrap(await lane.configure({ paused: false }));
+    expect((await settled(job.id)).outcome).toBe("completed");
+  });
+
+  it("aborts an attempt that lost its lease and refuses its late result", async () => {
+    const { lane, clock, enqueue, get, settled, inside, waitFor } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const first = await inside(() => g.started());
+    clock.advance(DISPATCH_LEASE_MS + 1);
+    await runDurableObjectAlarm(lane);
+    expect(first.signal.aborted).toBe(true);
+    expect((first.signal.reason as AbortError).abortCause).toBe("lost");
+    const second = await inside(() => g.started(2));
+    expect((await get(job.id)).generation).toBe(2);
+    await inside(() => first.open({ from: "the first attempt" }));
+    await Promise.resolve();
+    expect((await get(job.id)).state).toBe("running");
+    await inside(() => second.open({ from: "the second attempt" }));
+    const done = await settled(job.id);
+    expect(done.result).toEqual({ from: "the second attempt" });
+    expect(transitions(job.id).filter((e) => e.outcome === "completed")).toHaveLength(1);
+  });
+
+  it("recovers a job after the object crashes mid-run, and runs it again", async () => {
+    const { lane, name, clock, enqueue, inside } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key, honour: true } });
+    await inside(() => g.started());
+    // A crash, not a graceful eviction (which would wait for the executor): the object is reset and
+    // every stub to it is broken.
+    await expect(runInDurableObject(lane, (_l, state) => state.abort("simulated crash"))).rejects.toThrow();
+    const after = env.LANE.getByName(name);
+    await runInDurableObject(after, (l) => l.useClock(clock));
+    expect(unwrap(await after.getJob(job.id)).state).toBe("running");
+    clock.advance(DISPATCH_LEASE_MS + 1);
+    await runDurableObjectAlarm(after);
+    const again = await runInDurableObject(after, () => g.started(2));
+    await runInDurableObject(after, () => again.open({ recovered: true }));
+    await runInDurableObject(after, () => waitForTransition(job.id, (e) => e.to === "settled"));
+    const done = unwrap(await after.getJob(job.id));
+    expect(done.outcome).toBe("completed");
+    expect(done.result).toEqual({ recovered: true });
+    expect(done.generation).toBe(2);
+    expect(transitions(job.id).filter((e) => e.to === "settled")).toHaveLength(1);
+  });
+});
+
+describe("transition log", () => {
+  it("emits one JSON line per transition with job, lane, kind, states, attempt, generation and duration", async () => {
+    const lane = env.PLAIN_LANE.getByName(`log-${crypto.randomUUID()}`);
+    const clock = new ManualClock(START);
+    await runInDurableObject(lane, (l) => l.useClock(clock));
+    const lines: string[] = [];
+    let token = "";
+    const spy = vi.spyOn(console, "log").mockImplementation((line: unknown) => void lines.push(String(line)));
+    try {
+      const job = unwrap(await lane.enqueue({ id: "logged", kind: "email.send" })).job;
+      const [claimed] = unwrap(await lane.claim({})).jobs;
+      token = claimed!.lease.token;
+      clock.advance(250);
+      unwrap(await lane.complete(job.id, { token, result: 1 }));
+    } finally {
+      spy.mockRestore();
+    }
+    const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.event === "job.transition");
+    expect(records).toHaveLength(2);
+    expect(records[1]).toMatchObject({
+      jobId: "logged",
+      kind: "email.send",
+      from: "running",
+      to: "settled",
+      outcome: "completed",
+      attempt: 1,
+      generation: 1,
+      durationMs: 250,
+    });
+    expect(token).not.toBe("");
+    expect(lines.join("\n")).not.toContain(token);
+  });
+});
+
