@@ -1,0 +1,75 @@
+/**
+ * The real runtime, driven from Node: workerd is SIGKILLed while executors run, restarted over the
+ * same persisted state, and every job still settles exactly once.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { bundleWorker, LocalRuntime } from "../../scripts/local-runtime.js";
+
+let bundleDir: string;
+let stateDir: string;
+const logs: string[] = [];
+
+beforeAll(() => {
+  bundleDir = bundleWorker();
+  stateDir = mkdtempSync(join(tmpdir(), "switchyard-crash-"));
+});
+
+afterAll(() => {
+  rmSync(stateDir, { recursive: true, force: true });
+  rmSync(bundleDir, { recursive: true, force: true });
+});
+
+/** Waits (bounded) until `check` holds, asking the live runtime every 25 ms. */
+async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+it("settles every job exactly once when the runtime is killed while executors run", async () => {
+  const onLog = (line: string) => void logs.push(line);
+  let runtime = await LocalRuntime.start({ bundleDir, persistDir: stateDir, onLog });
+  const lanes = ["crash-a", "crash-b"];
+  const ids: { lane: string; id: string }[] = [];
+  for (const lane of lanes) {
+    const jobs = Array.from({ length: 30 }, (_, i) => ({
+      id: `${lane}-${i}`,
+      kind: i % 3 === 0 ? "demo.echo" : "demo.sleep",
+      payload: i % 3 === 0 ? { i } : { ms: 150 },
+      queue: i % 5 === 0 ? "serial" : undefined,
+    }));
+    const answer = await runtime.api("POST", `/v1/lanes/${lane}/jobs/batch`, { jobs });
+    expect(answer.status).toBe(200);
+    ids.push(...jobs.map((j) => ({ lane, id: j.id })));
+  }
+  const counts = async (lane: string) => (await runtime.api("GET", `/v1/lanes/${lane}`)).body.counts;
+  await until("jobs to be running", async () => (await counts("crash-a")).running > 0 && (await counts("crash-b")).running > 0);
+
+  await runtime.kill();
+  runtime = await LocalRuntime.start({ bundleDir, persistDir: stateDir, onLog });
+  try {
+    for (const lane of lanes) {
+      await until(`lane ${lane} to settle everything`, async () => (await counts(lane)).completed === 30);
+    }
+    for (const { lane, id } of ids) {
+      const job = (await runtime.api("GET", `/v1/lanes/${lane}/jobs/${id}`)).body;
+      expect(job.state).toBe("settled");
+      expect(job.outcome).toBe("completed");
+    }
+    const settledLines = logs
+      .filter((l) => l.includes('"job.transition"'))
+      .map((l) => JSON.parse(l.slice(l.indexOf("{"))) as { jobId: string; to: string })
+      .filter((e) => e.to === "settled");
+    const perJob = new Map<string, number>();
+    for (const e of settledLines) perJob.set(e.jobId, (perJob.get(e.jobId) ?? 0) + 1);
+    expect(perJob.size).toBe(ids.length);
+    expect([...perJob.values()].every((n) => n === 1)).toBe(true);
+  } finally {
+    await runtime.stop();
+  }
+});
