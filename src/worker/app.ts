@@ -1,8 +1,37 @@
-import { OpenAPIHono } from "@hono/zod-openapi";
+/**
+ * The front worker: bearer auth and body checks on `/v1`, the routes of shared/API.md, the OpenAPI
+ * document, and one error handler. A library user mounts `createApp()` as their worker's fetch.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { requireBearer } from "./auth.js";
+import { jsonBody } from "./body.js";
+import { onError, onNotFound } from "./errors.js";
+import { createRouter, jsonResponse, serveDocument } from "./openapi.js";
+import { consumerRoutes } from "./routes/consumers.js";
+import { jobRoutes } from "./routes/jobs.js";
+import { laneRoutes } from "./routes/lanes.js";
 
-/** The front worker's Hono app (placeholder until the routes land). */
+const healthz = createRoute({
+  method: "get",
+  path: "/healthz",
+  tags: ["health"],
+  summary: "Liveness, without auth",
+  responses: { 200: jsonResponse(z.object({ ok: z.literal(true) }), "alive") },
+});
+
+/** The Hono app of the API (shared/API.md): `export default createApp()` in a Worker. */
 export function createApp() {
-  const app = new OpenAPIHono<{ Bindings: Env }>();
-  app.get("/healthz", (c) => c.json({ ok: true }));
-  return app;
+  const app = createRouter();
+  app.onError(onError);
+  app.notFound(onNotFound);
+  app.use("/v1/*", requireBearer, jsonBody);
+  const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
+    .route("/v1", jobRoutes())
+    .route("/v1", laneRoutes())
+    .route("/v1", consumerRoutes());
+  serveDocument(routes, "/openapi.json");
+  return routes;
 }
+
+/** The routes' types, for `hc<AppType>` (hono/client). */
+export type AppType = ReturnType<typeof createApp>;

@@ -1,0 +1,89 @@
+/**
+ * The HTTP client, for everything that is not a Worker binding the lane namespace: producers, pull
+ * consumers, dashboards. Typed from the app's own routes (`hc<AppType>`), so a changed route breaks
+ * the build of its callers rather than their requests.
+ *
+ * ```ts
+ * const queue = createHttpClient({ baseUrl: "https://queue.example.com", token: env.QUEUE_TOKEN });
+ * await queue.lane("tenant-7").enqueue({ kind: "email.send", payload: { to: "a@b.c" } });
+ * ```
+ */
+import { hc, type ClientResponse } from "hono/client";
+import type { ClientErrorStatusCode, ServerErrorStatusCode, SuccessStatusCode } from "hono/utils/http-status";
+import type { JSONParsed } from "hono/utils/types";
+import { QueueError, type ErrorBody } from "../shared/errors.js";
+import type { Counts } from "../shared/job.js";
+import type { AppType } from "../worker/app.js";
+import type { LaneClient } from "./types.js";
+
+export interface HttpClientOptions {
+  /** Where the API is served, e.g. `https://queue.example.com` (no `/v1`). */
+  baseUrl: string;
+  /** A bearer token of the API's `API_TOKEN` list. */
+  token: string;
+  /** Replaces the global `fetch`: a service binding's, or a test's. */
+  fetch?: typeof fetch;
+}
+
+export interface HttpClient {
+  lane(name: string): LaneClient;
+  /** A page of the lanes that have ever had a job, in name order; pass `cursor` back to continue. */
+  lanes(query?: { limit?: number; cursor?: string }): Promise<{ lanes: { lane: string; counts: Counts }[]; cursor: string | null }>;
+}
+
+/**
+ * A route's responses whose success bodies are `T` as JSON carries it. `T` is the shared type the
+ * client promises (inferred from `LaneClient`), so a route answering anything else fails to compile.
+ */
+type Answers<T> =
+  | ClientResponse<JSONParsed<T>, SuccessStatusCode, "json">
+  | ClientResponse<unknown, ClientErrorStatusCode | ServerErrorStatusCode, "json">;
+
+/** The success body of a response, or its error thrown as a `QueueError`. */
+async function value<T>(pending: Promise<Answers<NoInfer<T>>>): Promise<T> {
+  const response = await pending;
+  const body: unknown = await response.json().catch(() => undefined);
+  if (response.ok) return body as T;
+  const error = (body as { error?: ErrorBody } | undefined)?.error;
+  if (error && typeof error.code === "string") throw QueueError.from(error);
+  throw new QueueError("internal", `HTTP ${response.status} ${response.statusText} without an API error body`);
+}
+
+export function createHttpClient(options: HttpClientOptions): HttpClient {
+  const api = hc<AppType>(options.baseUrl, {
+    headers: { authorization: `Bearer ${options.token}` },
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  }).v1.lanes;
+  return {
+    lanes: (query = {}) => value(api.$get({ query: stringify(query) })),
+    lane(name) {
+      const lane = api[":lane"];
+      const param = { lane: name };
+      const job = (id: string) => ({ lane: name, id });
+      return {
+        name,
+        enqueue: (request) => value(lane.jobs.$post({ param, json: request })),
+        enqueueBatch: (request) => value(lane.jobs.batch.$post({ param, json: request })),
+        get: (id) => value(lane.jobs[":id"].$get({ param: job(id) })),
+        list: (query = {}) => value(lane.jobs.$get({ param, query: stringify(query) })),
+        info: () => value(lane.$get({ param })),
+        configure: (patch) => value(lane.$patch({ param, json: patch })),
+        cancel: (id, request = {}) => value(lane.jobs[":id"].cancel.$post({ param: job(id), json: request })),
+        requeue: (id) => value(lane.jobs[":id"].requeue.$post({ param: job(id), json: {} })),
+        sweep: (request) => value(lane.sweep.$post({ param, json: request })),
+        claim: (request = {}) => value(lane.claims.$post({ param, json: request })),
+        renew: (id, request) => value(lane.jobs[":id"].renew.$post({ param: job(id), json: request })),
+        complete: (id, request) => value(lane.jobs[":id"].complete.$post({ param: job(id), json: request })),
+        fail: (id, request) => value(lane.jobs[":id"].fail.$post({ param: job(id), json: request })),
+        release: (id, request) => value(lane.jobs[":id"].release.$post({ param: job(id), json: request })),
+      };
+    },
+  };
+}
+
+/** Query values as the strings a URL carries; absent ones left out. */
+function stringify<Q extends Record<string, unknown>>(query: Q): { [K in keyof Q]: Q[K] extends string | undefined ? Q[K] : string } {
+  const out: Record<string, string> = {};
+  for (const [key, v] of Object.entries(query)) if (v !== undefined) out[key] = String(v);
+  return out as { [K in keyof Q]: Q[K] extends string | undefined ? Q[K] : string };
+}

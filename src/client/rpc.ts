@@ -1,0 +1,50 @@
+/**
+ * The RPC client, for code in a Worker that binds the lane namespace: enqueue and read without HTTP.
+ *
+ * ```ts
+ * const queue = createLaneClient(env.LANE);
+ * await queue.lane("tenant-7").enqueue({ kind: "email.send", payload: { to: "a@b.c" } });
+ * ```
+ */
+import type { Lane } from "../durable/lane.js";
+import { QueueError, unwrap, type Result } from "../shared/errors.js";
+import { Name, toIssues } from "../shared/schemas.js";
+import type { LaneClient } from "./types.js";
+
+export interface LaneNamespaceClient {
+  /** The client of one lane; the name must match the API's name pattern. */
+  lane(name: string): LaneClient;
+}
+
+/** Unwraps a lane's `Result`: the value, or the refusal thrown as a `QueueError`. */
+async function value<T>(answer: Promise<Result<T>>): Promise<T> {
+  return unwrap(await answer);
+}
+
+export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespace<L>): LaneNamespaceClient {
+  return {
+    lane(name) {
+      const parsed = Name.safeParse(name);
+      if (!parsed.success) throw new QueueError("invalid_request", "invalid lane name", toIssues(parsed.error, ["lane"]));
+      // The stub's methods, as the lane class declares them (RPC preserves their plain-data answers).
+      const stub = namespace.getByName(name);
+      return {
+        name,
+        enqueue: (request) => value(stub.enqueue(request)),
+        enqueueBatch: (request) => value(stub.enqueueBatch(request)),
+        get: (id) => value(stub.getJob(id)),
+        list: (query) => value(stub.listJobs(query ?? {})),
+        info: () => value(stub.info()),
+        configure: (patch) => value(stub.configure(patch)),
+        cancel: (id, request) => value(stub.cancel(id, request ?? {})),
+        requeue: (id) => value(stub.requeue(id)),
+        sweep: (request) => value(stub.sweep(request)),
+        claim: (request) => value(stub.claim(request ?? {})),
+        renew: (id, request) => value(stub.renew(id, request)),
+        complete: (id, request) => value(stub.complete(id, request)),
+        fail: (id, request) => value(stub.fail(id, request)),
+        release: (id, request) => value(stub.release(id, request)),
+      };
+    },
+  };
+}

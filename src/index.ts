@@ -1,0 +1,34 @@
+/**
+ * Switchyard as a library: a Worker defines its lane class with its executors, exports it (and the
+ * registry) for its Durable Object bindings, and serves `createApp()`; code elsewhere uses a client.
+ */
+export { createApp, type AppType } from "./worker/app.js";
+export { defineLane, Lane, type LaneOptions, type TransitionEvent } from "./durable/lane.js";
+export { LaneRegistry, REGISTRY_NAME } from "./durable/registry.js";
+export {
+  NonRetryableError,
+  RetryAfterError,
+  type AbortCause,
+  type Executor,
+  type ExecutorContext,
+  type ExecutorRegistry,
+} from "./durable/executors.js";
+export { createLaneClient, type LaneNamespaceClient } from "./client/rpc.js";
+export { createHttpClient, type HttpClient, type HttpClientOptions } from "./client/http.js";
+export type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage, LaneClient } from "./client/types.js";
+export { QueueError, ERROR_STATUS, type ErrorBody, type ErrorCode, type ErrorDetails, type Issue, type Result } from "./shared/errors.js";
+export { ManualClock, systemClock, type Clock } from "./shared/clock.js";
+export type { ClaimedJob, Counts, EnqueueStatus, Job, JobState, Json, LaneInfo, Lease, LeaseView, Outcome } from "./shared/job.js";
+export type {
+  BatchEnqueueRequest,
+  CancelRequest,
+  ClaimRequest,
+  CompleteRequest,
+  EnqueueRequest,
+  FailRequest,
+  LanePatch,
+  ListQuery,
+  ReleaseRequest,
+  RenewRequest,
+  SweepRequest,
+} from "./shared/schemas.js";

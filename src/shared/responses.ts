@@ -1,0 +1,106 @@
+/**
+ * Response schemas of the API (shared/API.md), for the OpenAPI document and the typed HTTP client.
+ * They describe what the lane answers; nothing parses responses at run time.
+ */
+import { z } from "@hono/zod-openapi";
+import { ERROR_STATUS, type ErrorCode } from "./errors.js";
+import { JOB_STATES, OUTCOMES, type Json } from "./job.js";
+import { Name } from "./schemas.js";
+
+/** Any JSON value, typed as the shared `Json` so that clients read payloads and results as JSON. */
+const JsonValue = z.custom<Json>(() => true).openapi({ description: "any JSON value" });
+
+const epochMs = z.number().int().openapi({ description: "epoch milliseconds" });
+
+export const LeaseView = z
+  .object({ generation: z.number().int(), expiresAt: epochMs })
+  .openapi({ description: "a running job's lease as a reader sees it: never the token" });
+
+export const Lease = z
+  .object({ token: z.string(), generation: z.number().int(), expiresAt: epochMs })
+  .openapi("Lease", { description: "a lease as its holder sees it, in claim and renew answers only" });
+
+const jobFields = {
+  id: Name,
+  lane: z.string(),
+  kind: Name,
+  payload: JsonValue,
+  queue: Name.nullable(),
+  priority: z.number().int(),
+  runAt: epochMs,
+  state: z.enum(JOB_STATES),
+  outcome: z.enum(OUTCOMES).nullable(),
+  attempts: z.number().int(),
+  generation: z.number().int().openapi({ description: "claims of this job so far; only ever grows" }),
+  maxAttempts: z.number().int(),
+  timeoutMs: z.number().int(),
+  result: JsonValue,
+  error: z.string().nullable(),
+  cancelRequested: z.boolean(),
+  createdAt: epochMs,
+  updatedAt: epochMs,
+  settledAt: epochMs.nullable(),
+};
+
+export const Job = z.object({ ...jobFields, lease: LeaseView.nullable() }).openapi("Job");
+
+export const ClaimedJob = z.object({ ...jobFields, lease: Lease }).openapi("ClaimedJob");
+
+export const Counts = z
+  .object({
+    queued: z.number().int(),
+    running: z.number().int(),
+    completing: z.number().int(),
+    completed: z.number().int(),
+    failed: z.number().int(),
+    cancelled: z.number().int(),
+    interrupted: z.number().int(),
+  })
+  .openapi("Counts");
+
+export const LaneInfo = z
+  .object({ lane: z.string(), counts: Counts, paused: z.boolean(), concurrency: z.number().int(), nextWakeAt: epochMs.nullable() })
+  .openapi("LaneInfo");
+
+export const EnqueueResponse = z.object({ status: z.enum(["queued", "duplicate"]), job: Job }).openapi("EnqueueResponse");
+
+export const BatchEnqueueResponse = z
+  .object({ results: z.array(z.object({ id: Name, status: z.enum(["queued", "duplicate"]) })) })
+  .openapi("BatchEnqueueResponse");
+
+export const JobList = z
+  .object({ jobs: z.array(Job), cursor: z.string().nullable().openapi({ description: "pass back to continue; null: the end" }) })
+  .openapi("JobList");
+
+export const CancelResponse = z.object({ status: z.enum(["cancelled", "cancelling"]), job: Job }).openapi("CancelResponse");
+
+export const JobResponse = z.object({ job: Job }).openapi("JobResponse");
+
+export const LaneList = z
+  .object({ lanes: z.array(z.object({ lane: z.string(), counts: Counts })), cursor: z.string().nullable() })
+  .openapi("LaneList");
+
+export const SweepResponse = z.object({ removed: z.number().int() }).openapi("SweepResponse");
+
+export const ClaimResponse = z.object({ jobs: z.array(ClaimedJob) }).openapi("ClaimResponse");
+
+export const RenewResponse = z.object({ lease: Lease }).openapi("RenewResponse");
+
+/** Every code of `ERROR_STATUS`, so the document lists a new code as soon as it is mapped. */
+const ERROR_CODES = Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]];
+
+export const ErrorResponse = z
+  .object({
+    error: z.object({
+      code: z.enum(ERROR_CODES),
+      message: z.string(),
+      details: z
+        .union([
+          z.array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() })),
+          z.object({ ids: z.array(z.string()) }),
+          z.object({ index: z.number().int() }),
+        ])
+        .optional(),
+    }),
+  })
+  .openapi("ErrorResponse");

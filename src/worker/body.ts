@@ -1,0 +1,80 @@
+/**
+ * The request body, before any route sees it: at most 1 MiB (by `Content-Length` and by the bytes
+ * actually read, since a stream may carry no length or lie), `application/json` (or `+json`) when
+ * present, and well-formed JSON. A route then validates its shape with its schema. An empty body
+ * counts as absent, so a route whose body is optional accepts `Content-Type: application/json` with
+ * nothing after it.
+ */
+import type { MiddlewareHandler } from "hono";
+import { MAX_BODY_BYTES } from "../shared/defaults.js";
+import { QueueError } from "../shared/errors.js";
+
+const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
+
+export function isJsonContentType(contentType: string | undefined): boolean {
+  return JSON_MEDIA_TYPE.test((contentType ?? "").split(";")[0]!.trim());
+}
+
+const tooLarge = () => new QueueError("payload_too_large", `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+
+export const jsonBody: MiddlewareHandler = async (c, next) => {
+  const raw = c.req.raw;
+  if (raw.body === null) return next();
+  const declared = raw.headers.get("content-length");
+  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
+  const bytes = await readAtMost(raw.body, MAX_BODY_BYTES);
+  if (bytes === null) throw tooLarge();
+  const contentType = raw.headers.get("content-type") ?? undefined;
+  if (bytes.byteLength === 0) {
+    // Keep the content type: the route's own media-type gate still refuses a non-JSON one.
+    c.req.raw = new Request(raw, { body: isJsonContentType(contentType) ? "{}" : null });
+    return next();
+  }
+  if (!isJsonContentType(contentType)) {
+    throw new QueueError("unsupported_media_type", `the body must be application/json, not ${contentType ?? "untyped"}`);
+  }
+  const text = parseJsonText(bytes);
+  c.req.raw = new Request(raw, { body: text });
+  await next();
+};
+
+/** The bytes of a stream, or null as soon as they exceed `limit`. */
+async function readAtMost(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | null> {
+  const reader = stream.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}
+
+/** UTF-8 JSON text, checked to parse; anything else is `invalid_request`. */
+function parseJsonText(bytes: Uint8Array): string {
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new QueueError("invalid_request", "the body is not UTF-8", [{ path: [], message: "not UTF-8" }]);
+  }
+  try {
+    JSON.parse(text);
+  } catch {
+    // Not the parser's message: it quotes the body, which may hold a lease token.
+    throw new QueueError("invalid_request", "the body is not well-formed JSON", [{ path: [], message: "malformed JSON" }]);
+  }
+  return text;
+}

@@ -1,0 +1,67 @@
+/**
+ * Errors over HTTP: every refusal is a `QueueError` answered as `{ error: { code, message, details? } }`
+ * at `ERROR_STATUS[code]`, by the one `onError` of the app. Anything else is a bug: 500 `internal`,
+ * with the stack in the log and never in the body.
+ */
+import type { Hook } from "@hono/zod-openapi";
+import type { ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import type { ZodError } from "zod";
+import { QueueError, type ErrorCode, type Issue } from "../shared/errors.js";
+import { toIssues } from "../shared/schemas.js";
+
+/** Hono's own refusals (its validator, the media-type gate of zod-openapi) in the API's codes. */
+const HTTP_EXCEPTION_CODES: Partial<Record<number, [ErrorCode, string]>> = {
+  400: ["invalid_request", "the body is not well-formed JSON"],
+  401: ["unauthorized", "missing or wrong bearer token"],
+  404: ["not_found", "no such route"],
+  413: ["payload_too_large", "the request body is too large"],
+  415: ["unsupported_media_type", "the body must be application/json"],
+};
+
+export const onError: ErrorHandler = (error, c) => {
+  const known = asQueueError(error);
+  if (known) return c.json({ error: known.toBody() }, known.status as ContentfulStatusCode);
+  console.error(
+    JSON.stringify({
+      event: "http.internal_error",
+      method: c.req.method,
+      path: c.req.path,
+      name: error instanceof Error ? error.name : typeof error,
+      message: error instanceof Error ? error.message : String(error),
+      stack: error instanceof Error ? error.stack : undefined,
+    }),
+  );
+  return c.json({ error: { code: "internal", message: "internal error" } }, 500);
+};
+
+export const onNotFound: NotFoundHandler = (c) =>
+  c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404);
+
+/** zod-openapi's hook after validating one part of a request: a failure becomes one `invalid_request`. */
+export const validationHook: Hook<unknown, any, string, void> = (result) => {
+  if (result.success) return;
+  const details = issuesOf(result.error);
+  const where = result.target === "json" ? "body" : result.target;
+  const summary = details.map((d) => `${d.path.join(".") || "(" + where + ")"}: ${d.message}`).join("; ");
+  throw new QueueError("invalid_request", `invalid ${where}: ${summary}`, details);
+};
+
+/** `toIssues`, with an unknown key named in its path (zod reports it at the object holding it). */
+function issuesOf(error: ZodError): Issue[] {
+  return toIssues(error).flatMap((detail, i) => {
+    const issue = error.issues[i];
+    if (issue?.code !== "unrecognized_keys") return [detail];
+    return issue.keys.map((key) => ({ path: [...detail.path, key], message: `unknown field "${key}"` }));
+  });
+}
+
+function asQueueError(error: unknown): QueueError | null {
+  if (error instanceof QueueError) return error;
+  if (error instanceof HTTPException) {
+    const known = HTTP_EXCEPTION_CODES[error.status];
+    return known ? new QueueError(...known) : null;
+  }
+  return null;
+}

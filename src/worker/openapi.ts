@@ -1,0 +1,66 @@
+/**
+ * What every route module shares to describe itself in the OpenAPI document: the router factory
+ * (with the validation hook), path parameters, body and response helpers, the bearer scheme.
+ */
+import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { ErrorResponse } from "../shared/responses.js";
+import { Name } from "../shared/schemas.js";
+import { validationHook } from "./errors.js";
+
+/** `Cloudflare.Env`: the bindings of wrangler.toml plus the `API_TOKEN` secret (src/env.d.ts). */
+export type AppEnv = { Bindings: Cloudflare.Env };
+
+/** A router whose validation failures are `invalid_request` with one detail per problem. */
+export function createRouter(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+}
+
+export const BEARER_SCHEME = "bearer";
+
+/** The security requirement of every `/v1` route. */
+export const bearerAuth = [{ [BEARER_SCHEME]: [] }];
+
+export const LaneParams = z.object({ lane: Name });
+export const JobParams = z.object({ lane: Name, id: Name });
+
+/** A JSON request body; `required: false` lets the request carry no body at all. */
+export function jsonRequest<T extends z.ZodType>(schema: T, required = true) {
+  return { required, content: { "application/json": { schema } } };
+}
+
+/** A JSON response. */
+export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+const ERROR_DESCRIPTIONS = {
+  400: "invalid_request: malformed JSON, wrong types, names that break the pattern, out-of-range numbers",
+  401: "unauthorized: missing or wrong bearer token",
+  404: "job_not_found",
+  409: "a refusal of the job's state or lease (see the code)",
+  413: "payload_too_large: payload, result or body over its limit",
+  415: "unsupported_media_type: a body that is not application/json",
+  503: "auth_not_configured: the API has no token and refuses every request",
+} as const;
+
+type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
+
+/** Error responses of a `/v1` route: always 400, 401 and 503, plus `extra`. */
+export function errorResponses<const S extends readonly ErrorStatus[]>(...extra: S) {
+  const responses: Partial<Record<ErrorStatus, ReturnType<typeof jsonResponse<typeof ErrorResponse>>>> = {};
+  for (const status of [400, 401, 503, ...extra] as const) responses[status] = jsonResponse(ErrorResponse, ERROR_DESCRIPTIONS[status]);
+  return responses as Record<400 | 401 | 503 | S[number], ReturnType<typeof jsonResponse<typeof ErrorResponse>>>;
+}
+
+/** Serves the OpenAPI 3.1 document of `app` at `path`, with the bearer scheme declared. */
+export function serveDocument(app: OpenAPIHono<AppEnv>, path: string): void {
+  app.openAPIRegistry.registerComponent("securitySchemes", BEARER_SCHEME, { type: "http", scheme: "bearer" });
+  app.doc31(path, {
+    openapi: "3.1.0",
+    info: {
+      title: "Switchyard",
+      version: "1",
+      description: "A durable job queue on Cloudflare Workers: one Durable Object with its own SQLite per lane.",
+    },
+  });
+}

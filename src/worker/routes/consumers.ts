@@ -1,0 +1,90 @@
+/**
+ * Pull consumers: claim due jobs with a lease, then renew, complete, fail or release through the fence.
+ * A lease token appears in the claim and renew answers only.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { unwrap } from "../../shared/errors.js";
+import { serializeJson } from "../../shared/json.js";
+import { ClaimResponse, JobResponse, RenewResponse } from "../../shared/responses.js";
+import { ClaimRequest, CompleteRequest, FailRequest, ReleaseRequest, RenewRequest } from "../../shared/schemas.js";
+import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
+
+const tags = ["pull consumers"];
+
+const claim = createRoute({
+  method: "post",
+  path: "/lanes/{lane}/claims",
+  tags,
+  summary: "Claim up to `max` due jobs with a lease (possibly none)",
+  security: bearerAuth,
+  request: { params: LaneParams, body: jsonRequest(ClaimRequest, false) },
+  responses: { 200: jsonResponse(ClaimResponse, "the claimed jobs, each with its lease token"), ...errorResponses(415) },
+});
+
+/** A fenced write on behalf of a lease holder: `POST /lanes/{lane}/jobs/{id}/<op>`. */
+function fencedRoute<Op extends string, B extends z.ZodType, R extends z.ZodType>(op: Op, summary: string, body: B, answer: R, description: string) {
+  return createRoute({
+    method: "post",
+    path: `/lanes/{lane}/jobs/{id}/${op}` as `/lanes/{lane}/jobs/{id}/${Op}`,
+    tags,
+    summary,
+    security: bearerAuth,
+    request: { params: JobParams, body: jsonRequest(body) },
+    responses: { 200: jsonResponse(answer, description), ...errorResponses(404, 409, 413, 415) },
+  });
+}
+
+const renew = fencedRoute(
+  "renew",
+  "Extend a lease; answers a NEW token, and the old one is then lease_superseded",
+  RenewRequest,
+  RenewResponse,
+  "the new lease",
+);
+const complete = fencedRoute(
+  "complete",
+  "Record the attempt's success (repeating it with the same token answers 200 again)",
+  CompleteRequest,
+  JobResponse,
+  "the completed job",
+);
+const fail = fencedRoute(
+  "fail",
+  "Record a failed attempt: queued again with backoff while attempts remain, else settled failed",
+  FailRequest,
+  JobResponse,
+  "the job, queued again or failed",
+);
+const release = fencedRoute(
+  "release",
+  "Give the job back: queued at once, and the attempt it spent returned",
+  ReleaseRequest,
+  JobResponse,
+  "the job, queued again",
+);
+
+export function consumerRoutes() {
+  return createRouter()
+    .openapi(claim, async (c) => {
+      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
+      return c.json(unwrap(await lane.claim(c.req.valid("json"))), 200);
+    })
+    .openapi(renew, async (c) => {
+      const { lane, id } = c.req.valid("param");
+      return c.json(unwrap(await c.env.LANE.getByName(lane).renew(id, c.req.valid("json"))), 200);
+    })
+    .openapi(complete, async (c) => {
+      const { lane, id } = c.req.valid("param");
+      const request = c.req.valid("json");
+      unwrap(serializeJson(request.result, "result")); // 413 before the lane is touched
+      return c.json(unwrap(await c.env.LANE.getByName(lane).complete(id, request)), 200);
+    })
+    .openapi(fail, async (c) => {
+      const { lane, id } = c.req.valid("param");
+      return c.json(unwrap(await c.env.LANE.getByName(lane).fail(id, c.req.valid("json"))), 200);
+    })
+    .openapi(release, async (c) => {
+      const { lane, id } = c.req.valid("param");
+      return c.json(unwrap(await c.env.LANE.getByName(lane).release(id, c.req.valid("json"))), 200);
+    });
+}

@@ -1,0 +1,122 @@
+/** Producers' and operators' routes of a lane's jobs: enqueue (one or a batch), read, list, cancel, requeue. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { QueueError, unwrap } from "../../shared/errors.js";
+import { serializeJson } from "../../shared/json.js";
+import { BatchEnqueueResponse, CancelResponse, EnqueueResponse, Job, JobList, JobResponse } from "../../shared/responses.js";
+import { BatchEnqueueRequest, CancelRequest, EnqueueRequest, ListQuery } from "../../shared/schemas.js";
+import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
+
+const tags = ["jobs"];
+
+const enqueue = createRoute({
+  method: "post",
+  path: "/lanes/{lane}/jobs",
+  tags,
+  summary: "Enqueue a job (idempotent by id)",
+  security: bearerAuth,
+  request: { params: LaneParams, body: jsonRequest(EnqueueRequest) },
+  responses: {
+    201: jsonResponse(EnqueueResponse, "enqueued"),
+    200: jsonResponse(EnqueueResponse, "duplicate: the id exists with the same spec"),
+    ...errorResponses(409, 413, 415),
+  },
+});
+
+const enqueueBatch = createRoute({
+  method: "post",
+  path: "/lanes/{lane}/jobs/batch",
+  tags,
+  summary: "Enqueue 1..1000 jobs, all or nothing",
+  security: bearerAuth,
+  request: { params: LaneParams, body: jsonRequest(BatchEnqueueRequest) },
+  responses: { 200: jsonResponse(BatchEnqueueResponse, "every job, queued or duplicate, in request order"), ...errorResponses(409, 413, 415) },
+});
+
+const getJob = createRoute({
+  method: "get",
+  path: "/lanes/{lane}/jobs/{id}",
+  tags,
+  summary: "Read a job",
+  security: bearerAuth,
+  request: { params: JobParams },
+  responses: { 200: jsonResponse(Job, "the job"), ...errorResponses(404) },
+});
+
+const listJobs = createRoute({
+  method: "get",
+  path: "/lanes/{lane}/jobs",
+  tags,
+  summary: "List jobs in enqueue order",
+  security: bearerAuth,
+  request: { params: LaneParams, query: ListQuery },
+  responses: { 200: jsonResponse(JobList, "a page of jobs"), ...errorResponses() },
+});
+
+const cancel = createRoute({
+  method: "post",
+  path: "/lanes/{lane}/jobs/{id}/cancel",
+  tags,
+  summary: "Cancel a job",
+  security: bearerAuth,
+  request: { params: JobParams, body: jsonRequest(CancelRequest, false) },
+  responses: {
+    200: jsonResponse(CancelResponse, "cancelled (now, or already)"),
+    202: jsonResponse(CancelResponse, "cancelling: the job runs; it settles cancelled when its attempt winds up"),
+    ...errorResponses(404, 409, 415),
+  },
+});
+
+/** Requeue takes no fields; a body that has some is refused like any other unknown field. */
+const RequeueRequest = z.strictObject({}).openapi("RequeueRequest");
+
+const requeue = createRoute({
+  method: "post",
+  path: "/lanes/{lane}/jobs/{id}/requeue",
+  tags,
+  summary: "Queue a failed, cancelled or interrupted job again, with a fresh attempt budget",
+  security: bearerAuth,
+  request: { params: JobParams, body: jsonRequest(RequeueRequest, false) },
+  responses: { 200: jsonResponse(JobResponse, "queued again"), ...errorResponses(404, 409, 415) },
+});
+
+/** 413 before the lane is touched: the lane checks again, but a worker need not ship 128 KiB+ to learn it. */
+function checkPayload(payload: unknown, index?: number): void {
+  const serialized = serializeJson(payload, "payload");
+  if (serialized.ok) return;
+  if (index === undefined) throw QueueError.from(serialized.error);
+  throw new QueueError(serialized.error.code, `jobs[${index}]: ${serialized.error.message}`, { index });
+}
+
+export function jobRoutes() {
+  return createRouter()
+    .openapi(enqueue, async (c) => {
+      const request = c.req.valid("json");
+      checkPayload(request.payload);
+      const answer = unwrap(await c.env.LANE.getByName(c.req.valid("param").lane).enqueue(request));
+      if (answer.status === "queued") return c.json(answer, 201);
+      return c.json(answer, 200);
+    })
+    .openapi(enqueueBatch, async (c) => {
+      const request = c.req.valid("json");
+      request.jobs.forEach((job, index) => checkPayload(job.payload, index));
+      return c.json(unwrap(await c.env.LANE.getByName(c.req.valid("param").lane).enqueueBatch(request)), 200);
+    })
+    .openapi(getJob, async (c) => {
+      const { lane, id } = c.req.valid("param");
+      return c.json(unwrap(await c.env.LANE.getByName(lane).getJob(id)), 200);
+    })
+    .openapi(listJobs, async (c) => {
+      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
+      return c.json(unwrap(await lane.listJobs(c.req.valid("query"))), 200);
+    })
+    .openapi(cancel, async (c) => {
+      const { lane, id } = c.req.valid("param");
+      const answer = unwrap(await c.env.LANE.getByName(lane).cancel(id, c.req.valid("json")));
+      if (answer.status === "cancelling") return c.json(answer, 202);
+      return c.json(answer, 200);
+    })
+    .openapi(requeue, async (c) => {
+      const { lane, id } = c.req.valid("param");
+      return c.json(unwrap(await c.env.LANE.getByName(lane).requeue(id)), 200);
+    });
+}

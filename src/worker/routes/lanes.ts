@@ -1,0 +1,77 @@
+/** Admin routes of lanes: the list of lanes (through the registry), a lane's info and settings, sweeping. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { REGISTRY_NAME } from "../../durable/registry.js";
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../../shared/defaults.js";
+import { unwrap } from "../../shared/errors.js";
+import { LaneInfo, LaneList, SweepResponse } from "../../shared/responses.js";
+import { LanePatch, Name, SweepRequest } from "../../shared/schemas.js";
+import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
+
+const tags = ["lanes"];
+
+const LanesQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+  cursor: Name.optional().openapi({ description: "the cursor of the previous page" }),
+});
+
+const listLanes = createRoute({
+  method: "get",
+  path: "/lanes",
+  tags,
+  summary: "Every lane that has ever had a job, in name order, with its counts",
+  security: bearerAuth,
+  request: { query: LanesQuery },
+  responses: { 200: jsonResponse(LaneList, "a page of lanes"), ...errorResponses() },
+});
+
+const getLane = createRoute({
+  method: "get",
+  path: "/lanes/{lane}",
+  tags,
+  summary: "A lane's counts, settings and next wake",
+  security: bearerAuth,
+  request: { params: LaneParams },
+  responses: { 200: jsonResponse(LaneInfo, "the lane"), ...errorResponses() },
+});
+
+const patchLane = createRoute({
+  method: "patch",
+  path: "/lanes/{lane}",
+  tags,
+  summary: "Set a lane's concurrency or pause it",
+  security: bearerAuth,
+  request: { params: LaneParams, body: jsonRequest(LanePatch, false) },
+  responses: { 200: jsonResponse(LaneInfo, "the lane as it is now"), ...errorResponses(415) },
+});
+
+const sweep = createRoute({
+  method: "post",
+  path: "/lanes/{lane}/sweep",
+  tags,
+  summary: "Delete settled jobs settled before an instant",
+  security: bearerAuth,
+  request: { params: LaneParams, body: jsonRequest(SweepRequest) },
+  responses: { 200: jsonResponse(SweepResponse, "how many jobs were deleted"), ...errorResponses(415) },
+});
+
+export function laneRoutes() {
+  return createRouter()
+    .openapi(listLanes, async (c) => {
+      const { limit, cursor } = c.req.valid("query");
+      const page = await c.env.REGISTRY.getByName(REGISTRY_NAME).list(cursor ?? null, limit);
+      // An admin path: one info() per listed lane, in parallel. Enqueue never pays for this.
+      const lanes = await Promise.all(
+        page.lanes.map(async (lane) => ({ lane, counts: unwrap(await c.env.LANE.getByName(lane).info()).counts })),
+      );
+      return c.json({ lanes, cursor: page.more ? (page.lanes.at(-1) ?? null) : null }, 200);
+    })
+    .openapi(getLane, async (c) => c.json(unwrap(await c.env.LANE.getByName(c.req.valid("param").lane).info()), 200))
+    .openapi(patchLane, async (c) => {
+      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
+      return c.json(unwrap(await lane.configure(c.req.valid("json"))), 200);
+    })
+    .openapi(sweep, async (c) => {
+      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
+      return c.json(unwrap(await lane.sweep(c.req.valid("json"))), 200);
+    });
+}
