@@ -71,6 +71,39 @@ const IS_QUEUE_HEAD = `(j.queue IS NULL OR (
   AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.queue = j.queue AND h.state = 'queued'
     AND (h.priority > j.priority OR (h.priority = j.priority AND h.seq < j.seq)))))`;
 
+/**
+ * The statements on the hot paths, exported so that a test can read their `EXPLAIN QUERY PLAN` and
+ * fail on a full table scan (issue 2): the claim, the wake computation and lease recovery.
+ */
+/** Due queued jobs a claimer may take, best first. ?1 now, ?2 kinds (JSON array or null), ?3 kinds excluded (JSON array), ?4 limit. */
+export const CLAIM_CANDIDATES_SQL = `SELECT j.seq FROM jobs j
+  WHERE j.state = 'queued' AND j.run_at <= ?1
+    AND (?2 IS NULL OR j.kind IN (SELECT value FROM json_each(?2)))
+    AND j.kind NOT IN (SELECT value FROM json_each(?3))
+    AND ${IS_QUEUE_HEAD}
+  ORDER BY j.priority DESC, j.seq LIMIT ?4`;
+
+/** Wake: is an outcome waiting for delivery. */
+export const ANY_COMPLETING_SQL = `SELECT 1 FROM jobs WHERE state = 'completing' LIMIT 1`;
+
+/** Wake: the earliest lease expiry. */
+export const EARLIEST_LEASE_SQL = `SELECT MIN(lease_until) AS t FROM jobs WHERE state = 'running'`;
+
+/** Wake and claim: how many jobs run. */
+export const RUNNING_COUNT_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE state = 'running'`;
+
+/** Wake: is a queue head of an in-process kind due now. ?1 now, ?2 kinds (JSON array). */
+export const DUE_EXECUTOR_HEAD_SQL = `SELECT 1 FROM jobs j WHERE j.state = 'queued' AND j.run_at <= ?1
+  AND j.kind IN (SELECT value FROM json_each(?2)) AND ${IS_QUEUE_HEAD} LIMIT 1`;
+
+/** Wake: the earliest future runAt of a queue head. ?1 now. */
+export const EARLIEST_FUTURE_HEAD_SQL = `SELECT j.run_at FROM jobs j WHERE j.state = 'queued' AND j.run_at > ?1 AND ${IS_QUEUE_HEAD}
+  ORDER BY j.run_at LIMIT 1`;
+
+/** Recovery: running jobs whose lease ran out, oldest expiry first. ?1 now, ?2 limit. */
+export const EXPIRED_LEASES_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE state = 'running' AND lease_until <= ?1
+  ORDER BY lease_until LIMIT ?2`;
+
 /** One change of a job's state, for logs and hooks. */
 export interface Transition {
   job: Job;
@@ -259,12 +292,7 @@ export class LaneStore {
       if (limit <= 0) return [];
       const candidates = this.sql
         .exec<{ seq: number }>(
-          `SELECT j.seq FROM jobs j
-           WHERE j.state = 'queued' AND j.run_at <= ?1
-             AND (?2 IS NULL OR j.kind IN (SELECT value FROM json_each(?2)))
-             AND j.kind NOT IN (SELECT value FROM json_each(?3))
-             AND ${IS_QUEUE_HEAD}
-           ORDER BY j.priority DESC, j.seq LIMIT ?4`,
+          CLAIM_CANDIDATES_SQL,
           now,
           filter.kinds ? JSON.stringify(filter.kinds) : null,
           JSON.stringify(filter.excludeKinds),
@@ -538,11 +566,7 @@ export class LaneStore {
     const tally = { recovered: 0, interrupted: 0, cancelled: 0 };
     this.storage.transactionSync(() => {
       const expired = this.sql
-        .exec<JobRow>(
-          `SELECT ${JOB_COLUMNS} FROM jobs WHERE state = 'running' AND lease_until <= ? ORDER BY lease_until LIMIT ?`,
-          now,
-          limit,
-        )
+        .exec<JobRow>(EXPIRED_LEASES_SQL, now, limit)
         .toArray();
       for (const row of expired) {
         const durationMs = now - (row.claimed_at ?? now);
@@ -625,39 +649,24 @@ export class LaneStore {
   nextWakeAt(executorKinds: readonly string[]): number | null {
     const now = this.clock.now();
     const candidates: number[] = [];
-    const completing = this.sql.exec(`SELECT 1 FROM jobs WHERE state = 'completing' LIMIT 1`).toArray().length > 0;
+    const completing = this.sql.exec(ANY_COMPLETING_SQL).toArray().length > 0;
     if (completing) return now;
-    const lease = this.sql
-      .exec<{ t: number | null }>(`SELECT MIN(lease_until) AS t FROM jobs WHERE state = 'running'`)
-      .one().t;
+    const lease = this.sql.exec<{ t: number | null }>(EARLIEST_LEASE_SQL).one().t;
     if (lease !== null) candidates.push(lease);
     const { concurrency, paused } = this.settings();
     if (!paused && this.runningCount() < concurrency) {
       if (executorKinds.length > 0) {
-        const due = this.sql
-          .exec(
-            `SELECT 1 FROM jobs j WHERE j.state = 'queued' AND j.run_at <= ?
-               AND j.kind IN (SELECT value FROM json_each(?)) AND ${IS_QUEUE_HEAD} LIMIT 1`,
-            now,
-            JSON.stringify(executorKinds),
-          )
-          .toArray();
+        const due = this.sql.exec(DUE_EXECUTOR_HEAD_SQL, now, JSON.stringify(executorKinds)).toArray();
         if (due.length > 0) return now;
       }
-      const future = this.sql
-        .exec<{ run_at: number }>(
-          `SELECT j.run_at FROM jobs j WHERE j.state = 'queued' AND j.run_at > ? AND ${IS_QUEUE_HEAD}
-           ORDER BY j.run_at LIMIT 1`,
-          now,
-        )
-        .toArray()[0];
+      const future = this.sql.exec<{ run_at: number }>(EARLIEST_FUTURE_HEAD_SQL, now).toArray()[0];
       if (future) candidates.push(future.run_at);
     }
     return candidates.length > 0 ? Math.min(...candidates) : null;
   }
 
   runningCount(): number {
-    return this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs WHERE state = 'running'`).one().n;
+    return this.sql.exec<{ n: number }>(RUNNING_COUNT_SQL).one().n;
   }
 
   /** The current lease of a running job, for the in-process holder (never exposed over the API). */
