@@ -18,6 +18,8 @@ export interface RuntimeOptions {
   onLog?: (line: string) => void;
   /** Extra `--var NAME:VALUE` pairs. */
   vars?: Record<string, string>;
+  /** A wrangler config other than `wrangler.toml` (e.g. `wrangler.bench.toml`), relative to the repo root. */
+  config?: string;
 }
 
 export class LocalRuntime {
@@ -39,7 +41,10 @@ export class LocalRuntime {
     const vars = Object.entries({ API_TOKEN: apiToken, ...options.vars }).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
     const child = spawn(
       "npx",
-      ["wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", options.persistDir, "--show-interactive-dev-session=false", ...vars],
+      [
+        "wrangler", "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", options.persistDir,
+        "--show-interactive-dev-session=false", ...(options.config ? ["--config", options.config] : []), ...vars,
+      ],
       {
         cwd: ROOT,
         detached: true, // a process group of its own: kill() takes workerd down with it
@@ -76,6 +81,11 @@ export class LocalRuntime {
       await new Promise((r) => setTimeout(r, 100));
     }
     return new LocalRuntime(child, url, apiToken);
+  }
+
+  /** The runtime's process group (wrangler and workerd), e.g. to find workerd and read its memory. */
+  get processGroup(): number {
+    return this.child.pid!;
   }
 
   /** A request to the API with the bearer token; the body parsed as JSON. */
