@@ -9,6 +9,12 @@ import type { MiddlewareHandler } from "hono";
 import { MAX_BODY_BYTES } from "../shared/defaults.js";
 import { QueueError } from "../shared/errors.js";
 
+/**
+ * How deeply a body's arrays and objects may nest. Durable Object RPC serializes recursively and runs
+ * out of stack in the low thousands, which would turn a client's body into a 500; no job needs this.
+ */
+export const MAX_BODY_DEPTH = 128;
+
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
 export function isJsonContentType(contentType: string | undefined): boolean {
@@ -62,13 +68,35 @@ async function readAtMost(stream: ReadableStream<Uint8Array>, limit: number): Pr
   return bytes;
 }
 
-/** UTF-8 JSON text, checked to parse; anything else is `invalid_request`. */
+/** The deepest nesting of arrays and objects in JSON text (brackets inside strings do not count). */
+export function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 0x5c) i++; // backslash: skip the escaped character
+      else if (ch === 0x22) inString = false;
+    } else if (ch === 0x22) inString = true;
+    else if (ch === 0x5b || ch === 0x7b) deepest = Math.max(deepest, ++depth);
+    else if (ch === 0x5d || ch === 0x7d) depth--;
+  }
+  return deepest;
+}
+
+/** UTF-8 JSON text, checked to parse and to nest at most `MAX_BODY_DEPTH` deep; else `invalid_request`. */
 function parseJsonText(bytes: Uint8Array): string {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
   } catch {
     throw new QueueError("invalid_request", "the body is not UTF-8", [{ path: [], message: "not UTF-8" }]);
+  }
+  if (nestingDepth(text) > MAX_BODY_DEPTH) {
+    throw new QueueError("invalid_request", `the body nests deeper than ${MAX_BODY_DEPTH} levels`, [
+      { path: [], message: `nested deeper than ${MAX_BODY_DEPTH} levels` },
+    ]);
   }
   try {
     JSON.parse(text);

@@ -102,3 +102,9 @@ export async function claimOne(fixture: LaneFixture, leaseMs = 30_000): Promise<
   expect(answer.body.jobs).toHaveLength(1);
   return answer.body.jobs[0];
 }
+
+/** Enqueues one pull-consumer job and claims it: a running job and its lease. */
+export async function enqueueAndClaim(fixture: LaneFixture, leaseMs = 30_000): Promise<any> {
+  await enqueue(fixture);
+  return claimOne(fixture, leaseMs);
+}
