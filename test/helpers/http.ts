@@ -22,7 +22,7 @@ export interface Answer {
 }
 
 export interface CallOptions {
-  /** Sent as JSON with `content-type: application/json`. */
+  /** Sent as JSON with `content-type: application/json` (left out of a GET or HEAD, which has no body). */
   json?: unknown;
   /** Sent as is (with `headers` saying what it is). */
   raw?: BodyInit;
@@ -36,7 +36,7 @@ export function request(method: string, path: string, options: CallOptions = {})
   const token = options.token === undefined ? TOKEN : options.token;
   if (token !== null) headers.set("authorization", `Bearer ${token}`);
   let body: BodyInit | undefined = options.raw;
-  if (options.json !== undefined) {
+  if (options.json !== undefined && method !== "GET" && method !== "HEAD") {
     body = JSON.stringify(options.json);
     if (!headers.has("content-type")) headers.set("content-type", "application/json");
   }

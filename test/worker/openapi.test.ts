@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { get } from "../helpers/http.js";
+
+/** Every route of shared/API.md. */
+const API_ROUTES = [
+  "post /v1/lanes/{lane}/jobs",
+  "post /v1/lanes/{lane}/jobs/batch",
+  "get /v1/lanes/{lane}/jobs/{id}",
+  "get /v1/lanes/{lane}/jobs",
+  "post /v1/lanes/{lane}/jobs/{id}/cancel",
+  "post /v1/lanes/{lane}/jobs/{id}/requeue",
+  "get /v1/lanes/{lane}",
+  "patch /v1/lanes/{lane}",
+  "get /v1/lanes",
+  "post /v1/lanes/{lane}/sweep",
+  "post /v1/lanes/{lane}/claims",
+  "post /v1/lanes/{lane}/jobs/{id}/renew",
+  "post /v1/lanes/{lane}/jobs/{id}/complete",
+  "post /v1/lanes/{lane}/jobs/{id}/fail",
+  "post /v1/lanes/{lane}/jobs/{id}/release",
+  "get /healthz",
+];
+
+type Operation = {
+  parameters?: { name: string; in: string }[];
+  requestBody?: { content: Record<string, { schema: unknown }> };
+  responses: Record<string, { content?: Record<string, { schema: unknown }> }>;
+};
+
+async function document() {
+  const answer = await get("/openapi.json", { token: null });
+  expect(answer.status).toBe(200);
+  return answer.body as { openapi: string; paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, unknown> } };
+}
+
+describe("GET /openapi.json", () => {
+  it("is an OpenAPI 3.1 document of every route, served without auth", async () => {
+    const doc = await document();
+    expect(doc.openapi).toBe("3.1.0");
+    const routes = Object.entries(doc.paths).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m} ${path}`));
+    expect(routes.sort()).toEqual([...API_ROUTES].sort());
+  });
+
+  it("describes each route's path parameters, request body and responses", async () => {
+    const doc = await document();
+    for (const [path, methods] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const where = `${method} ${path}`;
+        const params = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+        expect(operation.parameters?.filter((p) => p.in === "path").map((p) => p.name) ?? [], where).toEqual(params);
+        if (method === "post" || method === "patch") expect(operation.requestBody?.content["application/json"]?.schema, where).toBeDefined();
+        const success = Object.keys(operation.responses).filter((s) => s.startsWith("2"));
+        expect(success.length, where).toBeGreaterThan(0);
+        for (const status of success) expect(operation.responses[status]!.content?.["application/json"]?.schema, `${where} ${status}`).toBeDefined();
+        if (path.startsWith("/v1/")) {
+          for (const status of ["400", "401", "503"]) expect(operation.responses[status], `${where} ${status}`).toBeDefined();
+        }
+      }
+    }
+  });
+
+  it("names the request and response schemas", async () => {
+    const doc = await document();
+    for (const name of ["EnqueueRequest", "Job", "ClaimedJob", "Lease", "LaneInfo", "ErrorResponse", "ClaimRequest", "FailRequest"]) {
+      expect(doc.components.schemas[name], name).toBeDefined();
+    }
+  });
+
+  it("lists the list query parameters", async () => {
+    const doc = await document();
+    const names = doc.paths["/v1/lanes/{lane}/jobs"]!.get!.parameters!.filter((p) => p.in === "query").map((p) => p.name);
+    expect(names.sort()).toEqual(["cursor", "kind", "limit", "outcome", "queue", "state"]);
+  });
+});
+
+describe("GET /healthz", () => {
+  it('answers {"ok":true} without auth', async () => {
+    const answer = await get("/healthz", { token: null });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toEqual({ ok: true });
+  });
+});
