@@ -1,0 +1,102 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { createHttpClient } from "../../src/client/http.js";
+import { createLaneClient } from "../../src/client/rpc.js";
+import { QueueError } from "../../src/shared/errors.js";
+import { PULL_KIND, setup, T0, TOKEN } from "../helpers/http.js";
+
+/** The HTTP client, talking to the worker's own fetch. */
+const http = (token = TOKEN) =>
+  createHttpClient({ baseUrl: "http://switchyard.test", token, fetch: (input, init) => exports.default.fetch(new Request(input, init)) });
+
+async function refusal(promise: Promise<unknown>): Promise<QueueError> {
+  const error = await promise.then(
+    () => expect.fail("expected a refusal"),
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(QueueError);
+  return error as QueueError;
+}
+
+describe("the RPC client", () => {
+  it("enqueues, reads, lists and cancels without HTTP", async () => {
+    const { lane: name } = await setup();
+    const lane = createLaneClient(env.LANE).lane(name);
+    const queued = await lane.enqueue({ id: "r-1", kind: PULL_KIND, payload: { to: "a@b.c" } });
+    expect(queued).toMatchObject({ status: "queued", job: { id: "r-1", createdAt: T0 } });
+    expect((await lane.enqueue({ id: "r-1", kind: PULL_KIND, payload: { to: "a@b.c" } })).status).toBe("duplicate");
+    expect((await lane.get("r-1")).payload).toEqual({ to: "a@b.c" });
+    expect((await lane.list({ state: "queued" })).jobs.map((j) => j.id)).toEqual(["r-1"]);
+    expect((await lane.cancel("r-1")).status).toBe("cancelled");
+    expect((await lane.info()).counts.cancelled).toBe(1);
+  });
+
+  it("throws a lane's refusal as a QueueError with its code", async () => {
+    const { lane: name } = await setup();
+    const lane = createLaneClient(env.LANE).lane(name);
+    expect((await refusal(lane.get("missing"))).code).toBe("job_not_found");
+    expect((await refusal(lane.enqueue({ kind: "bad kind" }))).code).toBe("invalid_request");
+  });
+
+  it("refuses a lane name that breaks the pattern before reaching any lane", () => {
+    expect(() => createLaneClient(env.LANE).lane("../etc")).toThrow(QueueError);
+  });
+});
+
+describe("the HTTP client", () => {
+  it("posts a job and reads it back", async () => {
+    const { lane: name } = await setup();
+    const lane = http().lane(name);
+    const { status, job } = await lane.enqueue({ kind: PULL_KIND, payload: { to: "a@b.c" } });
+    expect(status).toBe("queued");
+    expect(await lane.get(job.id)).toEqual(job);
+    expect((await lane.enqueueBatch({ jobs: [{ id: job.id, kind: PULL_KIND, payload: { to: "a@b.c" } }] })).results).toEqual([
+      { id: job.id, status: "duplicate" },
+    ]);
+  });
+
+  it("runs a pull consumer loop: claim, renew, complete, fail, release", async () => {
+    const { lane: name, clock } = await setup();
+    const lane = http().lane(name);
+    await lane.enqueueBatch({ jobs: [{ id: "a", kind: PULL_KIND }, { id: "b", kind: PULL_KIND }, { id: "c", kind: PULL_KIND }] });
+    const outcomes: string[] = [];
+    for (;;) {
+      const { jobs } = await lane.claim({ kinds: [PULL_KIND], max: 1, leaseMs: 10_000 });
+      const job = jobs[0];
+      if (!job) break;
+      const { lease } = await lane.renew(job.id, { token: job.lease.token, leaseMs: 20_000 });
+      if (job.id === "a") outcomes.push((await lane.complete(job.id, { token: lease.token, result: { ok: 1 } })).job.outcome ?? "");
+      if (job.id === "b") outcomes.push((await lane.fail(job.id, { token: lease.token, error: "no", retry: false })).job.outcome ?? "");
+      if (job.id === "c") {
+        const released = await lane.release(job.id, { token: lease.token });
+        outcomes.push(released.job.state);
+        await lane.cancel(job.id);
+      }
+      clock.advance(1);
+    }
+    expect(outcomes).toEqual(["completed", "failed", "queued"]);
+    expect((await lane.info()).counts).toMatchObject({ completed: 1, failed: 1, cancelled: 1 });
+  });
+
+  it("covers the admin routes: configure, list, requeue, sweep, the list of lanes", async () => {
+    const { lane: name } = await setup();
+    const client = http();
+    const lane = client.lane(name);
+    expect(await lane.configure({ concurrency: 2 })).toMatchObject({ concurrency: 2 });
+    await lane.enqueue({ id: "x", kind: PULL_KIND });
+    await lane.cancel("x");
+    expect((await lane.requeue("x")).job.state).toBe("queued");
+    expect((await lane.list({ limit: 1 })).jobs).toHaveLength(1);
+    expect(await lane.sweep({ settledBefore: T0 })).toEqual({ removed: 0 });
+    const page = await client.lanes({ cursor: name.slice(0, -1), limit: 500 });
+    expect(page.lanes.map((l) => l.lane)).toContain(name);
+  });
+
+  it("throws API errors as QueueError with code and details", async () => {
+    const { lane: name } = await setup();
+    const error = await refusal(http().lane(name).enqueue({ kind: "bad kind" }));
+    expect(error.code).toBe("invalid_request");
+    expect(error.details).toEqual([{ path: ["kind"], message: expect.any(String) }]);
+    expect((await refusal(http("wrong").lane(name).info())).code).toBe("unauthorized");
+  });
+});
