@@ -234,7 +234,7 @@ export class LaneStore {
             }
             const existing = this.rowById(spec.id);
             if (existing && sameSpec(existing, spec)) results.push({ status: "duplicate", job: this.toJob(existing) });
-            else conflicts.push(spec.id);
+            else if (!conflicts.includes(spec.id)) conflicts.push(spec.id);
           }
           if (conflicts.length > 0) {
             throw new Rollback({

@@ -144,9 +144,11 @@ describe("requeue", () => {
     expect(value(await stub.getJob("a")).state).toBe("running");
   });
 
-  it("refuses an unknown job as job_not_found", async () => {
+  it("refuses an unknown job as job_not_found, and an id outside the name pattern as invalid_request", async () => {
     const { stub } = await setup();
     refusal(await stub.requeue("nope"), "job_not_found");
+    refusal(await stub.requeue("no pe"), "invalid_request");
+    refusal(await stub.cancel(42), "invalid_request");
   });
 
   it("never lets the old attempt's token settle the requeued job", async () => {

@@ -181,6 +181,16 @@ describe("batch enqueue", () => {
     expect(await rows(stub)).toEqual(before);
   });
 
+  it("names a conflicting id once, however often the batch repeats it", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "x", payload: 1 });
+    const error = refusal(
+      await stub.enqueueBatch({ jobs: [{ id: "x", kind: "k", payload: 2 }, { id: "x", kind: "k", payload: 2 }] }),
+      "job_conflict",
+    );
+    expect(error.details).toEqual({ ids: ["x"] });
+  });
+
   it("refuses an empty batch and one of 1001 items", async () => {
     const { stub } = await setup();
     refusal(await stub.enqueueBatch({ jobs: [] }), "invalid_request");
