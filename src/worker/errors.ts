@@ -10,6 +10,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { ZodError } from "zod";
 import { QueueError, type ErrorCode, type Issue } from "../shared/errors.js";
 import { toIssues } from "../shared/schemas.js";
+import { isJsonContentType } from "./body.js";
 
 /** Hono's own refusals (its validator, the media-type gate of zod-openapi) in the API's codes. */
 const HTTP_EXCEPTION_CODES: Partial<Record<number, [ErrorCode, string]>> = {
@@ -39,8 +40,15 @@ export const onError: ErrorHandler = (error, c) => {
 export const onNotFound: NotFoundHandler = (c) =>
   c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}` } }, 404);
 
-/** zod-openapi's hook after validating one part of a request: a failure becomes one `invalid_request`. */
-export const validationHook: Hook<unknown, any, string, void> = (result) => {
+/**
+ * zod-openapi's hook after validating one part of a request: a failure becomes one `invalid_request`.
+ * zod-openapi validates the body of a route that requires one even without a JSON content type (as
+ * `{}`); that request carries no JSON body at all, which is a 415.
+ */
+export const validationHook: Hook<unknown, any, string, void> = (result, c) => {
+  if (result.target === "json" && !isJsonContentType(c.req.header("content-type"))) {
+    throw new QueueError("unsupported_media_type", "this route requires an application/json body");
+  }
   if (result.success) return;
   const details = issuesOf(result.error);
   const where = result.target === "json" ? "body" : result.target;

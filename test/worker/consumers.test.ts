@@ -118,7 +118,7 @@ describe("settling an attempt", () => {
 });
 
 describe("lease tokens", () => {
-  it("appear in claim and renew answers only, never in a read or a list", async () => {
+  it("appear in claim and renew answers only, never in a read, a list or another answer", async () => {
     const lane = await setup();
     const claimed = await enqueueAndClaim(lane);
     const renewed = await post(`${lane.base}/jobs/${claimed.id}/renew`, { token: claimed.lease.token });
@@ -127,7 +127,10 @@ describe("lease tokens", () => {
     const list = await get(`${lane.base}/jobs?state=running`);
     expect(read.body.lease).toEqual({ generation: 1, expiresAt: expect.any(Number) });
     expect(list.body.jobs[0].lease).toEqual({ generation: 1, expiresAt: expect.any(Number) });
-    for (const answer of [read, list]) {
+    const duplicate = await post(`${lane.base}/jobs`, { id: claimed.id, kind: claimed.kind, payload: claimed.payload });
+    const cancelling = await post(`${lane.base}/jobs/${claimed.id}/cancel`);
+    expect(cancelling.status).toBe(202);
+    for (const answer of [read, list, duplicate, cancelling]) {
       for (const token of tokens) expect(JSON.stringify(answer.body)).not.toContain(token);
     }
   });

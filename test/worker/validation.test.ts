@@ -93,6 +93,18 @@ describe("unsupported_media_type", () => {
     expect((await get(lane.base)).body.counts.queued).toBe(0);
   });
 
+  it("refuses a request with no body where the route requires one", async () => {
+    const lane = await setup();
+    expectError(await call("POST", `${lane.base}/jobs`), 415, "unsupported_media_type");
+    expectError(await call("POST", `${lane.base}/sweep`, { raw: "" }), 415, "unsupported_media_type");
+  });
+
+  it("takes an empty body sent as JSON for an empty object", async () => {
+    const lane = await setup();
+    const error = expectError(await call("POST", `${lane.base}/jobs`, { raw: "", headers: json }), 400, "invalid_request");
+    expect(error.details).toEqual([{ path: ["kind"], message: expect.any(String) }]);
+  });
+
   it("refuses a non-JSON content type even where the body is optional", async () => {
     const lane = await setup();
     const job = await enqueue(lane);
