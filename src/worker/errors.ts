@@ -23,7 +23,8 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, [ErrorCode, string]>> = {
 
 export const onError: ErrorHandler = (error, c) => {
   const known = asQueueError(error);
-  if (known) return c.json({ error: known.toBody() }, known.status as ContentfulStatusCode);
+  // An `internal` refusal (a lane's own bug report) is a bug like any other: logged, never detailed.
+  if (known && known.code !== "internal") return c.json({ error: known.toBody() }, known.status as ContentfulStatusCode);
   console.error(
     JSON.stringify({
       event: "http.internal_error",

@@ -2,6 +2,7 @@ import { createExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_BODY_BYTES, MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
+import { QueueError } from "../../src/shared/errors.js";
 import { createApp } from "../../src/worker/app.js";
 import { MAX_BODY_DEPTH } from "../../src/worker/body.js";
 import { call, enqueue, expectError, get, post, PULL_KIND, read, request, setup, TOKEN } from "../helpers/http.js";
@@ -184,6 +185,17 @@ describe("internal", () => {
     expect(logged).toHaveBeenCalledTimes(1);
     const line = JSON.parse(logged.mock.calls[0]![0] as string);
     expect(line).toMatchObject({ event: "http.internal_error", method: "GET", path: "/boom", message: "kaput at secret place" });
+  });
+
+  it("treats an internal refusal as a bug too: logged, and answered without its message", async () => {
+    const logged = vi.spyOn(console, "error").mockImplementation(() => {});
+    const app = createApp();
+    app.get("/lane-bug", () => {
+      throw new QueueError("internal", "renew cannot be idempotent");
+    });
+    const answer = await read(await app.fetch(new Request("http://x/lane-bug"), env, createExecutionContext()));
+    expect(answer).toMatchObject({ status: 500, body: { error: { code: "internal", message: "internal error" } } });
+    expect(logged).toHaveBeenCalledTimes(1);
   });
 });
 
