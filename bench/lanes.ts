@@ -1,0 +1,244 @@
+/**
+ * The bench's lane classes: the real `Lane` (built by `defineLane`, transition logs off so stdout is
+ * not the bottleneck) plus bench-only methods that measure the platform inside the same object: raw
+ * SQLite on the lane's own `jobs` table (same schema, indexes and CHECKs as the queue writes), and the
+ * floor RPCs (empty, one row written). Never deployed.
+ */
+import { defineLane, type TransitionEvent } from "../src/durable/lane.js";
+import { CLAIM_CANDIDATES_SQL, type JobSpec } from "../src/durable/lane-store.js";
+import { serializeJson } from "../src/shared/json.js";
+import { BatchEnqueueRequest, EnqueueRequest } from "../src/shared/schemas.js";
+
+/** The no-op executor: records when it started, so latency is measured where the job starts. */
+export const NOOP_KIND = "bench.noop";
+/** A kind with no executor on any bench lane: it waits for pull consumers. */
+export const PULL_KIND = "bench.pull";
+
+const executors = {
+  [NOOP_KIND]: () => ({ startedAt: Date.now() }),
+};
+
+/** The same columns the queue's insertJobs writes, without RETURNING. */
+const INSERT_JOB = `INSERT INTO jobs (id, kind, payload, queue, priority, run_at, state, max_attempts, backoff_base_ms,
+  backoff_max_ms, timeout_ms, max_recoveries, recovery_window_ms, created_at, updated_at)
+  VALUES (?, ?, ?, NULL, 0, ?, 'queued', 3, 1000, 300000, 60000, 3, 3600000, ?, ?)`;
+
+const UPDATE_BY_PK = `UPDATE jobs SET updated_at = ?, error = ? WHERE seq = ?`;
+
+/** One claim, the way a queue would write it: the head of the claim index, leased, returned. */
+const CLAIM_ONE = `UPDATE jobs SET state = 'running', attempts = attempts + 1, generation = generation + 1,
+    lease_token = ?, lease_until = ?, claimed_at = ?, updated_at = ?
+  WHERE seq = (SELECT seq FROM jobs WHERE state = 'queued' ORDER BY priority DESC, seq LIMIT 1)
+  RETURNING seq, id, generation`;
+
+/** What a lane did since the counters were last read: the cost model behind every figure. */
+export interface LaneCounters {
+  /** `sql.exec` calls (every statement the store runs). */
+  statements: number;
+  /** `transactionSync` calls (explicit transactions; implicit commits come on top). */
+  transactions: number;
+  /** `setAlarm` and `deleteAlarm` calls. */
+  alarmWrites: number;
+  /** `alarm()` runs. */
+  alarms: number;
+}
+
+/**
+ * Counts statements, transactions and alarm writes by wrapping the storage methods of one object
+ * (own properties shadowing the prototype's; the store holds the same `sql` object). A counter
+ * increment per call: nothing next to a SQLite statement.
+ */
+class Meter {
+  private counters: LaneCounters = { statements: 0, transactions: 0, alarmWrites: 0, alarms: 0 };
+
+  constructor(storage: DurableObjectStorage) {
+    const counters = () => this.counters;
+    const sql = storage.sql;
+    const exec = sql.exec.bind(sql);
+    sql.exec = ((query: string, ...bindings: unknown[]) => {
+      counters().statements++;
+      return exec(query, ...bindings);
+    }) as typeof sql.exec;
+    const transactionSync = storage.transactionSync.bind(storage);
+    storage.transactionSync = <T>(closure: () => T): T => {
+      counters().transactions++;
+      return transactionSync(closure);
+    };
+    const setAlarm = storage.setAlarm.bind(storage);
+    storage.setAlarm = (...args) => {
+      counters().alarmWrites++;
+      return setAlarm(...args);
+    };
+    const deleteAlarm = storage.deleteAlarm.bind(storage);
+    storage.deleteAlarm = (...args) => {
+      counters().alarmWrites++;
+      return deleteAlarm(...args);
+    };
+  }
+
+  alarm(): void {
+    this.counters.alarms++;
+  }
+
+  /** The counters since the last call, then zero. */
+  take(): LaneCounters {
+    const taken = this.counters;
+    this.counters = { statements: 0, transactions: 0, alarmWrites: 0, alarms: 0 };
+    return taken;
+  }
+}
+
+/**
+ * Settled jobs per lane, counted by the lane's own `onTransition` hook: an O(1) answer to "is the
+ * drain done?", where `info()` counts every row (GROUP BY over the table) and, polled every few ms,
+ * would steal a large share of the very object being measured.
+ */
+const settledByLane = new Map<string, number>();
+
+function countSettled(event: TransitionEvent): void {
+  if (event.to === "settled") settledByLane.set(event.lane, (settledByLane.get(event.lane) ?? 0) + 1);
+}
+
+/** LANE: the no-op executor for `bench.noop`; `bench.pull` waits for pull consumers (HTTP workloads). */
+export class BenchLane extends defineLane({ executors, log: false, onTransition: countSettled }) {
+  private readonly meter: Meter;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.meter = new Meter(ctx.storage);
+  }
+
+  override async alarm(): Promise<void> {
+    this.meter.alarm();
+    return super.alarm();
+  }
+
+  async benchCounters(): Promise<LaneCounters> {
+    return this.meter.take();
+  }
+
+  /** Jobs this lane settled since the object started. */
+  async benchSettled(): Promise<number> {
+    return settledByLane.get(this.store.laneName) ?? 0;
+  }
+}
+
+/**
+ * PLAIN_LANE: no executors at all, so nothing but the producer's and consumer's calls runs in it; plus
+ * the probes, which run on fresh lane names so they share no rows with a workload.
+ */
+export class PlainLane extends defineLane({ log: false }) {
+  private readonly meter: Meter;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.meter = new Meter(ctx.storage);
+  }
+
+  async benchCounters(): Promise<LaneCounters> {
+    return this.meter.take();
+  }
+
+  /** The empty RPC: the floor of any call to a lane. */
+  async benchPing(): Promise<number> {
+    return 0;
+  }
+
+  /** The one-row-writing RPC: one job row, as raw SQL, with nothing else around it. */
+  async benchWrite(id: string): Promise<number> {
+    const now = Date.now();
+    this.ctx.storage.sql.exec(INSERT_JOB, id, PULL_KIND, `{"i":0}`, now, now, now);
+    return 1;
+  }
+
+  /** Raw single-row INSERTs into the jobs table, `n` statements. */
+  async benchSqlInsert(n: number, prefix: string): Promise<number> {
+    const sql = this.ctx.storage.sql;
+    const now = Date.now();
+    for (let i = 0; i < n; i++) sql.exec(INSERT_JOB, `${prefix}-${i}`, PULL_KIND, `{"i":${i}}`, now, now, now);
+    return n;
+  }
+
+  /** Raw UPDATEs by primary key over the rows `benchSqlInsert` wrote. */
+  async benchSqlUpdate(n: number): Promise<number> {
+    const sql = this.ctx.storage.sql;
+    const first = sql.exec<{ s: number }>(`SELECT MIN(seq) AS s FROM jobs`).one().s;
+    const now = Date.now();
+    for (let i = 0; i < n; i++) sql.exec(UPDATE_BY_PK, now, "x", first + i);
+    return n;
+  }
+
+  /** Raw claim-shaped UPDATE … RETURNING over the claim index, one job per statement. */
+  async benchSqlClaim(n: number): Promise<number> {
+    const sql = this.ctx.storage.sql;
+    const now = Date.now();
+    let claimed = 0;
+    for (let i = 0; i < n; i++) {
+      const row = sql.exec(CLAIM_ONE, `t${i}`, now + 30_000, now, now).toArray()[0];
+      if (row) claimed++;
+    }
+    return claimed;
+  }
+
+  /**
+   * Where an enqueue, a claim and a completion spend their time inside the object: each piece of the
+   * real path alone, `n` times, in µs per op (the clock moves inside a synchronous loop under local
+   * workerd; the bench checks that with its `clock` workload). Run on a fresh lane.
+   */
+  async benchProfile(n: number): Promise<Record<string, number | null>> {
+    if (n > 1000) throw new RangeError("at most 1000: the claims must fit the lane's concurrency");
+    const sql = this.ctx.storage.sql;
+    /** µs per op of `ops` ops done by `calls` calls of `fn`. */
+    const us = (fn: (i: number) => unknown, calls = n, ops = calls): number | null => {
+      const t0 = Date.now();
+      for (let i = 0; i < calls; i++) fn(i);
+      const ms = Date.now() - t0;
+      return ms > 0 ? Math.round(((ms * 1000) / ops) * 100) / 100 : null;
+    };
+    const now = Date.now();
+    const spec = (i: number, prefix: string): JobSpec => ({
+      id: `${prefix}-${i}`, kind: PULL_KIND, payload: `{"i":${i}}`, queue: null, priority: 0, runAt: now, maxAttempts: 3,
+      backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 60_000, maxRecoveries: 3, recoveryWindowMs: 3_600_000,
+    });
+    this.store.configure({ concurrency: 1000 });
+    await this.enqueue({ kind: PULL_KIND, payload: null }); // registers the lane: no enqueue below calls the registry
+    const batch = { jobs: Array.from({ length: n }, (_, i) => ({ kind: PULL_KIND, payload: { i } })) };
+    const batchSpecs = Array.from({ length: n }, (_, i) => spec(i, "batch"));
+    const claimed: { id: string; token: string }[] = [];
+    const claim = (max: number) => {
+      for (const job of this.store.claimDue({ kinds: [PULL_KIND], excludeKinds: [], max, leaseMs: 30_000 })) claimed.push({ id: job.id, token: job.lease.token });
+    };
+    const profile = {
+      rawInsert: us((i) => sql.exec(INSERT_JOB, `raw-${i}`, PULL_KIND, `{"i":${i}}`, now, now, now)),
+      validate: us((i) => EnqueueRequest.safeParse({ kind: PULL_KIND, payload: { i } })),
+      serializePayload: us((i) => serializeJson({ i }, "payload")),
+      insertJobs: us((i) => this.store.insertJobs([spec(i, "store")])),
+      wakeNoExecutors: us(() => this.store.nextWakeAt([])),
+      wakeWithExecutors: us(() => this.store.nextWakeAt([NOOP_KIND])),
+      settings: us(() => this.store.settings()),
+      runningCount: us(() => this.store.runningCount()),
+      enqueueInObject: us((i) => void this.enqueue({ kind: PULL_KIND, payload: { i } })),
+      batchValidatePerJob: us(() => BatchEnqueueRequest.safeParse(batch), 1, n),
+      batchInsertPerJob: us(() => this.store.insertJobs(batchSpecs), 1, n),
+      claimOne: us(() => claim(1), n / 2),
+      claim16PerJob: us(() => claim(16), n / 32, n / 2),
+      completeOne: us((i) => claimed[i] && this.store.complete(claimed[i].id, claimed[i].token, "null")),
+      getJob: us(() => this.store.getJob("store-0")),
+      cloneJob: us(() => structuredClone(this.store.getJob("store-0"))),
+      counts: us(() => this.store.counts()),
+    };
+    return { n, ...profile, claimed: claimed.length, rows: sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs`).one().n };
+  }
+
+  /** The query plans of the hot statements, to read next to the figures. */
+  async benchPlans(): Promise<Record<string, string[]>> {
+    const plan = (query: string, ...args: unknown[]) =>
+      this.ctx.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, ...args).toArray().map((r) => r.detail);
+    const now = Date.now();
+    return {
+      claimOne: plan(CLAIM_ONE, "t", now, now, now),
+      queueClaimCandidates: plan(CLAIM_CANDIDATES_SQL, now, JSON.stringify([PULL_KIND]), "[]", 1),
+      counts: plan(`SELECT state, outcome, COUNT(*) AS n FROM jobs GROUP BY state, outcome`),
+    };
+  }
+}

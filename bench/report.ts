@@ -1,0 +1,122 @@
+/**
+ * The issue's targets as ratios of figures measured in the same run, and the printed tables.
+ * Every figure is read defensively: a workload that failed leaves its targets with `measured: null`.
+ */
+
+export interface Target {
+  name: string;
+  measured: number | null;
+  target: number;
+  unit: string;
+  met: boolean;
+  /** `>=`: measured must reach the target; `<=`: measured must stay under it. */
+  comparison: ">=" | "<=";
+  /** The figures the ratio is made of. */
+  basis: string;
+}
+
+type Results = Record<string, any>;
+
+const num = (value: unknown): number | null => (typeof value === "number" && Number.isFinite(value) ? value : null);
+const ratio = (a: unknown, b: unknown): number | null => {
+  const x = num(a);
+  const y = num(b);
+  return x === null || y === null || y === 0 ? null : x / y;
+};
+
+function target(name: string, measured: number | null, comparison: ">=" | "<=", goal: number, unit: string, basis: string): Target {
+  const rounded = measured === null ? null : Math.round(measured * 1000) / 1000;
+  const met = rounded !== null && (comparison === ">=" ? rounded >= goal : rounded <= goal);
+  return { name, measured: rounded, target: goal, unit, met, comparison, basis };
+}
+
+export function buildTargets(r: Results, mode: string): Target[] {
+  const levels: any[] = r.growth?.levels ?? [];
+  const first = levels[0];
+  const last = levels.at(-1);
+  const sizes = first && last ? `${last.size} vs ${first.size} queued${mode === "full" ? "" : ` (--${mode} sizes)`}` : "growth";
+  return [
+    target("enqueue via RPC client / one-row-writing RPC, sequential", ratio(r.enqueue?.rpc_c1?.opsPerSec, r.floor?.write_c1?.opsPerSec), ">=", 0.9, "ratio",
+      `${fmt(r.enqueue?.rpc_c1?.opsPerSec)} / ${fmt(r.floor?.write_c1?.opsPerSec)} ops/s`),
+    target("enqueue via RPC client / one-row-writing RPC, 16 at once", ratio(r.enqueue?.rpc_c16?.opsPerSec, r.floor?.write_c16?.opsPerSec), ">=", 0.9, "ratio",
+      `${fmt(r.enqueue?.rpc_c16?.opsPerSec)} / ${fmt(r.floor?.write_c16?.opsPerSec)} ops/s`),
+    target("batch enqueue / raw INSERT", ratio(r.batch?.jobsPerSec, r.sqlite?.insert?.opsPerSec), ">=", 0.4, "ratio",
+      `${fmt(r.batch?.jobsPerSec)} / ${fmt(r.sqlite?.insert?.opsPerSec)} ops/s`),
+    target("drain at concurrency 16 / raw claim", ratio(r.drain?.c16?.jobsPerSec, r.sqlite?.claim?.opsPerSec), ">=", 0.25, "ratio",
+      `${fmt(r.drain?.c16?.jobsPerSec)} / ${fmt(r.sqlite?.claim?.opsPerSec)} ops/s`),
+    target("latency enqueue -> executor start, p50", num(r.latency?.startDelayMs?.p50), "<=", 2, "ms", `${r.latency?.startDelayMs?.n ?? "?"} jobs, 10 ms apart, idle lane`),
+    target("latency enqueue -> executor start, p99", num(r.latency?.startDelayMs?.p99), "<=", 5, "ms", `${r.latency?.startDelayMs?.n ?? "?"} jobs, 10 ms apart, idle lane`),
+    target("steady stream: first start after first enqueue", num(r.stream?.firstStartMs), "<=", 50, "ms",
+      `${r.stream?.enqueued ?? "?"} jobs in ${r.stream?.durationMs ?? "?"} ms; drain lag ${r.stream?.drainLagMs ?? "?"} ms`),
+    // Cost is 1/rate: the cost ratio at the largest backlog over the smallest is rate(small)/rate(large).
+    target(`enqueue cost, ${sizes}`, ratio(first?.enqueue?.opsPerSec, last?.enqueue?.opsPerSec), "<=", 1.5, "x",
+      `${fmt(first?.enqueue?.opsPerSec)} vs ${fmt(last?.enqueue?.opsPerSec)} ops/s`),
+    target(`claim cost, ${sizes}`, ratio(first?.claim?.opsPerSec, last?.claim?.opsPerSec), "<=", 1.5, "x",
+      `${fmt(first?.claim?.opsPerSec)} vs ${fmt(last?.claim?.opsPerSec)} ops/s`),
+  ];
+}
+
+function fmt(value: unknown, digits = 0): string {
+  const n = num(value);
+  if (n === null) return "-";
+  return digits === 0 ? Math.round(n).toLocaleString("en-US") : n.toFixed(digits);
+}
+
+const cost = (perOp: any) =>
+  perOp ? `${perOp.statements} stmts, ${perOp.transactions} tx, ${perOp.alarmWrites} alarm writes${perOp.alarms ? `, ${perOp.alarms} alarms` : ""}` : "";
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 1 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join("  ").trimEnd();
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n");
+}
+
+export function printTables(r: Results, targets: Target[]): void {
+  const mem = (w: any) => fmt(w?.memory?.peakRssMb, 1);
+  const rows: string[][] = [];
+  const row = (workload: string, figure: string, value: string, unit: string, memory = "", note = "") => rows.push([workload, figure, value, unit, memory, note]);
+
+  row("floor", "empty RPC, sequential", fmt(r.floor?.empty_c1?.opsPerSec), "ops/s", mem(r.floor));
+  row("", "empty RPC, 16 at once", fmt(r.floor?.empty_c16?.opsPerSec), "ops/s");
+  row("", "one-row-writing RPC, sequential", fmt(r.floor?.write_c1?.opsPerSec), "ops/s");
+  row("", "one-row-writing RPC, 16 at once", fmt(r.floor?.write_c16?.opsPerSec), "ops/s");
+  row("sqlite", "INSERT", fmt(r.sqlite?.insert?.opsPerSec), "ops/s", mem(r.sqlite), `N=${r.sqlite?.n ?? "?"}`);
+  row("", "UPDATE by primary key", fmt(r.sqlite?.update?.opsPerSec), "ops/s");
+  row("", "claim UPDATE ... RETURNING", fmt(r.sqlite?.claim?.opsPerSec), "ops/s");
+  row("1 enqueue", "RPC client, sequential", fmt(r.enqueue?.rpc_c1?.opsPerSec), "ops/s", mem(r.enqueue), cost(r.enqueue?.rpc_c1?.perOp));
+  row("", "RPC client, 16 at once", fmt(r.enqueue?.rpc_c16?.opsPerSec), "ops/s");
+  row("", "HTTP, sequential", fmt(r.enqueue?.http_c1?.opsPerSec), "ops/s", "", `HTTP floor (no-op route) ${fmt(r.enqueue?.http_floor_c1?.opsPerSec)} ops/s`);
+  row("", "HTTP, 16 at once", fmt(r.enqueue?.http_c16?.opsPerSec), "ops/s", "", `HTTP floor (no-op route) ${fmt(r.enqueue?.http_floor_c16?.opsPerSec)} ops/s`);
+  row("2 batch", `${fmt(r.batch?.jobs)} jobs, 1000 per call`, fmt(r.batch?.jobsPerSec), "jobs/s", mem(r.batch), cost(r.batch?.perJob) + " per job");
+  row("3 drain", `${fmt(r.drain?.c1?.jobs)} jobs, concurrency 1`, fmt(r.drain?.c1?.jobsPerSec), "jobs/s", mem(r.drain), cost(r.drain?.c1?.perJob) + " per job");
+  row("", `${fmt(r.drain?.c16?.jobs)} jobs, concurrency 16`, fmt(r.drain?.c16?.jobsPerSec), "jobs/s", "", cost(r.drain?.c16?.perJob) + " per job");
+  row("4 pull", `${fmt(r.pull?.jobs)} jobs, claim 100 + complete each, HTTP`, fmt(r.pull?.jobsPerSec), "jobs/s", mem(r.pull), `${r.pull?.consumers ?? "?"} consumers`);
+  row("5 latency", "enqueue -> start p50 / p99", `${fmt(r.latency?.startDelayMs?.p50)} / ${fmt(r.latency?.startDelayMs?.p99)}`, "ms", mem(r.latency),
+    `enqueue round trip p50 ${fmt(r.latency?.enqueueRoundTripMs?.p50)} ms`);
+  row("6 stream", "first start after first enqueue", fmt(r.stream?.firstStartMs), "ms", mem(r.stream),
+    `${fmt(r.stream?.enqueuePerSec)} enqueues/s for ${fmt(r.stream?.durationMs)} ms`);
+  row("", "drain lag at the end", fmt(r.stream?.drainLagMs), "ms", "", `start delay p50/p99 ${fmt(r.stream?.startDelayMs?.p50)}/${fmt(r.stream?.startDelayMs?.p99)} ms`);
+  for (const [i, level] of (r.growth?.levels ?? []).entries()) {
+    row(i === 0 ? "7 growth" : "", `enqueue / claim at ${fmt(level.size)} queued`, `${fmt(level.enqueue?.opsPerSec)} / ${fmt(level.claim?.opsPerSec)}`, "ops/s",
+      i === 0 ? mem(r.growth) : "", `info ${fmt(level.infoMs)} ms; fill ${fmt(level.fill?.jobsPerSec)} jobs/s`);
+  }
+  for (const lanes of [1, 4, 16]) {
+    const s = r.scale?.[`lanes_${lanes}`];
+    row(lanes === 1 ? "8 scale-out" : "", `${lanes} lane(s) x ${fmt(s?.perLane)} jobs`, fmt(s?.jobsPerSec), "jobs/s", lanes === 1 ? mem(r.scale) : "");
+  }
+  console.log("\n" + table(["workload", "figure", "value", "unit", "peak RSS MB", "notes"], rows));
+
+  const p = r.profile;
+  if (p && !p.error) {
+    const pieces = Object.entries(p).filter(([k]) => k !== "n" && k !== "claimed" && k !== "memory");
+    console.log(`\ninside one lane object, µs per op (n=${p.n}): ${pieces.map(([k, v]) => `${k} ${v ?? "<1ms total"}`).join(", ")}`);
+  }
+
+  console.log(
+    "\n" +
+      table(
+        ["target", "basis", "measured", "goal", "met"],
+        targets.map((t) => [t.name, t.basis, t.measured === null ? "-" : `${t.measured} ${t.unit}`, `${t.comparison} ${t.target} ${t.unit}`, t.met ? "yes" : "NO"]),
+      ),
+  );
+}

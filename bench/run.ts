@@ -1,0 +1,229 @@
+/**
+ * `npm run bench` (issue 6): starts the bench worker (wrangler.bench.toml) under `wrangler dev` over a
+ * fresh state directory, runs every workload in one process run, prints a table, and writes
+ * bench/results/<timestamp>.json with a `targets` array and every raw figure.
+ *
+ *   npm run bench                 the full sizes of the issue (1,000,000-job backlog: minutes)
+ *   npm run bench -- --quick      the same workloads, reduced, in under two minutes
+ *   npm run bench:smoke           tiny sizes, about ten seconds: CI runs it so the bench cannot rot
+ *
+ * Exits 0 when every workload ran (targets may be unmet); 1 when the benchmark itself broke.
+ * Node runs this file by type stripping: no enums or parameter properties, and .ts imports by path.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type * as RuntimeModule from "../scripts/local-runtime.js";
+import type * as MemoryModule from "./memory.js";
+import type * as ReportModule from "./report.js";
+
+// Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
+const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
+const { LocalRuntime } = await load<typeof RuntimeModule>("../scripts/local-runtime.ts");
+const { MemoryWatch } = await load<typeof MemoryModule>("./memory.ts");
+const { buildTargets, printTables } = await load<typeof ReportModule>("./report.ts");
+
+type Mode = "full" | "quick" | "smoke";
+
+const SIZES = {
+  full: {
+    floorN: 2000, sqliteN: 50_000, profileN: 1000, enqueueN: 2000, httpN: 1000, batchTotal: 100_000, drainN: 20_000,
+    pullN: 10_000, pullConsumers: 4, latencyN: 500, streamMs: 10_000, growth: [1000, 100_000, 1_000_000], growthOps: 500, scalePerLane: 5000,
+  },
+  quick: {
+    floorN: 1000, sqliteN: 50_000, profileN: 1000, enqueueN: 1000, httpN: 500, batchTotal: 20_000, drainN: 5000,
+    pullN: 2000, pullConsumers: 4, latencyN: 200, streamMs: 3000, growth: [1000, 10_000, 100_000], growthOps: 300, scalePerLane: 1000,
+  },
+  smoke: {
+    floorN: 50, sqliteN: 1000, profileN: 100, enqueueN: 50, httpN: 20, batchTotal: 1000, drainN: 200,
+    pullN: 50, pullConsumers: 2, latencyN: 10, streamMs: 500, growth: [100, 500], growthOps: 20, scalePerLane: 50,
+  },
+} satisfies Record<Mode, unknown>;
+
+const mode: Mode = process.argv.includes("--smoke") ? "smoke" : process.argv.includes("--quick") ? "quick" : "full";
+const sizes = SIZES[mode];
+const run = Date.now().toString(36);
+const NOOP_KIND = "bench.noop";
+const PULL_KIND = "bench.pull";
+
+const bootStart = performance.now();
+const persistDir = mkdtempSync(join(tmpdir(), "switchyard-bench-"));
+const logTail: string[] = [];
+const runtime = await LocalRuntime.start({
+  persistDir,
+  config: "wrangler.bench.toml",
+  apiToken: "bench-token",
+  onLog: (line) => {
+    logTail.push(line);
+    if (logTail.length > 100) logTail.shift();
+  },
+});
+const memory = new MemoryWatch(runtime.processGroup);
+
+/** A bench route inside the worker: its loop runs there; the answer is its figures. */
+async function bench<T = any>(workload: string, params: object = {}): Promise<T> {
+  const response = await fetch(new URL(`/bench/${workload}`, runtime.url), {
+    method: "POST",
+    body: JSON.stringify({ run, ...params }),
+    signal: AbortSignal.timeout(900_000),
+  });
+  const body = (await response.json()) as any;
+  if (!response.ok) throw new Error(`/bench/${workload}: ${response.status} ${body.error}\n${body.stack ?? ""}`);
+  return body as T;
+}
+
+async function pool(n: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+}
+
+async function expectStatus(response: Promise<{ status: number; body: any }>, status: number): Promise<any> {
+  const answer = await response;
+  if (answer.status !== status) throw new Error(`expected ${status}, got ${answer.status}: ${JSON.stringify(answer.body)}`);
+  return answer.body;
+}
+
+const results: Record<string, any> = {};
+const failures: string[] = [];
+
+/** Runs one workload under the memory watch; a failure is recorded and the run goes on. */
+async function workload(name: string, fn: () => Promise<object>): Promise<void> {
+  process.stdout.write(`  ${name} … `);
+  memory.start();
+  const t0 = performance.now();
+  try {
+    results[name] = await fn();
+    results[name].memory = memory.stop();
+    process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
+  } catch (error) {
+    memory.stop();
+    failures.push(name);
+    results[name] = { error: String(error) };
+    process.stdout.write(`FAILED\n${String(error)}\n`);
+  }
+}
+
+console.log(`runtime up in ${((performance.now() - bootStart) / 1000).toFixed(1)} s`);
+console.log(`switchyard bench (${mode}), ${cpus().length} cores, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}, state in ${persistDir}`);
+const startedAt = new Date();
+
+await workload("clock", () => bench("clock"));
+await workload("floor", () => bench("floor", { n: sizes.floorN }));
+await workload("sqlite", () => bench("sqlite", { n: sizes.sqliteN }));
+await workload("profile", () => bench("profile", { n: sizes.profileN }));
+
+await workload("enqueue", async () => {
+  const rpc1 = await bench("enqueueRpc", { n: sizes.enqueueN, concurrency: 1 });
+  const rpc16 = await bench("enqueueRpc", { n: sizes.enqueueN, concurrency: 16 });
+  const timedHttp = async (concurrency: number, call: (i: number) => Promise<unknown>) => {
+    const t0 = performance.now();
+    await pool(sizes.httpN, concurrency, call);
+    const ms = performance.now() - t0;
+    return { ops: sizes.httpN, ms, opsPerSec: (sizes.httpN * 1000) / ms };
+  };
+  // The HTTP floor: the same path through `wrangler dev` into the worker, answering at once.
+  const floor = (concurrency: number) => timedHttp(concurrency, () => bench("noop"));
+  const http = async (concurrency: number) => {
+    const lane = `enqueue-http-c${concurrency}-${run}`;
+    await expectStatus(runtime.api("POST", `/v1/lanes/${lane}/jobs`, { kind: PULL_KIND, payload: { warm: true } }), 201);
+    return timedHttp(concurrency, (i) => expectStatus(runtime.api("POST", `/v1/lanes/${lane}/jobs`, { kind: PULL_KIND, payload: { i } }), 201));
+  };
+  return {
+    rpc_c1: rpc1, rpc_c16: rpc16,
+    http_floor_c1: await floor(1), http_c1: await http(1), http_floor_c16: await floor(16), http_c16: await http(16),
+  };
+});
+
+await workload("batch", () => bench("batch", { total: sizes.batchTotal }));
+
+await workload("drain", async () => ({
+  c1: await bench("drain", { n: sizes.drainN, concurrency: 1 }),
+  c16: await bench("drain", { n: sizes.drainN, concurrency: 16 }),
+}));
+
+await workload("pull", async () => {
+  const lane = `pull-${run}`;
+  await bench("fill", { lane, size: sizes.pullN, binding: "LANE" });
+  let completed = 0;
+  let claims = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: sizes.pullConsumers }, async () => {
+      while (completed < sizes.pullN) {
+        const { jobs } = await expectStatus(runtime.api("POST", `/v1/lanes/${lane}/claims`, { kinds: [PULL_KIND], max: 100, leaseMs: 120_000 }), 200);
+        claims++;
+        if (jobs.length === 0) {
+          if (completed < sizes.pullN) await new Promise((r) => setTimeout(r, 5));
+          continue;
+        }
+        for (const job of jobs) {
+          await expectStatus(runtime.api("POST", `/v1/lanes/${lane}/jobs/${job.id}/complete`, { token: job.lease.token, result: null }), 200);
+          completed++;
+        }
+      }
+    }),
+  );
+  const ms = performance.now() - t0;
+  return { jobs: completed, consumers: sizes.pullConsumers, claims, ms, jobsPerSec: (completed * 1000) / ms };
+});
+
+await workload("latency", () => bench("latency", { n: sizes.latencyN, gapMs: 10 }));
+await workload("stream", () => bench("stream", { durationMs: sizes.streamMs, producers: 4, concurrency: 16 }));
+
+await workload("growth", async () => {
+  const lane = `growth-${run}`;
+  const levels: any[] = [];
+  let filled = 0;
+  for (const size of sizes.growth) {
+    const fills = [];
+    // Chunks of at most 100,000 jobs per request, so that no request runs for minutes.
+    while (filled < size) {
+      filled = Math.min(size, filled + 100_000);
+      fills.push(await bench("fill", { lane, size: filled }));
+    }
+    const fillMs = fills.reduce((sum, f) => sum + f.ms, 0);
+    const added = fills.reduce((sum, f) => sum + f.added, 0);
+    const measured = await bench("growth", { lane, ops: sizes.growthOps });
+    levels.push({ size, fill: { added, ms: fillMs, jobsPerSec: fillMs > 0 ? (added * 1000) / fillMs : null }, ...measured });
+  }
+  return { levels, note: mode === "full" ? undefined : `reduced sizes (${sizes.growth.join(", ")}) in --${mode} mode, not 1k/100k/1M` };
+});
+
+await workload("scale", async () => {
+  const out: Record<string, unknown> = {};
+  for (const lanes of [1, 4, 16]) out[`lanes_${lanes}`] = await bench("drain", { n: sizes.scalePerLane, lanes, concurrency: 16 });
+  return out;
+});
+
+const finishedAt = new Date();
+const targets = buildTargets(results, mode);
+printTables(results, targets);
+
+const report = {
+  startedAt: startedAt.toISOString(),
+  finishedAt: finishedAt.toISOString(),
+  mode,
+  machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadAtEnd: loadavg() },
+  sizes,
+  targets,
+  failures,
+  workloads: results,
+};
+const resultsDir = resolve(import.meta.dirname, "results");
+mkdirSync(resultsDir, { recursive: true });
+const file = join(resultsDir, `${startedAt.toISOString().replaceAll(":", "-").replace(/\.\d+Z$/, "Z")}.json`);
+writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
+console.log(`\nwrote ${file}`);
+
+await runtime.kill(); // the state is thrown away: no need for a polite stop
+rmSync(persistDir, { recursive: true, force: true });
+
+// Broken is a workload that threw or a target with no figure; an unmet target is a finding, not a failure.
+const broken = [...failures, ...targets.filter((t) => typeof t.measured !== "number" || !Number.isFinite(t.measured)).map((t) => `target ${t.name}`)];
+if (broken.length > 0) {
+  console.error(`\nthe benchmark broke: ${broken.join("; ")}\n--- last runtime output ---\n${logTail.join("\n")}`);
+  process.exit(1);
+}

@@ -1,0 +1,27 @@
+/**
+ * The bench worker (wrangler.bench.toml): the real app and lane classes, plus `/bench/<workload>`
+ * routes that run measurement loops inside the worker. Never deployed, so the bench routes carry no
+ * auth; everything under `/v1` is the real, authenticated API.
+ */
+import { createApp } from "../src/worker/app.js";
+import { workloads, type BenchEnv } from "./workloads.js";
+
+export { LaneRegistry } from "../src/durable/registry.js";
+export { BenchLane, PlainLane } from "./lanes.js";
+
+const app = createApp();
+
+export default {
+  async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {
+    const { pathname } = new URL(request.url);
+    if (!pathname.startsWith("/bench/")) return app.fetch(request, env as unknown as Env, ctx);
+    const workload = workloads[pathname.slice("/bench/".length)];
+    if (!workload) return Response.json({ error: `no workload ${pathname}` }, { status: 404 });
+    try {
+      const params = request.method === "POST" ? ((await request.json()) as Record<string, unknown>) : {};
+      return Response.json(await workload(env, params));
+    } catch (error) {
+      return Response.json({ error: String(error), stack: error instanceof Error ? error.stack : undefined }, { status: 500 });
+    }
+  },
+} satisfies ExportedHandler<BenchEnv>;

@@ -1,0 +1,336 @@
+/**
+ * The measurement loops that run INSIDE the bench worker, so RPC figures are worker → lane object and
+ * not Node → HTTP. Timing note: inside workerd `Date.now()` only advances at I/O, so every interval
+ * here is read around an awaited RPC or timer, never across a synchronous loop.
+ */
+import { createLaneClient } from "../src/client/rpc.js";
+import type { LaneClient } from "../src/client/types.js";
+import type { LaneRegistry } from "../src/durable/registry.js";
+import { unwrap } from "../src/shared/errors.js";
+import type { Counts } from "../src/shared/job.js";
+import { NOOP_KIND, PULL_KIND, type BenchLane, type LaneCounters, type PlainLane } from "./lanes.js";
+
+export interface BenchEnv {
+  LANE: DurableObjectNamespace<BenchLane>;
+  PLAIN_LANE: DurableObjectNamespace<PlainLane>;
+  REGISTRY: DurableObjectNamespace<LaneRegistry>;
+}
+
+type Params = Record<string, unknown>;
+type Workload = (env: BenchEnv, params: Params) => Promise<object>;
+
+const BATCH = 1000;
+/** How often a drain asks whether it is done: the resolution of every drain figure. */
+const POLL_MS = 5;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const rate = (ops: number, ms: number) => (ms > 0 ? (ops * 1000) / ms : null);
+const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
+const str = (params: Params, key: string) => {
+  if (typeof params[key] !== "string") throw new Error(`missing string parameter ${key}`);
+  return params[key] as string;
+};
+
+/** Runs `task(i)` for i < n with at most `concurrency` in flight. */
+async function pool(n: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+}
+
+/** Times `n` calls of `task` at `concurrency`, in ops/s. */
+async function timed(n: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<{ ops: number; ms: number; opsPerSec: number | null }> {
+  const t0 = Date.now();
+  await pool(n, concurrency, task);
+  const ms = Date.now() - t0;
+  return { ops: n, ms, opsPerSec: rate(n, ms) };
+}
+
+export function percentile(sorted: readonly number[], p: number): number | null {
+  if (sorted.length === 0) return null;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
+}
+
+function summary(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p90: percentile(sorted, 90),
+    p99: percentile(sorted, 99),
+    max: sorted.at(-1) ?? null,
+    mean: sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : null,
+  };
+}
+
+const settledCount = (c: Counts) => c.completed + c.failed + c.cancelled + c.interrupted;
+
+/**
+ * Polls the lanes until `total` jobs are settled; answers when (ms epoch). The poll asks each lane's
+ * O(1) settled counter (lanes.ts); the lanes' `info()` counts then confirm the end once.
+ */
+async function untilSettled(lanes: DurableObjectStub<BenchLane>[], total: number, timeoutMs = 600_000) {
+  const deadline = Date.now() + timeoutMs;
+  let polls = 0;
+  for (;;) {
+    const settled = (await Promise.all(lanes.map((lane) => lane.benchSettled()))).reduce((a, b) => a + b, 0);
+    polls++;
+    if (settled >= total) break;
+    if (Date.now() > deadline) throw new Error(`only ${settled} of ${total} jobs settled in ${timeoutMs} ms`);
+    await sleep(POLL_MS);
+  }
+  const at = Date.now();
+  const counts = (await Promise.all(lanes.map((lane) => lane.info()))).map((info) => unwrap(info).counts);
+  const confirmed = counts.reduce((sum, c) => sum + settledCount(c), 0);
+  if (confirmed < total) throw new Error(`the settled counter says ${total}, info() counts ${confirmed}`);
+  return { at, polls, counts };
+}
+
+const noopJobs = (from: number, count: number, kind = NOOP_KIND) =>
+  Array.from({ length: count }, (_, k) => ({ kind, payload: { i: from + k } }));
+
+/** Every job of a lane, in enqueue order (pages of 500). */
+async function allJobs(client: LaneClient) {
+  const jobs = [];
+  let cursor: string | null | undefined;
+  do {
+    const page = await client.list({ limit: 500, ...(cursor ? { cursor } : {}) });
+    jobs.push(...page.jobs);
+    cursor = page.cursor;
+  } while (cursor);
+  return jobs;
+}
+
+/** Per-op cost from a lane's counters. */
+function perOp(counters: LaneCounters, ops: number) {
+  const per = (n: number) => Math.round((n / ops) * 1000) / 1000;
+  return { statements: per(counters.statements), transactions: per(counters.transactions), alarmWrites: per(counters.alarmWrites), alarms: per(counters.alarms) };
+}
+
+function sumCounters(all: LaneCounters[]): LaneCounters {
+  return all.reduce((a, c) => ({ statements: a.statements + c.statements, transactions: a.transactions + c.transactions, alarmWrites: a.alarmWrites + c.alarmWrites, alarms: a.alarms + c.alarms }));
+}
+
+/** For each job the no-op executor ran: when it started, when the producer called, when the lane stored it. */
+async function startTimes(lane: LaneClient): Promise<{ start: number; called: number; created: number }[]> {
+  const jobs = await allJobs(lane);
+  return jobs.flatMap((job) => {
+    const start = (job.result as { startedAt?: number } | null)?.startedAt;
+    return typeof start === "number" ? [{ start, called: (job.payload as { t: number }).t, created: job.createdAt }] : [];
+  });
+}
+
+export const workloads: Record<string, Workload> = {
+  /** Does Date.now() move inside a synchronous loop here? (It should not: it moves at I/O.) */
+  async clock() {
+    const a = Date.now();
+    let x = 0;
+    for (let i = 0; i < 5e7; i++) x += i;
+    const b = Date.now();
+    await sleep(1);
+    return { frozenMs: b - a, afterIoMs: Date.now() - a, x: x > 0 };
+  },
+
+  /** The floor of the HTTP workloads: a request that reaches the worker and does nothing. */
+  async noop() {
+    return {};
+  },
+
+  /** The floor: an empty RPC and a one-row-writing RPC to a lane object, sequential and 16 at once. */
+  async floor(env, params) {
+    const n = int(params, "n", 2000);
+    const run = str(params, "run");
+    const out: Record<string, unknown> = {};
+    for (const concurrency of [1, 16]) {
+      const empty = env.PLAIN_LANE.getByName(`floor-empty-${concurrency}-${run}`);
+      await empty.benchPing(); // the object exists and is migrated before timing starts
+      out[`empty_c${concurrency}`] = await timed(n, concurrency, () => empty.benchPing());
+      const write = env.PLAIN_LANE.getByName(`floor-write-${concurrency}-${run}`);
+      await write.benchPing();
+      out[`write_c${concurrency}`] = await timed(n, concurrency, (i) => write.benchWrite(`w-${i}`));
+    }
+    return out;
+  },
+
+  /** Raw SQLite inside one lane object: INSERT, UPDATE by primary key, claim-shaped UPDATE … RETURNING. */
+  async sqlite(env, params) {
+    const n = int(params, "n", 50_000);
+    const lane = env.PLAIN_LANE.getByName(`sqlite-${str(params, "run")}`);
+    await lane.benchPing();
+    const phase = async (fn: () => Promise<number>) => {
+      const t0 = Date.now();
+      const ops = await fn();
+      const ms = Date.now() - t0;
+      return { ops, ms, opsPerSec: rate(ops, ms) };
+    };
+    const insert = await phase(() => lane.benchSqlInsert(n, "raw"));
+    const update = await phase(() => lane.benchSqlUpdate(n));
+    const plans = await lane.benchPlans();
+    const claim = await phase(() => lane.benchSqlClaim(n));
+    return { n, insert, update, claim, plans };
+  },
+
+  /** Where the time goes inside the object: the pieces of enqueue, claim and complete, µs per op. */
+  async profile(env, params) {
+    const lane = env.PLAIN_LANE.getByName(`profile-${str(params, "run")}`);
+    await lane.benchPing();
+    return lane.benchProfile(int(params, "n", 1000));
+  },
+
+  /** Workload 1: one job per call through the RPC client, into a lane with no executors. */
+  async enqueueRpc(env, params) {
+    const n = int(params, "n", 2000);
+    const concurrency = int(params, "concurrency", 1);
+    const name = `enqueue-c${concurrency}-${str(params, "run")}`;
+    const lane = createLaneClient(env.PLAIN_LANE).lane(name);
+    const stub = env.PLAIN_LANE.getByName(name);
+    await lane.enqueue({ kind: PULL_KIND, payload: { warm: true } }); // the first enqueue registers the lane
+    await stub.benchCounters();
+    const result = await timed(n, concurrency, (i) => lane.enqueue({ kind: PULL_KIND, payload: { i } }));
+    return { ...result, perOp: perOp(await stub.benchCounters(), n) };
+  },
+
+  /** Workload 2: batch enqueue, 1000 jobs per call. */
+  async batch(env, params) {
+    const total = int(params, "total", 100_000);
+    const name = `batch-${str(params, "run")}`;
+    const lane = createLaneClient(env.PLAIN_LANE).lane(name);
+    const stub = env.PLAIN_LANE.getByName(name);
+    await lane.info();
+    await stub.benchCounters();
+    const calls = Math.ceil(total / BATCH);
+    const result = await timed(calls, 1, (c) => lane.enqueueBatch({ jobs: noopJobs(c * BATCH, Math.min(BATCH, total - c * BATCH), PULL_KIND) }));
+    return { jobs: total, calls, ms: result.ms, jobsPerSec: rate(total, result.ms), perJob: perOp(await stub.benchCounters(), total) };
+  },
+
+  /** Workload 3 (and 8 per lane): enqueue `n` no-op jobs in batches, time from first enqueue to all settled. */
+  async drain(env, params) {
+    const perLane = int(params, "n", 20_000);
+    const lanes = int(params, "lanes", 1);
+    const concurrency = int(params, "concurrency", 16);
+    const run = str(params, "run");
+    const names = Array.from({ length: lanes }, (_, l) => `drain-c${concurrency}-l${lanes}-${l}-${run}`);
+    const clients = names.map((name) => createLaneClient(env.LANE).lane(name));
+    const stubs = names.map((name) => env.LANE.getByName(name));
+    await Promise.all(clients.map((c) => c.configure({ concurrency })));
+    await Promise.all(stubs.map((s) => s.benchCounters()));
+    const t0 = Date.now();
+    let enqueuedAt = 0;
+    await Promise.all(
+      clients.map(async (client) => {
+        for (let from = 0; from < perLane; from += BATCH) await client.enqueueBatch({ jobs: noopJobs(from, Math.min(BATCH, perLane - from)) });
+        enqueuedAt = Math.max(enqueuedAt, Date.now());
+      }),
+    );
+    const done = await untilSettled(stubs, perLane * lanes);
+    const ms = done.at - t0;
+    const completed = done.counts.reduce((sum, c) => sum + c.completed, 0);
+    // The polls' own statements (info: counts, settings, wake) are in these counters too: a few per poll.
+    const counters = sumCounters(await Promise.all(stubs.map((s) => s.benchCounters())));
+    return {
+      lanes, perLane, jobs: perLane * lanes, concurrency, ms, enqueueMs: enqueuedAt - t0, jobsPerSec: rate(perLane * lanes, ms),
+      completed, polls: done.polls, pollMs: POLL_MS, perJob: perOp(counters, perLane * lanes),
+    };
+  },
+
+  /** Workload 5: jobs enqueued `gapMs` apart into an idle lane; enqueue call → executor start. */
+  async latency(env, params) {
+    const n = int(params, "n", 500);
+    const gapMs = int(params, "gapMs", 10);
+    const name = `latency-${str(params, "run")}`;
+    const lane = createLaneClient(env.LANE).lane(name);
+    await lane.info();
+    const roundTrips: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t = Date.now();
+      await lane.enqueue({ kind: NOOP_KIND, payload: { t } });
+      roundTrips.push(Date.now() - t);
+      await sleep(gapMs);
+    }
+    await untilSettled([env.LANE.getByName(name)], n);
+    const times = await startTimes(lane);
+    return {
+      n, gapMs, startDelayMs: summary(times.map((t) => t.start - t.called)), createdToStartMs: summary(times.map((t) => t.start - t.created)),
+      enqueueRoundTripMs: summary(roundTrips),
+    };
+  },
+
+  /** Workload 6: producers enqueue for `durationMs` while the executors run; first start and drain lag. */
+  async stream(env, params) {
+    const durationMs = int(params, "durationMs", 10_000);
+    const producers = int(params, "producers", 4);
+    const concurrency = int(params, "concurrency", 16);
+    const name = `stream-${str(params, "run")}`;
+    const lane = createLaneClient(env.LANE).lane(name);
+    await lane.configure({ concurrency });
+    let enqueued = 0;
+    const t0 = Date.now();
+    const stopAt = t0 + durationMs;
+    await Promise.all(
+      Array.from({ length: producers }, async () => {
+        while (Date.now() < stopAt) {
+          await lane.enqueue({ kind: NOOP_KIND, payload: { t: Date.now() } });
+          enqueued++;
+        }
+      }),
+    );
+    const streamEnd = Date.now();
+    const done = await untilSettled([env.LANE.getByName(name)], enqueued);
+    const times = await startTimes(lane);
+    const starts = times.map((t) => t.start);
+    const firstStart = Math.min(...starts);
+    return {
+      durationMs: streamEnd - t0,
+      producers,
+      concurrency,
+      enqueued,
+      enqueuePerSec: rate(enqueued, streamEnd - t0),
+      firstStartMs: firstStart - t0,
+      startedDuringStream: starts.filter((s) => s <= streamEnd).length,
+      drainLagMs: done.at - streamEnd,
+      startDelayMs: summary(times.map((t) => t.start - t.called)),
+    };
+  },
+
+  /** Workloads 4 and 7, setup: grow a lane's backlog of pull-only jobs to `size` queued jobs with batch enqueue. */
+  async fill(env, params) {
+    const size = int(params, "size", 1000);
+    const name = str(params, "lane");
+    // The pull workload fills a LANE (the app's binding); growth fills a PLAIN_LANE.
+    const lane = params.binding === "LANE" ? createLaneClient(env.LANE).lane(name) : createLaneClient(env.PLAIN_LANE).lane(name);
+    const info = await lane.configure({ concurrency: 1000 });
+    const t0 = Date.now();
+    let added = 0;
+    for (let queued = info.counts.queued; queued < size; queued += BATCH) {
+      const count = Math.min(BATCH, size - queued);
+      await lane.enqueueBatch({ jobs: noopJobs(queued, count, PULL_KIND) });
+      added += count;
+    }
+    const ms = Date.now() - t0;
+    return { added, ms, jobsPerSec: rate(added, ms) };
+  },
+
+  /** Workload 7, measure: enqueue and claim cost at the lane's current backlog (claims completed after, untimed). */
+  async growth(env, params) {
+    const ops = int(params, "ops", 500);
+    const lane = createLaneClient(env.PLAIN_LANE).lane(str(params, "lane"));
+    const stub = env.PLAIN_LANE.getByName(str(params, "lane"));
+    const before = await lane.info();
+    await stub.benchCounters();
+    const enqueue = await timed(ops, 1, (i) => lane.enqueue({ kind: PULL_KIND, payload: { g: i } }));
+    const enqueueCost = perOp(await stub.benchCounters(), ops);
+    const claimed: { id: string; token: string }[] = [];
+    const claim = await timed(ops, 1, async () => {
+      const { jobs } = await lane.claim({ max: 1, kinds: [PULL_KIND] });
+      for (const job of jobs) claimed.push({ id: job.id, token: job.lease.token });
+    });
+    const claimCost = perOp(await stub.benchCounters(), ops);
+    await pool(claimed.length, 16, (i) => lane.complete(claimed[i]!.id, { token: claimed[i]!.token }));
+    const t0 = Date.now();
+    await lane.info();
+    const infoMs = Date.now() - t0;
+    return { queued: before.counts.queued, enqueue: { ...enqueue, perOp: enqueueCost }, claim: { ...claim, perOp: claimCost }, claimed: claimed.length, infoMs };
+  },
+};
