@@ -2,5 +2,7 @@ declare namespace Cloudflare {
   interface Env {
     /** A lane class with no executors: every job waits for pull consumers. */
     PLAIN_LANE: DurableObjectNamespace<import("../src/durable/lane").Lane>;
+    /** A lane whose outcomes go through `completing` to an `onOutcome` hook. */
+    HOOK_LANE: DurableObjectNamespace<import("../src/durable/lane").Lane>;
   }
 }

@@ -84,7 +84,7 @@ export const CLAIM_CANDIDATES_SQL = `SELECT j.seq FROM jobs j
   ORDER BY j.priority DESC, j.seq LIMIT ?4`;
 
 /** Wake: is an outcome waiting for delivery. */
-export const ANY_COMPLETING_SQL = `SELECT 1 FROM jobs WHERE state = 'completing' LIMIT 1`;
+export const COMPLETING_COUNT_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE state = 'completing'`;
 
 /** Wake: the earliest lease expiry. */
 export const EARLIEST_LEASE_SQL = `SELECT MIN(lease_until) AS t FROM jobs WHERE state = 'running'`;
@@ -644,13 +644,14 @@ export class LaneStore {
   /**
    * The lane's one wake time, from its rows: the earliest of a claimable queued job's `runAt` (not
    * paused, queue head, a free concurrency slot; a due job only if an in-process executor would run
-   * it), a running job's lease expiry, and now if an outcome awaits delivery. Null: nothing to do.
+   * it), a running job's lease expiry, and now if an outcome awaits delivery that nobody is delivering
+   * (`delivering`: how many this process has in hand). Null: nothing to do.
    */
-  nextWakeAt(executorKinds: readonly string[]): number | null {
+  nextWakeAt(executorKinds: readonly string[], delivering = 0): number | null {
     const now = this.clock.now();
     const candidates: number[] = [];
-    const completing = this.sql.exec(ANY_COMPLETING_SQL).toArray().length > 0;
-    if (completing) return now;
+    const completing = this.sql.exec<{ n: number }>(COMPLETING_COUNT_SQL).one().n;
+    if (completing > delivering) return now;
     const lease = this.sql.exec<{ t: number | null }>(EARLIEST_LEASE_SQL).one().t;
     if (lease !== null) candidates.push(lease);
     const { concurrency, paused } = this.settings();

@@ -293,7 +293,6 @@ export class Lane extends DurableObject<Env> {
       if (recovered + interrupted + cancelled < 500) break;
     }
     this.dispatcher.reconcile();
-    await this.deliver();
     this.afterChange();
   }
 
@@ -307,12 +306,12 @@ export class Lane extends DurableObject<Env> {
   /** After every transition: start what is due, deliver recorded outcomes, and re-arm the one alarm. */
   private afterChange(): void {
     this.dispatcher.pump();
-    if (this.options.onOutcome && this.delivering.size === 0) this.ctx.waitUntil(this.deliver());
+    this.deliverPending();
     this.rearm();
   }
 
   private rearm(): void {
-    const wake = this.store.nextWakeAt(this.dispatcher.kinds);
+    const wake = this.store.nextWakeAt(this.dispatcher.kinds, this.delivering.size);
     if (wake === this.armedAt) return;
     this.armedAt = wake;
     const write = wake === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(wake);
@@ -322,26 +321,29 @@ export class Lane extends DurableObject<Env> {
     });
   }
 
-  /** Second phase of outcomes: hand each `completing` job to `onOutcome`, then settle it. */
-  private async deliver(): Promise<void> {
-    const hook = this.options.onOutcome;
-    if (!hook) return;
-    for (;;) {
-      const pending = this.store.completingJobs().filter((job) => !this.delivering.has(job.id));
-      if (pending.length === 0) return;
-      for (const job of pending) {
-        this.delivering.add(job.id);
-        try {
-          await hook(job, this.env);
-        } catch (error) {
-          this.logLine({ event: "lane.on_outcome_failed", lane: this.store.laneName, jobId: job.id, message: String(error) });
-        } finally {
-          this.delivering.delete(job.id);
-        }
-        this.store.markSettled(job.id);
-      }
-      this.rearm();
+  /**
+   * Second phase of outcomes: hand each `completing` job not already in hand to `onOutcome`, then
+   * settle it. Deliveries run side by side, so one slow hook holds up no other job.
+   */
+  private deliverPending(): void {
+    if (!this.options.onOutcome) return;
+    for (const job of this.store.completingJobs()) {
+      if (this.delivering.has(job.id)) continue;
+      this.delivering.add(job.id);
+      this.ctx.waitUntil(this.deliver(job));
     }
+  }
+
+  private async deliver(job: Job): Promise<void> {
+    try {
+      await this.options.onOutcome!(job, this.env);
+    } catch (error) {
+      this.logLine({ event: "lane.on_outcome_failed", lane: this.store.laneName, jobId: job.id, message: String(error) });
+    } finally {
+      this.delivering.delete(job.id);
+    }
+    this.store.markSettled(job.id);
+    this.afterChange();
   }
 
   private transitioned(t: Transition): void {

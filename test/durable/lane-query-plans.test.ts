@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import {
-  ANY_COMPLETING_SQL,
+  COMPLETING_COUNT_SQL,
   CLAIM_CANDIDATES_SQL,
   DUE_EXECUTOR_HEAD_SQL,
   EARLIEST_FUTURE_HEAD_SQL,
@@ -14,7 +14,7 @@ import { T0, claim, setup, value } from "../helpers/lane.js";
 const statements: [string, string, unknown[]][] = [
   ["the claim (any kind)", CLAIM_CANDIDATES_SQL, [T0, null, "[]", 10]],
   ["the claim (some kinds)", CLAIM_CANDIDATES_SQL, [T0, '["a","b"]', '["c"]', 10]],
-  ["the wake: outcomes to deliver", ANY_COMPLETING_SQL, []],
+  ["the wake: outcomes to deliver", COMPLETING_COUNT_SQL, []],
   ["the wake: earliest lease", EARLIEST_LEASE_SQL, []],
   ["the wake: running count", RUNNING_COUNT_SQL, []],
   ["the wake: a due in-process head", DUE_EXECUTOR_HEAD_SQL, [T0, '["a"]']],

@@ -3,6 +3,7 @@ import { demoExecutors } from "../../src/durable/executors.js";
 import { defineLane } from "../../src/durable/lane.js";
 import { createApp } from "../../src/worker/app.js";
 import { recordTransition, testExecutors } from "./executors.js";
+import { deliverOutcome } from "./outcomes.js";
 
 export { LaneRegistry } from "../../src/durable/registry.js";
 export { Lane } from "../../src/durable/lane.js";
@@ -11,6 +12,14 @@ export { Lane } from "../../src/durable/lane.js";
 export class TestLane extends defineLane({
   executors: { ...demoExecutors, ...testExecutors },
   onTransition: recordTransition,
+  log: false,
+}) {}
+
+/** HOOK_LANE in tests: outcomes are recorded `completing`, handed to a hook, then settled. */
+export class HookLane extends defineLane({
+  executors: { ...demoExecutors, ...testExecutors },
+  onTransition: recordTransition,
+  onOutcome: deliverOutcome,
   log: false,
 }) {}
 

@@ -6,20 +6,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { bundleWorker, LocalRuntime } from "../../scripts/local-runtime.js";
+import { LocalRuntime } from "../../scripts/local-runtime.js";
 
-let bundleDir: string;
 let stateDir: string;
 const logs: string[] = [];
 
 beforeAll(() => {
-  bundleDir = bundleWorker();
   stateDir = mkdtempSync(join(tmpdir(), "switchyard-crash-"));
 });
 
 afterAll(() => {
   rmSync(stateDir, { recursive: true, force: true });
-  rmSync(bundleDir, { recursive: true, force: true });
 });
 
 /** Waits (bounded) until `check` holds, asking the live runtime every 25 ms. */
@@ -33,7 +30,7 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60
 
 it("settles every job exactly once when the runtime is killed while executors run", async () => {
   const onLog = (line: string) => void logs.push(line);
-  let runtime = await LocalRuntime.start({ bundleDir, persistDir: stateDir, onLog });
+  let runtime = await LocalRuntime.start({ persistDir: stateDir, onLog });
   const lanes = ["crash-a", "crash-b"];
   const ids: { lane: string; id: string }[] = [];
   for (const lane of lanes) {
@@ -51,7 +48,7 @@ it("settles every job exactly once when the runtime is killed while executors ru
   await until("jobs to be running", async () => (await counts("crash-a")).running > 0 && (await counts("crash-b")).running > 0);
 
   await runtime.kill();
-  runtime = await LocalRuntime.start({ bundleDir, persistDir: stateDir, onLog });
+  runtime = await LocalRuntime.start({ persistDir: stateDir, onLog });
   try {
     for (const lane of lanes) {
       await until(`lane ${lane} to settle everything`, async () => (await counts(lane)).completed === 30);

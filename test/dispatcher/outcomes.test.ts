@@ -1,0 +1,76 @@
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../src/shared/clock.js";
+import { unwrap } from "../../src/shared/errors.js";
+import { transitions, waitForTransition } from "../helpers/executors.js";
+import { deliveriesOf } from "../helpers/outcomes.js";
+
+const START = 4_000_000_000_000;
+
+async function setup() {
+  const name = `hook-${crypto.randomUUID()}`;
+  const lane = env.HOOK_LANE.getByName(name);
+  const clock = new ManualClock(START);
+  await runInDurableObject(lane, (l) => l.useClock(clock));
+  const settled = (stub: typeof lane, id: string) =>
+    runInDurableObject(stub, () => waitForTransition(id, (e) => e.to === "settled"));
+  return { name, lane, clock, settled };
+}
+
+describe("two-phase outcomes (onOutcome)", () => {
+  it("records the outcome as completing, hands it to the hook, then settles it", async () => {
+    const { lane, settled } = await setup();
+    const job = unwrap(await lane.enqueue({ kind: "demo.echo", payload: { n: 1 } })).job;
+    await settled(lane, job.id);
+    const path = transitions(job.id).map((e) => `${e.from}>${e.to}`);
+    expect(path).toEqual(["queued>running", "running>completing", "completing>settled"]);
+    const delivered = deliveriesOf(job.id);
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]).toMatchObject({ state: "completing", outcome: "completed", result: { n: 1 } });
+    expect(unwrap(await lane.getJob(job.id))).toMatchObject({ state: "settled", outcome: "completed" });
+  });
+
+  it("delivers failures and cancellations too", async () => {
+    const { lane, settled } = await setup();
+    const failed = unwrap(await lane.enqueue({ kind: "test.fatal" })).job;
+    const sleeping = unwrap(await lane.enqueue({ kind: "demo.sleep", payload: { ms: 60_000 } })).job;
+    await lane.cancel(sleeping.id);
+    await settled(lane, failed.id);
+    await settled(lane, sleeping.id);
+    expect(deliveriesOf(failed.id).map((j) => j.outcome)).toEqual(["failed"]);
+    expect(deliveriesOf(sleeping.id).map((j) => j.outcome)).toEqual(["cancelled"]);
+  });
+
+  it("settles the job and keeps working when the hook throws", async () => {
+    const { lane, settled } = await setup();
+    const bad = unwrap(await lane.enqueue({ kind: "demo.echo", payload: { hook: "throw" } })).job;
+    const good = unwrap(await lane.enqueue({ kind: "demo.echo", payload: { n: 2 } })).job;
+    await settled(lane, bad.id);
+    await settled(lane, good.id);
+    expect(unwrap(await lane.getJob(bad.id)).state).toBe("settled");
+    expect(unwrap(await lane.info()).counts.completed).toBe(2);
+  });
+
+  it("delivers again after a crash between recording and delivery (at least once)", async () => {
+    const { name, lane, clock } = await setup();
+    const job = unwrap(await lane.enqueue({ kind: "demo.echo", payload: { hook: "hang-once" } })).job;
+    await runInDurableObject(lane, () => waitForTransition(job.id, (e) => e.to === "completing"));
+    expect(unwrap(await lane.getJob(job.id)).state).toBe("completing");
+    await expect(runInDurableObject(lane, (_l, state) => state.abort("simulated crash"))).rejects.toThrow();
+    const after = env.HOOK_LANE.getByName(name);
+    await runInDurableObject(after, (l) => l.useClock(clock));
+    await runDurableObjectAlarm(after);
+    await runInDurableObject(after, () => waitForTransition(job.id, (e) => e.to === "settled"));
+    expect(deliveriesOf(job.id)).toHaveLength(2);
+    expect(unwrap(await after.getJob(job.id))).toMatchObject({ state: "settled", outcome: "completed" });
+    expect(await after.nextWakeAt()).toBeNull();
+  });
+
+  it("does not spin the alarm while a delivery is in progress", async () => {
+    const { lane } = await setup();
+    const job = unwrap(await lane.enqueue({ kind: "demo.echo", payload: { hook: "hang-once" } })).job;
+    await runInDurableObject(lane, () => waitForTransition(job.id, (e) => e.to === "completing"));
+    expect(await lane.nextWakeAt()).toBeNull();
+  });
+});
