@@ -108,3 +108,11 @@ export async function enqueueAndClaim(fixture: LaneFixture, leaseMs = 30_000): P
   await enqueue(fixture);
   return claimOne(fixture, leaseMs);
 }
+
+/** A pull-consumer job claimed and completed: settled `completed`. */
+export async function completedJob(fixture: LaneFixture): Promise<any> {
+  const claimed = await enqueueAndClaim(fixture);
+  const done = await post(`${fixture.base}/jobs/${claimed.id}/complete`, { token: claimed.lease.token });
+  expect(done.status, JSON.stringify(done.body)).toBe(200);
+  return done.body.job;
+}

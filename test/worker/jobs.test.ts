@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_BATCH_JOBS } from "../../src/shared/defaults.js";
-import { call, claimOne, enqueue, expectError, get, post, PULL_KIND, setup, T0 } from "../helpers/http.js";
+import { call, claimOne, completedJob, enqueue, expectError, get, post, PULL_KIND, setup, T0 } from "../helpers/http.js";
 
 describe("enqueue", () => {
   it("answers 201 queued with the job", async () => {
@@ -176,9 +176,7 @@ describe("cancel", () => {
 
   it("answers 409 job_settled for a completed job", async () => {
     const lane = await setup();
-    const job = await enqueue(lane);
-    const claimed = await claimOne(lane);
-    await post(`${lane.base}/jobs/${job.id}/complete`, { token: claimed.lease.token });
+    const job = await completedJob(lane);
     expectError(await post(`${lane.base}/jobs/${job.id}/cancel`), 409, "job_settled");
   });
 
@@ -211,9 +209,7 @@ describe("requeue", () => {
 
   it("answers 409 job_settled for a completed job", async () => {
     const lane = await setup();
-    const job = await enqueue(lane);
-    const claimed = await claimOne(lane);
-    await post(`${lane.base}/jobs/${job.id}/complete`, { token: claimed.lease.token });
+    const job = await completedJob(lane);
     expectError(await post(`${lane.base}/jobs/${job.id}/requeue`), 409, "job_settled");
   });
 
