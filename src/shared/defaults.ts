@@ -6,6 +6,11 @@ export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 export const MAX_PAYLOAD_BYTES = 128 * 1024;
 export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_BATCH_JOBS = 1000;
+/**
+ * How deeply a body's arrays and objects may nest. Durable Object RPC serializes recursively and runs
+ * out of stack in the low thousands, which would turn a client's body into a 500; no job needs this.
+ */
+export const MAX_BODY_DEPTH = 128;
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const MAX_ATTEMPTS_LIMIT = 100;

@@ -4,11 +4,12 @@ import type { Json } from "./job.js";
 
 const encoder = new TextEncoder();
 
-/** UTF-8 size of a string in bytes, without allocating for pure-ASCII strings. */
-export function byteLength(text: string): number {
-  // Fast path: a string of n UTF-16 units is at most 3n bytes; below the limit in any case.
-  if (text.length * 3 <= MAX_PAYLOAD_BYTES) return text.length;
-  return encoder.encode(text).byteLength;
+/** Whether a string's UTF-8 encoding is over `limit` bytes; encodes only when it could be. */
+export function exceedsBytes(text: string, limit: number): boolean {
+  // n UTF-16 units encode to at least n and at most 3n bytes.
+  if (text.length > limit) return true;
+  if (text.length * 3 <= limit) return false;
+  return encoder.encode(text).byteLength > limit;
 }
 
 /**
@@ -26,7 +27,7 @@ export function serializeJson(value: unknown, what: string): Result<string> {
   if (text === undefined) {
     return fail("invalid_request", `${what} is not a JSON value`, [{ path: [what], message: "not serializable as JSON" }]);
   }
-  if (byteLength(text) > MAX_PAYLOAD_BYTES) {
+  if (exceedsBytes(text, MAX_PAYLOAD_BYTES)) {
     return fail("payload_too_large", `${what} is larger than ${MAX_PAYLOAD_BYTES} bytes serialized`);
   }
   return { ok: true, value: text };

@@ -116,10 +116,13 @@ export type FailRequest = z.infer<typeof FailRequest>;
 export const ReleaseRequest = z.strictObject({ token: Token }).openapi("ReleaseRequest");
 export type ReleaseRequest = z.infer<typeof ReleaseRequest>;
 
-/** zod issues as API `details`: one entry per problem with its path. */
+/** zod issues as API `details`: one entry per problem with its path; an unknown key at its own path. */
 export function toIssues(error: z.ZodError, prefix: (string | number)[] = []): Issue[] {
-  return error.issues.map((issue) => ({
-    path: [...prefix, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))],
-    message: issue.message,
-  }));
+  return error.issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path.map((p) => (typeof p === "symbol" ? String(p) : p))];
+    if (issue.code === "unrecognized_keys") {
+      return issue.keys.map((key) => ({ path: [...path, key], message: `unknown field "${key}"` }));
+    }
+    return [{ path, message: issue.message }];
+  });
 }

@@ -6,14 +6,9 @@
  * nothing after it.
  */
 import type { MiddlewareHandler } from "hono";
-import { MAX_BODY_BYTES } from "../shared/defaults.js";
+import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from "../shared/defaults.js";
 import { QueueError } from "../shared/errors.js";
 
-/**
- * How deeply a body's arrays and objects may nest. Durable Object RPC serializes recursively and runs
- * out of stack in the low thousands, which would turn a client's body into a 500; no job needs this.
- */
-export const MAX_BODY_DEPTH = 128;
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 

@@ -7,8 +7,7 @@ import type { Hook } from "@hono/zod-openapi";
 import type { ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { ZodError } from "zod";
-import { QueueError, type ErrorCode, type Issue } from "../shared/errors.js";
+import { QueueError, type ErrorCode } from "../shared/errors.js";
 import { toIssues } from "../shared/schemas.js";
 import { isJsonContentType } from "./body.js";
 
@@ -51,20 +50,11 @@ export const validationHook: Hook<unknown, any, string, void> = (result, c) => {
     throw new QueueError("unsupported_media_type", "this route requires an application/json body");
   }
   if (result.success) return;
-  const details = issuesOf(result.error);
+  const details = toIssues(result.error);
   const where = result.target === "json" ? "body" : result.target;
   const summary = details.map((d) => `${d.path.join(".") || "(" + where + ")"}: ${d.message}`).join("; ");
   throw new QueueError("invalid_request", `invalid ${where}: ${summary}`, details);
 };
-
-/** `toIssues`, with an unknown key named in its path (zod reports it at the object holding it). */
-function issuesOf(error: ZodError): Issue[] {
-  return toIssues(error).flatMap((detail, i) => {
-    const issue = error.issues[i];
-    if (issue?.code !== "unrecognized_keys") return [detail];
-    return issue.keys.map((key) => ({ path: [...detail.path, key], message: `unknown field "${key}"` }));
-  });
-}
 
 function asQueueError(error: unknown): QueueError | null {
   if (error instanceof QueueError) return error;

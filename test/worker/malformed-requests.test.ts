@@ -9,7 +9,7 @@ import fc from "fast-check";
 import { expect, it } from "vitest";
 import { MAX_BODY_BYTES, MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
 import { ERROR_STATUS, type ErrorCode } from "../../src/shared/errors.js";
-import { MAX_BODY_DEPTH } from "../../src/worker/body.js";
+import { MAX_BODY_DEPTH } from "../../src/shared/defaults.js";
 import { enqueue, post, PULL_KIND, setup, TOKEN, ROTATED_TOKEN, type LaneFixture } from "../helpers/http.js";
 
 const RUNS = 200;

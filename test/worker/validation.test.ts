@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_BODY_BYTES, MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
 import { QueueError } from "../../src/shared/errors.js";
 import { createApp } from "../../src/worker/app.js";
-import { MAX_BODY_DEPTH } from "../../src/worker/body.js";
+import { MAX_BODY_DEPTH } from "../../src/shared/defaults.js";
 import { call, enqueue, expectError, get, post, PULL_KIND, read, request, setup, TOKEN } from "../helpers/http.js";
 
 const json = { "content-type": "application/json" };
