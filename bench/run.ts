@@ -10,7 +10,8 @@
  * Exits 0 when every workload ran (targets may be unmet); 1 when the benchmark itself broke.
  * Node runs this file by type stripping: no enums or parameter properties, and .ts imports by path.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type * as RuntimeModule from "../scripts/local-runtime.js";
@@ -31,8 +32,8 @@ const SIZES = {
     pullN: 10_000, pullConsumers: 4, latencyN: 500, streamMs: 10_000, growth: [1000, 100_000, 1_000_000], growthOps: 500, scalePerLane: 5000,
   },
   quick: {
-    floorN: 1000, sqliteN: 50_000, profileN: 1000, enqueueN: 1000, httpN: 500, batchTotal: 20_000, drainN: 5000,
-    pullN: 2000, pullConsumers: 4, latencyN: 200, streamMs: 3000, growth: [1000, 10_000, 100_000], growthOps: 300, scalePerLane: 1000,
+    floorN: 1000, sqliteN: 50_000, profileN: 1000, enqueueN: 1000, httpN: 300, batchTotal: 20_000, drainN: 4000,
+    pullN: 1000, pullConsumers: 4, latencyN: 200, streamMs: 3000, growth: [1000, 10_000, 50_000], growthOps: 200, scalePerLane: 500,
   },
   smoke: {
     floorN: 50, sqliteN: 1000, profileN: 100, enqueueN: 50, httpN: 20, batchTotal: 1000, drainN: 200,
@@ -46,12 +47,32 @@ const run = Date.now().toString(36);
 const NOOP_KIND = "bench.noop";
 const PULL_KIND = "bench.pull";
 
+const ROOT = resolve(import.meta.dirname, "..");
+
+/**
+ * Bundles the bench worker once and writes a config that serves that bundle as is (`no_bundle`):
+ * `wrangler dev` rebuilds and restarts the worker whenever a source file changes, and a run of
+ * minutes in a repository where others are editing src/ must measure one version of the code.
+ */
+function bundleBenchWorker(dir: string): string {
+  execFileSync("npx", ["wrangler", "deploy", "--dry-run", "--outdir", dir, "--config", "wrangler.bench.toml"], {
+    cwd: ROOT,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
+    stdio: "pipe",
+  });
+  const config = readFileSync(join(ROOT, "wrangler.bench.toml"), "utf8").replace(/^main = .*$/m, `main = ${JSON.stringify(join(dir, "worker.js"))}\nno_bundle = true`);
+  const path = join(dir, "wrangler.toml");
+  writeFileSync(path, config);
+  return path;
+}
+
 const bootStart = performance.now();
+const bundleDir = mkdtempSync(join(tmpdir(), "switchyard-bench-bundle-"));
 const persistDir = mkdtempSync(join(tmpdir(), "switchyard-bench-"));
 const logTail: string[] = [];
 const runtime = await LocalRuntime.start({
   persistDir,
-  config: "wrangler.bench.toml",
+  config: bundleBenchWorker(bundleDir),
   apiToken: "bench-token",
   onLog: (line) => {
     logTail.push(line);
@@ -59,6 +80,18 @@ const runtime = await LocalRuntime.start({
   },
 });
 const memory = new MemoryWatch(runtime.processGroup);
+
+// However the run ends (a throw, Ctrl-C), the runtime's process group and the temporary state go with it.
+process.on("exit", () => {
+  try {
+    process.kill(-runtime.processGroup, "SIGKILL");
+  } catch {
+    // already gone
+  }
+  rmSync(persistDir, { recursive: true, force: true });
+  rmSync(bundleDir, { recursive: true, force: true });
+});
+for (const signal of ["SIGINT", "SIGTERM"] as const) process.on(signal, () => process.exit(130));
 
 /** A bench route inside the worker: its loop runs there; the answer is its figures. */
 async function bench<T = any>(workload: string, params: object = {}): Promise<T> {
@@ -212,14 +245,13 @@ const report = {
   failures,
   workloads: results,
 };
-const resultsDir = resolve(import.meta.dirname, "results");
+const resultsDir = join(ROOT, "bench", "results");
 mkdirSync(resultsDir, { recursive: true });
 const file = join(resultsDir, `${startedAt.toISOString().replaceAll(":", "-").replace(/\.\d+Z$/, "Z")}.json`);
 writeFileSync(file, JSON.stringify(report, null, 2) + "\n");
 console.log(`\nwrote ${file}`);
 
 await runtime.kill(); // the state is thrown away: no need for a polite stop
-rmSync(persistDir, { recursive: true, force: true });
 
 // Broken is a workload that threw or a target with no figure; an unmet target is a finding, not a failure.
 const broken = [...failures, ...targets.filter((t) => typeof t.measured !== "number" || !Number.isFinite(t.measured)).map((t) => `target ${t.name}`)];

@@ -41,11 +41,27 @@ async function pool(n: number, concurrency: number, task: (i: number) => Promise
 }
 
 /** Times `n` calls of `task` at `concurrency`, in ops/s. */
-async function timed(n: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<{ ops: number; ms: number; opsPerSec: number | null }> {
+type Timed = { ops: number; ms: number; opsPerSec: number | null };
+
+async function timed(n: number, concurrency: number, task: (i: number) => Promise<unknown>): Promise<Timed> {
   const t0 = Date.now();
   await pool(n, concurrency, task);
   const ms = Date.now() - t0;
   return { ops: n, ms, opsPerSec: rate(n, ms) };
+}
+
+/** `a` and `b` in alternating rounds, so that a noisy machine's drift weighs on both alike; totals of each. */
+async function interleaved(rounds: number, a: (round: number) => Promise<Timed>, b: (round: number) => Promise<Timed>): Promise<{ a: Timed; b: Timed }> {
+  const sum = { a: { ops: 0, ms: 0 }, b: { ops: 0, ms: 0 } };
+  for (let round = 0; round < rounds; round++) {
+    for (const [key, fn] of [["a", a], ["b", b]] as const) {
+      const t = await fn(round);
+      sum[key].ops += t.ops;
+      sum[key].ms += t.ms;
+    }
+  }
+  const total = (t: { ops: number; ms: number }): Timed => ({ ...t, opsPerSec: rate(t.ops, t.ms) });
+  return { a: total(sum.a), b: total(sum.b) };
 }
 
 export function percentile(sorted: readonly number[], p: number): number | null {
@@ -106,11 +122,17 @@ async function allJobs(client: LaneClient) {
 /** Per-op cost from a lane's counters. */
 function perOp(counters: LaneCounters, ops: number) {
   const per = (n: number) => Math.round((n / ops) * 1000) / 1000;
-  return { statements: per(counters.statements), transactions: per(counters.transactions), alarmWrites: per(counters.alarmWrites), alarms: per(counters.alarms) };
+  return {
+    statements: per(counters.statements), transactions: per(counters.transactions), alarmWrites: per(counters.alarmWrites),
+    alarms: per(counters.alarms), sqlUs: per(counters.sqlMs * 1000),
+  };
 }
 
 function sumCounters(all: LaneCounters[]): LaneCounters {
-  return all.reduce((a, c) => ({ statements: a.statements + c.statements, transactions: a.transactions + c.transactions, alarmWrites: a.alarmWrites + c.alarmWrites, alarms: a.alarms + c.alarms }));
+  return all.reduce((a, c) => ({
+    statements: a.statements + c.statements, transactions: a.transactions + c.transactions, alarmWrites: a.alarmWrites + c.alarmWrites,
+    alarms: a.alarms + c.alarms, sqlMs: a.sqlMs + c.sqlMs,
+  }));
 }
 
 /** For each job the no-op executor ran: when it started, when the producer called, when the lane stored it. */
@@ -123,14 +145,21 @@ async function startTimes(lane: LaneClient): Promise<{ start: number; called: nu
 }
 
 export const workloads: Record<string, Workload> = {
-  /** Does Date.now() move inside a synchronous loop here? (It should not: it moves at I/O.) */
+  /**
+   * Does Date.now() move inside a synchronous loop here? In production it moves only at I/O; under
+   * local workerd it moves, and the in-object profile relies on that.
+   */
   async clock() {
     const a = Date.now();
     let x = 0;
     for (let i = 0; i < 5e7; i++) x += i;
     const b = Date.now();
     await sleep(1);
-    return { frozenMs: b - a, afterIoMs: Date.now() - a, x: x > 0 };
+    // The smallest step performance.now() takes: its resolution here.
+    const p0 = performance.now();
+    let p1 = p0;
+    for (let i = 0; i < 1e8 && p1 === p0; i++) p1 = performance.now();
+    return { syncLoopMs: b - a, afterIoMs: Date.now() - a, performanceStepMs: p1 - p0, x: x > 0 };
   },
 
   /** The floor of the HTTP workloads: a request that reaches the worker and does nothing. */
@@ -183,26 +212,47 @@ export const workloads: Record<string, Workload> = {
   async enqueueRpc(env, params) {
     const n = int(params, "n", 2000);
     const concurrency = int(params, "concurrency", 1);
-    const name = `enqueue-c${concurrency}-${str(params, "run")}`;
+    const rounds = int(params, "rounds", 5);
+    const run = str(params, "run");
+    const name = `enqueue-c${concurrency}-${run}`;
     const lane = createLaneClient(env.PLAIN_LANE).lane(name);
     const stub = env.PLAIN_LANE.getByName(name);
+    const floor = env.PLAIN_LANE.getByName(`enqueue-floor-c${concurrency}-${run}`);
     await lane.enqueue({ kind: PULL_KIND, payload: { warm: true } }); // the first enqueue registers the lane
+    await floor.benchPing();
     await stub.benchCounters();
-    const result = await timed(n, concurrency, (i) => lane.enqueue({ kind: PULL_KIND, payload: { i } }));
-    return { ...result, perOp: perOp(await stub.benchCounters(), n) };
+    const chunk = Math.ceil(n / rounds);
+    const { a: enqueue, b: write } = await interleaved(
+      rounds,
+      (round) => timed(chunk, concurrency, (i) => lane.enqueue({ kind: PULL_KIND, payload: { i: round * chunk + i } })),
+      (round) => timed(chunk, concurrency, (i) => floor.benchWrite(`w-${round * chunk + i}`)),
+    );
+    return { enqueue: { ...enqueue, perOp: perOp(await stub.benchCounters(), enqueue.ops) }, write, rounds };
   },
 
-  /** Workload 2: batch enqueue, 1000 jobs per call. */
+  /** Workload 2: batch enqueue, 1000 jobs per call; raw INSERTs of as many rows in between, in a probe lane. */
   async batch(env, params) {
     const total = int(params, "total", 100_000);
-    const name = `batch-${str(params, "run")}`;
+    const rounds = int(params, "rounds", Math.max(1, Math.round(total / 10_000)));
+    const run = str(params, "run");
+    const name = `batch-${run}`;
     const lane = createLaneClient(env.PLAIN_LANE).lane(name);
     const stub = env.PLAIN_LANE.getByName(name);
+    const probe = env.PLAIN_LANE.getByName(`batch-floor-${run}`);
     await lane.info();
+    await probe.benchPing();
     await stub.benchCounters();
-    const calls = Math.ceil(total / BATCH);
-    const result = await timed(calls, 1, (c) => lane.enqueueBatch({ jobs: noopJobs(c * BATCH, Math.min(BATCH, total - c * BATCH), PULL_KIND) }));
-    return { jobs: total, calls, ms: result.ms, jobsPerSec: rate(total, result.ms), perJob: perOp(await stub.benchCounters(), total) };
+    const calls = Math.ceil(total / rounds / BATCH);
+    const { a: batch, b: rawInsert } = await interleaved(
+      rounds,
+      (round) =>
+        timed(calls, 1, (c) => {
+          const from = (round * calls + c) * BATCH;
+          return lane.enqueueBatch({ jobs: noopJobs(from, BATCH, PULL_KIND) });
+        }).then((t) => ({ ...t, ops: t.ops * BATCH })),
+      (round) => timed(1, 1, () => probe.benchSqlInsert(calls * BATCH, `r${round}`)).then((t) => ({ ...t, ops: calls * BATCH })),
+    );
+    return { jobs: batch.ops, calls: calls * rounds, ms: batch.ms, jobsPerSec: batch.opsPerSec, perJob: perOp(await stub.benchCounters(), batch.ops), rawInsert, rounds };
   },
 
   /** Workload 3 (and 8 per lane): enqueue `n` no-op jobs in batches, time from first enqueue to all settled. */
@@ -215,6 +265,7 @@ export const workloads: Record<string, Workload> = {
     const clients = names.map((name) => createLaneClient(env.LANE).lane(name));
     const stubs = names.map((name) => env.LANE.getByName(name));
     await Promise.all(clients.map((c) => c.configure({ concurrency })));
+    await Promise.all(stubs.map((s) => s.benchWhatIf({ skipAlarmWrites: params.skipAlarmWrites === true })));
     await Promise.all(stubs.map((s) => s.benchCounters()));
     const t0 = Date.now();
     let enqueuedAt = 0;
@@ -328,9 +379,14 @@ export const workloads: Record<string, Workload> = {
     });
     const claimCost = perOp(await stub.benchCounters(), ops);
     await pool(claimed.length, 16, (i) => lane.complete(claimed[i]!.id, { token: claimed[i]!.token }));
-    const t0 = Date.now();
-    await lane.info();
-    const infoMs = Date.now() - t0;
+    // info() counts every row: its cost is the one that grows with the backlog (median of 5).
+    const infoTimes: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = Date.now();
+      await lane.info();
+      infoTimes.push(Date.now() - t0);
+    }
+    const infoMs = summary(infoTimes).p50;
     return { queued: before.counts.queued, enqueue: { ...enqueue, perOp: enqueueCost }, claim: { ...claim, perOp: claimCost }, claimed: claimed.length, infoMs };
   },
 };
