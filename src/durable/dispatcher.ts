@@ -64,6 +64,7 @@ export class Dispatcher {
         excludeKinds: [],
         max: MAX_CLAIM,
         leaseMs: DISPATCH_LEASE_MS,
+        holder: "lane",
       });
       for (const job of claimed) this.start(job);
       started += claimed.length;

@@ -56,6 +56,7 @@ export type JobRow = {
   recovery_count: number;
   recovery_window_start: number | null;
   cancel_reason: string | null;
+  lease_holder: "lane" | "consumer" | null;
 };
 
 type LaneRow = { name: string | null; concurrency: number; paused: number; registered: number };
@@ -63,7 +64,7 @@ type LaneRow = { name: string | null; concurrency: number; paused: number; regis
 const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, state, outcome, attempts, max_attempts,
   backoff_base_ms, backoff_max_ms, timeout_ms, result, error, cancel_requested, generation, lease_token,
   lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
-  recovery_count, recovery_window_start, cancel_reason`;
+  recovery_count, recovery_window_start, cancel_reason, lease_holder`;
 
 /** A queued job may start only if it heads its queue and nothing of its queue runs. */
 const IS_QUEUE_HEAD = `(j.queue IS NULL OR (
@@ -128,6 +129,8 @@ export interface ClaimFilter {
   excludeKinds: readonly string[];
   max: number;
   leaseMs: number;
+  /** Who will hold the leases: the lane's own dispatcher, or (the default) a pull consumer. */
+  holder?: "lane" | "consumer";
 }
 
 export interface ListFilter {
@@ -305,10 +308,11 @@ export class LaneStore {
         const row = this.sql
           .exec<JobRow>(
             `UPDATE jobs SET state = 'running', attempts = attempts + 1, generation = generation + 1,
-               lease_token = ?, lease_until = ?, claimed_at = ?, updated_at = ?
+               lease_token = ?, lease_until = ?, lease_holder = ?, claimed_at = ?, updated_at = ?
              WHERE seq = ? AND state = 'queued' RETURNING ${JOB_COLUMNS}`,
             token,
             now + filter.leaseMs,
+            filter.holder ?? "consumer",
             now,
             now,
             seq,
@@ -613,6 +617,20 @@ export class LaneStore {
       }
     });
     return tally;
+  }
+
+  /**
+   * Ends, as of now, every lease held by the lane's own dispatcher. Called when the object starts: a
+   * new instance runs no executor yet, so such a lease belongs to a previous instance that is gone,
+   * and its job need not wait out the lease to be recovered. Returns how many.
+   */
+  expireOrphanedLeases(): number {
+    const now = this.clock.now();
+    return this.sql.exec(
+      `UPDATE jobs SET lease_until = ? WHERE state = 'running' AND lease_holder = 'lane' AND lease_until > ?`,
+      now,
+      now,
+    ).rowsWritten;
   }
 
   /** Jobs whose outcome is recorded but not yet delivered, oldest first. */

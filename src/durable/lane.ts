@@ -112,6 +112,8 @@ export class Lane extends DurableObject<Env> {
       migrate(ctx.storage, this.clock.now());
       this.store.laneName = ctx.id.name ?? this.store.settings().name ?? ctx.id.toString();
       this.armedAt = await ctx.storage.getAlarm();
+      // Jobs whose executors died with a previous instance are recovered now, not at lease expiry.
+      if (this.store.expireOrphanedLeases() > 0) this.recoverExpired();
       // Re-arm on start: a lost alarm write heals here, and due jobs start again after a restart.
       this.afterChange();
     });
@@ -242,6 +244,7 @@ export class Lane extends DurableObject<Env> {
       excludeKinds: this.dispatcher.kinds,
       max: request.value.max ?? 1,
       leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS,
+      holder: "consumer",
     });
     if (jobs.length > 0) this.afterChange();
     return ok({ jobs });
@@ -288,15 +291,19 @@ export class Lane extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     this.armedAt = null; // an alarm that runs is consumed
-    for (;;) {
-      const { recovered, interrupted, cancelled } = this.store.recoverExpired();
-      if (recovered + interrupted + cancelled < 500) break;
-    }
+    this.recoverExpired();
     this.dispatcher.reconcile();
     this.afterChange();
   }
 
   // ---- internals ----
+
+  private recoverExpired(): void {
+    for (;;) {
+      const { recovered, interrupted, cancelled } = this.store.recoverExpired();
+      if (recovered + interrupted + cancelled < 500) return;
+    }
+  }
 
   private settled(answer: Result<Job>): Result<{ job: Job }> {
     this.afterChange();

@@ -9,10 +9,7 @@ export interface Migration {
   statements: string[];
 }
 
-/**
- * The indexes of the jobs table as of version 1, created by migration 1 and again by migration 3 when
- * it rebuilds the table. Frozen like the migrations: a change of index is a new migration.
- */
+/** The indexes of the jobs table as of version 1. Frozen like the migrations: a change of index is a new migration. */
 const JOB_INDEXES_V1 = [
   // Claim: queued jobs in priority, then enqueue, order.
   `CREATE INDEX jobs_claim ON jobs (priority DESC, seq) WHERE state = 'queued'`,
@@ -70,7 +67,8 @@ export const MIGRATIONS: readonly Migration[] = [
         CHECK (state <> 'running' OR (lease_token IS NOT NULL AND lease_until IS NOT NULL AND attempts >= 1)),
         CHECK (attempts <= max_attempts),
         CHECK (generation >= attempts),
-        CHECK (cancel_requested = 0 OR state = 'running' OR outcome = 'cancelled')
+        -- IS, not =: with a NULL outcome = gives NULL, and SQLite lets a NULL CHECK pass.
+        CHECK (cancel_requested = 0 OR state = 'running' OR outcome IS 'cancelled')
       )`,
       ...JOB_INDEXES_V1,
     ],
@@ -87,67 +85,12 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
-    // Version 1's `CHECK (cancel_requested = 0 OR state = 'running' OR outcome = 'cancelled')` let a
-    // queued job carry a cancel request: `outcome = 'cancelled'` is NULL when outcome is NULL, and a
-    // CHECK passes on NULL. SQLite cannot alter a CHECK, so the table is rebuilt with `IS`.
     version: 3,
-    name: "rebuild jobs: the cancel-request CHECK holds for queued jobs",
+    name: "who holds a lease: the lane's own dispatcher or a pull consumer",
     statements: [
-      `CREATE TABLE jobs_v3 (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        id TEXT NOT NULL UNIQUE,
-        kind TEXT NOT NULL,
-        payload TEXT NOT NULL,
-        queue TEXT,
-        priority INTEGER NOT NULL,
-        run_at INTEGER NOT NULL,
-        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'completing', 'settled')),
-        outcome TEXT CHECK (outcome IN ('completed', 'failed', 'cancelled', 'interrupted')),
-        attempts INTEGER NOT NULL DEFAULT 0 CHECK (attempts >= 0),
-        max_attempts INTEGER NOT NULL CHECK (max_attempts BETWEEN 1 AND 100),
-        backoff_base_ms INTEGER NOT NULL,
-        backoff_max_ms INTEGER NOT NULL,
-        timeout_ms INTEGER NOT NULL,
-        result TEXT,
-        error TEXT,
-        cancel_requested INTEGER NOT NULL DEFAULT 0 CHECK (cancel_requested IN (0, 1)),
-        generation INTEGER NOT NULL DEFAULT 0,
-        lease_token TEXT,
-        lease_until INTEGER,
-        claimed_at INTEGER,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL,
-        settled_at INTEGER,
-        max_recoveries INTEGER NOT NULL DEFAULT 3 CHECK (max_recoveries >= 0),
-        recovery_window_ms INTEGER NOT NULL DEFAULT 3600000 CHECK (recovery_window_ms >= 1),
-        recovery_count INTEGER NOT NULL DEFAULT 0 CHECK (recovery_count >= 0),
-        recovery_window_start INTEGER,
-        cancel_reason TEXT,
-        CHECK ((outcome IS NULL) = (state IN ('queued', 'running'))),
-        CHECK ((settled_at IS NOT NULL) = (state = 'settled')),
-        CHECK (state <> 'running' OR (lease_token IS NOT NULL AND lease_until IS NOT NULL AND attempts >= 1)),
-        CHECK (attempts <= max_attempts),
-        CHECK (generation >= attempts),
-        CHECK (cancel_requested = 0 OR state = 'running' OR outcome IS 'cancelled')
-      )`,
-      // No released version writes a cancel request on a queued job, but one such row would make this
-      // migration fail and the lane unable to start: the request is moot for a job that never ran.
-      `INSERT INTO jobs_v3 (seq, id, kind, payload, queue, priority, run_at, state, outcome, attempts, max_attempts,
-         backoff_base_ms, backoff_max_ms, timeout_ms, result, error, cancel_requested, generation, lease_token,
-         lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
-         recovery_count, recovery_window_start, cancel_reason)
-       SELECT seq, id, kind, payload, queue, priority, run_at, state, outcome, attempts, max_attempts,
-         backoff_base_ms, backoff_max_ms, timeout_ms, result, error,
-         CASE WHEN state = 'queued' THEN 0 ELSE cancel_requested END, generation, lease_token,
-         lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
-         recovery_count, recovery_window_start, cancel_reason
-       FROM jobs ORDER BY seq`,
-      // Keep the AUTOINCREMENT high-water mark, so that a swept job's seq (a list cursor) is never reused.
-      `DELETE FROM sqlite_sequence WHERE name = 'jobs_v3'`,
-      `INSERT INTO sqlite_sequence (name, seq) SELECT 'jobs_v3', seq FROM sqlite_sequence WHERE name = 'jobs'`,
-      `DROP TABLE jobs`,
-      `ALTER TABLE jobs_v3 RENAME TO jobs`,
-      ...JOB_INDEXES_V1,
+      // A lease held by the lane's dispatcher dies with the object; at start-up such leases are
+      // recovered at once instead of after their expiry. NULL: a lease written before version 3.
+      `ALTER TABLE jobs ADD COLUMN lease_holder TEXT CHECK (lease_holder IN ('lane', 'consumer'))`,
     ],
   },
 ];

@@ -197,27 +197,37 @@ describe("in-process executors", () => {
     expect(transitions(job.id).filter((e) => e.outcome === "completed")).toHaveLength(1);
   });
 
-  it("recovers a job after the object crashes mid-run, and runs it again", async () => {
-    const { lane, name, clock, enqueue, inside } = await setup();
+  it("recovers a job at once when the object restarts after a crash mid-run, and runs it again", async () => {
+    const { lane, name, enqueue, inside } = await setup();
     const g = gate();
     const job = await enqueue({ kind: "test.gate", payload: { gate: g.key, honour: true } });
     await inside(() => g.started());
     // A crash, not a graceful eviction (which would wait for the executor): the object is reset and
     // every stub to it is broken.
     await expect(runInDurableObject(lane, (_l, state) => state.abort("simulated crash"))).rejects.toThrow();
+    // The new instance finds a lease its own dispatcher held: that executor is gone, so the job is
+    // recovered as the object starts, without waiting out the lease (and on the system clock).
     const after = env.LANE.getByName(name);
-    await runInDurableObject(after, (l) => l.useClock(clock));
-    expect(unwrap(await after.getJob(job.id)).state).toBe("running");
-    clock.advance(DISPATCH_LEASE_MS + 1);
-    await runDurableObjectAlarm(after);
     const again = await runInDurableObject(after, () => g.started(2));
+    expect(unwrap(await after.getJob(job.id))).toMatchObject({ state: "running", generation: 2, attempts: 1 });
+    expect(unwrap(await after.getJob(job.id)).error).toContain("recovered (1 of 3");
     await runInDurableObject(after, () => again.open({ recovered: true }));
     await runInDurableObject(after, () => waitForTransition(job.id, (e) => e.to === "settled"));
     const done = unwrap(await after.getJob(job.id));
     expect(done.outcome).toBe("completed");
     expect(done.result).toEqual({ recovered: true });
-    expect(done.generation).toBe(2);
     expect(transitions(job.id).filter((e) => e.to === "settled")).toHaveLength(1);
+  });
+
+  it("leaves a pull consumer's lease alone when the object restarts", async () => {
+    const { lane, name, clock, enqueue } = await setup();
+    const job = await enqueue({ kind: "pulled.kind" });
+    const [claimed] = unwrap(await lane.claim({ leaseMs: 60_000 })).jobs;
+    await expect(runInDurableObject(lane, (_l, state) => state.abort("simulated crash"))).rejects.toThrow();
+    const after = env.LANE.getByName(name);
+    await runInDurableObject(after, (l) => l.useClock(clock));
+    expect(unwrap(await after.getJob(job.id)).state).toBe("running");
+    expect(unwrap(await after.complete(job.id, { token: claimed!.lease.token, result: "ok" })).job.outcome).toBe("completed");
   });
 });
 

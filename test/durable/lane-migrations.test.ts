@@ -85,7 +85,7 @@ describe("migrations", () => {
     const upgraded = await rows(stub);
     expect(await sql(stub, `SELECT MAX(version) AS v FROM schema_migrations`)).toEqual([{ v: SCHEMA_VERSION }]);
     expect(upgraded).toEqual(
-      v1.map((r) => ({ ...r, max_recoveries: 3, recovery_window_ms: 3_600_000, recovery_count: 0, recovery_window_start: null, cancel_reason: null })),
+      v1.map((r) => ({ ...r, max_recoveries: 3, recovery_window_ms: 3_600_000, recovery_count: 0, recovery_window_start: null, cancel_reason: null, lease_holder: null })),
     );
     expect(value(await stub.info())).toMatchObject({
       concurrency: 4,
@@ -124,28 +124,14 @@ describe("migrations", () => {
 });
 
 describe("migration 3", () => {
-  it("keeps the seq high-water mark, so that a swept job's seq is never reused", async () => {
+  it("leaves a lease written before it alone at start-up: its holder is unknown, so it runs out", async () => {
     const fixture = await setup();
     const { stub } = fixture;
     await downgradeTo(stub, 2);
-    await enqueue(stub, { id: "a" });
-    await enqueue(stub, { id: "b" });
-    value(await stub.cancel("b"));
-    value(await stub.sweep({ settledBefore: T0 + 1 }));
+    await insertV1(stub, { id: "running", state: "running", attempts: 1, leaseToken: "old-token", leaseUntil: T0 + 30_000 });
     await evict(fixture);
-    await enqueue(stub, { id: "c" });
-    expect((await rows(stub)).map((r) => [r.id, r.seq])).toEqual([["a", 1], ["c", 3]]);
-  });
-
-  it("upgrades a version 2 lane whose broken CHECK let a queued job carry a cancel request", async () => {
-    const fixture = await setup();
-    const { stub } = fixture;
-    await downgradeTo(stub, 2);
-    await enqueue(stub, { id: "a" });
-    await sql(stub, `UPDATE jobs SET cancel_requested = 1 WHERE id = 'a'`);
-    await evict(fixture);
-    expect(await row(stub, "a")).toMatchObject({ state: "queued", cancel_requested: 0 });
-    expect((await claimOne(stub)).id).toBe("a");
+    expect(await row(stub, "running")).toMatchObject({ state: "running", lease_until: T0 + 30_000, lease_holder: null });
+    expect(await wake(stub)).toBe(T0 + 30_000);
   });
 
   it("keeps the indexes of the hot paths", async () => {
