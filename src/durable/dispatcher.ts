@@ -40,6 +40,7 @@ export interface DispatcherHost {
 
 export class Dispatcher {
   private readonly attempts = new Map<string, Attempt>();
+  private renewer: ReturnType<typeof setInterval> | undefined;
   readonly kinds: readonly string[];
 
   constructor(
@@ -99,10 +100,10 @@ export class Dispatcher {
     const attempt: Attempt = { job, token: job.lease.token, controller: new AbortController(), cause: null };
     this.attempts.set(job.id, attempt);
     const timeout = setTimeout(() => this.abortAttempt(attempt, "timeout"), job.timeoutMs);
-    const renewer = setInterval(() => this.renew(attempt), RENEW_EVERY_MS);
+    this.keepRenewing();
     const run = this.run(attempt).finally(() => {
       clearTimeout(timeout);
-      clearInterval(renewer);
+      if (this.attempts.size === 0) this.stopRenewing();
       this.attempts.delete(job.id);
     });
     this.host.waitUntil(run);
@@ -176,12 +177,28 @@ export class Dispatcher {
     }
   }
 
-  private renew(attempt: Attempt): void {
-    if (attempt.cause !== null) return;
-    const renewed = this.host.store.renew(attempt.job.id, attempt.token, DISPATCH_LEASE_MS);
-    if (renewed.ok) attempt.token = renewed.value.token;
-    else this.abortAttempt(attempt, renewed.error.code === "job_cancelled" ? "cancelled" : "lost");
+  /**
+   * Renews the lease of every attempt in process (one statement each, each a new token). An attempt
+   * whose renewal is refused has lost its lease, or its job was cancelled: its signal fires.
+   */
+  renewAll(): void {
+    for (const attempt of this.attempts.values()) {
+      if (attempt.cause !== null) continue;
+      const renewed = this.host.store.renew(attempt.job.id, attempt.token, DISPATCH_LEASE_MS);
+      if (renewed.ok) attempt.token = renewed.value.token;
+      else this.abortAttempt(attempt, renewed.error.code === "job_cancelled" ? "cancelled" : "lost");
+    }
     this.host.changed();
+  }
+
+  /** One timer for the whole lane while anything runs; a pending timer also keeps the object in memory. */
+  private keepRenewing(): void {
+    this.renewer ??= setInterval(() => this.renewAll(), RENEW_EVERY_MS);
+  }
+
+  private stopRenewing(): void {
+    if (this.renewer !== undefined) clearInterval(this.renewer);
+    this.renewer = undefined;
   }
 }
 

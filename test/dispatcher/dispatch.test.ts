@@ -197,6 +197,34 @@ describe("in-process executors", () => {
     expect(transitions(job.id).filter((e) => e.outcome === "completed")).toHaveLength(1);
   });
 
+  it("renews a running attempt's lease (a new token each time), so it outlives its first expiry", async () => {
+    const { lane, clock, enqueue, get, inside, settled } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    const tokenBefore = await runInDurableObject(lane, (l) => l.store.leaseOf(job.id)!.token);
+    clock.advance(20_000);
+    await runInDurableObject(lane, (l) => l.dispatcher.renewAll());
+    expect((await get(job.id)).lease).toEqual({ generation: 1, expiresAt: START + 20_000 + DISPATCH_LEASE_MS });
+    expect(await runInDurableObject(lane, (l) => l.store.leaseOf(job.id)!.token)).not.toBe(tokenBefore);
+    clock.advance(20_000); // past the first expiry
+    await runDurableObjectAlarm(lane);
+    expect(attempt.signal.aborted).toBe(false);
+    await inside(() => attempt.open({ renewed: true }));
+    expect((await settled(job.id)).result).toEqual({ renewed: true });
+  });
+
+  it("aborts an attempt as lost when its renewal is refused", async () => {
+    const { lane, clock, enqueue, inside } = await setup();
+    const g = gate();
+    await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    clock.advance(DISPATCH_LEASE_MS);
+    await runInDurableObject(lane, (l) => l.dispatcher.renewAll());
+    expect(attempt.signal.aborted).toBe(true);
+    expect((attempt.signal.reason as AbortError).abortCause).toBe("lost");
+  });
+
   it("recovers a job at once when the object restarts after a crash mid-run, and runs it again", async () => {
     const { lane, name, enqueue, inside } = await setup();
     const g = gate();
