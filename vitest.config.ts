@@ -1,5 +1,14 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+
+/**
+ * The chaos suite: minutes of load, hard kills and restarts of the real runtime. Only
+ * `npm run test:chaos` (which sets SWITCHYARD_CHAOS=1) runs it, so `npm test` stays quick.
+ */
+const chaos: TestProjectInlineConfiguration[] =
+  process.env.SWITCHYARD_CHAOS === "1"
+    ? [{ test: { name: "chaos", include: ["test/chaos/**/*.test.ts"], environment: "node", testTimeout: 420_000 } }]
+    : [];
 
 export default defineConfig({
   test: {
@@ -12,12 +21,20 @@ export default defineConfig({
             miniflare: { bindings: { API_TOKEN: "test-token,rotated-in-token" } },
           }),
         ],
-        test: { name: "workers", include: ["test/**/*.test.ts"], exclude: ["test/node/**"], testTimeout: 20_000 },
+        test: {
+          name: "workers",
+          include: ["test/**/*.test.ts"],
+          exclude: ["test/node/**", "test/chaos/**"],
+          testTimeout: 20_000,
+          // Lanes log one JSON line per transition; thousands of them would bury the test report.
+          onConsoleLog: (log) => !log.includes('"event":"job.transition"'),
+        },
       },
       {
         // The real runtime driven from Node: kill it, restart it over persisted state.
         test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node", testTimeout: 180_000, hookTimeout: 120_000 },
       },
+      ...chaos,
     ],
   },
 });
