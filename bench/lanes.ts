@@ -251,6 +251,19 @@ export class PlainLane extends defineLane({ log: false }) {
     return { n, ...profile, claimed: claimed.length, rows: sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM jobs`).one().n };
   }
 
+  /**
+   * The wake computation at this lane's backlog, µs per call: as this lane computes it (no executor
+   * kinds) and as a lane with an in-process kind would, over the same rows of pull-only jobs.
+   */
+  async benchWake(reps: number): Promise<{ noExecutorsUs: number; withExecutorUs: number }> {
+    const us = (kinds: string[]) => {
+      const t0 = Date.now();
+      for (let i = 0; i < reps; i++) this.store.nextWakeAt(kinds);
+      return Math.round(((Date.now() - t0) * 1000) / reps);
+    };
+    return { noExecutorsUs: us([]), withExecutorUs: us([NOOP_KIND]) };
+  }
+
   /** The query plans of the hot statements, to read next to the figures. */
   async benchPlans(): Promise<Record<string, string[]>> {
     const plan = (query: string, ...args: unknown[]) =>

@@ -75,9 +75,9 @@ function table(header: string[], rows: string[][]): string {
 }
 
 export function printTables(r: Results, targets: Target[]): void {
-  const mem = (w: any) => fmt(w?.memory?.peakRssMb, 1);
+  const mem = (w: any) => (w?.process ? `${fmt(w.process.peakRssMb, 0)} / ${fmt(w.process.cpuCores, 2)}` : "");
   const rows: string[][] = [];
-  const row = (workload: string, figure: string, value: string, unit: string, memory = "", note = "") => rows.push([workload, figure, value, unit, memory, note]);
+  const row = (workload: string, figure: string, value: string, unit: string, usage = "", note = "") => rows.push([workload, figure, value, unit, usage, note]);
 
   row("floor", "empty RPC, sequential", fmt(r.floor?.empty_c1?.opsPerSec), "ops/s", mem(r.floor));
   row("", "empty RPC, 16 at once", fmt(r.floor?.empty_c16?.opsPerSec), "ops/s");
@@ -103,17 +103,18 @@ export function printTables(r: Results, targets: Target[]): void {
   row("", "drain lag at the end", fmt(r.stream?.drainLagMs), "ms", "", `start delay p50/p99 ${fmt(r.stream?.startDelayMs?.p50)}/${fmt(r.stream?.startDelayMs?.p99)} ms`);
   for (const [i, level] of (r.growth?.levels ?? []).entries()) {
     row(i === 0 ? "7 growth" : "", `enqueue / claim at ${fmt(level.size)} queued`, `${fmt(level.enqueue?.opsPerSec)} / ${fmt(level.claim?.opsPerSec)}`, "ops/s",
-      i === 0 ? mem(r.growth) : "", `info ${fmt(level.infoMs)} ms; fill ${fmt(level.fill?.jobsPerSec)} jobs/s`);
+      i === 0 ? mem(r.growth) : "",
+      `info ${fmt(level.infoMs)} ms; wake ${fmt(level.wake?.noExecutorsUs)} µs (${fmt(level.wake?.withExecutorUs)} µs if the lane had an executor kind); fill ${fmt(level.fill?.jobsPerSec)} jobs/s`);
   }
   for (const lanes of [1, 4, 16]) {
     const s = r.scale?.[`lanes_${lanes}`];
     row(lanes === 1 ? "8 scale-out" : "", `${lanes} lane(s) x ${fmt(s?.perLane)} jobs`, fmt(s?.jobsPerSec), "jobs/s", lanes === 1 ? mem(r.scale) : "");
   }
-  console.log("\n" + table(["workload", "figure", "value", "unit", "peak RSS MB", "notes"], rows));
+  console.log("\n" + table(["workload", "figure", "value", "unit", "RSS MB / cores", "notes"], rows));
 
   const p = r.profile;
   if (p && !p.error) {
-    const pieces = Object.entries(p).filter(([k]) => k !== "n" && k !== "claimed" && k !== "memory");
+    const pieces = Object.entries(p).filter(([k]) => k !== "n" && k !== "claimed" && k !== "rows" && k !== "process");
     console.log(`\ninside one lane object, µs per op (n=${p.n}): ${pieces.map(([k, v]) => `${k} ${v ?? "<1ms total"}`).join(", ")}`);
   }
 

@@ -15,13 +15,13 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type * as RuntimeModule from "../scripts/local-runtime.js";
-import type * as MemoryModule from "./memory.js";
+import type * as ProcessWatchModule from "./process-watch.js";
 import type * as ReportModule from "./report.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
 const { LocalRuntime } = await load<typeof RuntimeModule>("../scripts/local-runtime.ts");
-const { MemoryWatch } = await load<typeof MemoryModule>("./memory.ts");
+const { ProcessWatch } = await load<typeof ProcessWatchModule>("./process-watch.ts");
 const { buildTargets, printTables } = await load<typeof ReportModule>("./report.ts");
 
 type Mode = "full" | "quick" | "smoke";
@@ -79,7 +79,7 @@ const runtime = await LocalRuntime.start({
     if (logTail.length > 100) logTail.shift();
   },
 });
-const memory = new MemoryWatch(runtime.processGroup);
+const watch = new ProcessWatch(runtime.processGroup);
 
 // However the run ends (a throw, Ctrl-C), the runtime's process group and the temporary state go with it.
 process.on("exit", () => {
@@ -122,17 +122,17 @@ async function expectStatus(response: Promise<{ status: number; body: any }>, st
 const results: Record<string, any> = {};
 const failures: string[] = [];
 
-/** Runs one workload under the memory watch; a failure is recorded and the run goes on. */
+/** Runs one workload under the process watch (workerd memory and CPU); a failure is recorded and the run goes on. */
 async function workload(name: string, fn: () => Promise<object>): Promise<void> {
   process.stdout.write(`  ${name} … `);
-  memory.start();
+  watch.start();
   const t0 = performance.now();
   try {
     results[name] = await fn();
-    results[name].memory = memory.stop();
+    results[name].process = watch.stop();
     process.stdout.write(`${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
   } catch (error) {
-    memory.stop();
+    watch.stop();
     failures.push(name);
     results[name] = { error: String(error) };
     process.stdout.write(`FAILED\n${String(error)}\n`);
@@ -207,22 +207,37 @@ await workload("latency", () => bench("latency", { n: sizes.latencyN, gapMs: 10 
 await workload("stream", () => bench("stream", { durationMs: sizes.streamMs, producers: 4, concurrency: 16 }));
 
 await workload("growth", async () => {
-  const lane = `growth-${run}`;
-  const levels: any[] = [];
-  let filled = 0;
-  for (const size of sizes.growth) {
-    const fills = [];
+  // One lane per backlog size, then the measurement in rounds that visit every lane in turn, so that
+  // the machine's drifting load weighs on every size alike.
+  const lanes = sizes.growth.map((size) => ({ size, lane: `growth-${size}-${run}`, fill: { added: 0, ms: 0 }, rounds: [] as any[] }));
+  for (const level of lanes) {
     // Chunks of at most 100,000 jobs per request, so that no request runs for minutes.
-    while (filled < size) {
-      filled = Math.min(size, filled + 100_000);
-      fills.push(await bench("fill", { lane, size: filled }));
+    for (let filled = 0; filled < level.size; ) {
+      filled = Math.min(level.size, filled + 100_000);
+      const fill = await bench("fill", { lane: level.lane, size: filled });
+      level.fill.added += fill.added;
+      level.fill.ms += fill.ms;
     }
-    const fillMs = fills.reduce((sum, f) => sum + f.ms, 0);
-    const added = fills.reduce((sum, f) => sum + f.added, 0);
-    const measured = await bench("growth", { lane, ops: sizes.growthOps });
-    levels.push({ size, fill: { added, ms: fillMs, jobsPerSec: fillMs > 0 ? (added * 1000) / fillMs : null }, ...measured });
   }
-  return { levels, note: mode === "full" ? undefined : `reduced sizes (${sizes.growth.join(", ")}) in --${mode} mode, not 1k/100k/1M` };
+  const rounds = 5;
+  for (let round = 0; round < rounds; round++) {
+    for (const level of lanes) level.rounds.push(await bench("growth", { lane: level.lane, ops: Math.ceil(sizes.growthOps / rounds) }));
+  }
+  const total = (rs: any[], key: "enqueue" | "claim") => {
+    const ops = rs.reduce((sum, r) => sum + r[key].ops, 0);
+    const ms = rs.reduce((sum, r) => sum + r[key].ms, 0);
+    return { ops, ms, opsPerSec: ms > 0 ? (ops * 1000) / ms : null, perOp: rs.at(-1)[key].perOp };
+  };
+  const levels = lanes.map(({ size, fill, rounds: rs }) => ({
+    size,
+    fill: { ...fill, jobsPerSec: fill.ms > 0 ? (fill.added * 1000) / fill.ms : null },
+    queued: rs.at(-1).queued,
+    enqueue: total(rs, "enqueue"),
+    claim: total(rs, "claim"),
+    infoMs: rs.at(-1).infoMs,
+    wake: rs.at(-1).wake,
+  }));
+  return { levels, rounds, note: mode === "full" ? undefined : `reduced sizes (${sizes.growth.join(", ")}) in --${mode} mode, not 1k/100k/1M` };
 });
 
 await workload("scale", async () => {

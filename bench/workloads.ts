@@ -387,6 +387,7 @@ export const workloads: Record<string, Workload> = {
       infoTimes.push(Date.now() - t0);
     }
     const infoMs = summary(infoTimes).p50;
-    return { queued: before.counts.queued, enqueue: { ...enqueue, perOp: enqueueCost }, claim: { ...claim, perOp: claimCost }, claimed: claimed.length, infoMs };
+    const wake = await stub.benchWake(20);
+    return { queued: before.counts.queued, enqueue: { ...enqueue, perOp: enqueueCost }, claim: { ...claim, perOp: claimCost }, claimed: claimed.length, infoMs, wake };
   },
 };

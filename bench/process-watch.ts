@@ -1,7 +1,8 @@
 /**
- * Peak memory of the runtime's workerd process(es) during one workload, read from /proc: `VmHWM` after
- * resetting it (`clear_refs` 5) at the start of the workload, and `VmRSS` sampled every 100 ms as a
- * cross-check where the reset is not permitted. Linux only; elsewhere the figures are null.
+ * What the runtime's workerd process(es) used during one workload, read from /proc. Memory: `VmHWM`
+ * after resetting it (`clear_refs` 5) at the start, and `VmRSS` sampled every 100 ms as a cross-check
+ * where the reset is not permitted. CPU: user + system time over wall time, in cores (1.0 = one core
+ * busy throughout). Linux only; elsewhere the figures are null.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 
@@ -42,7 +43,21 @@ function statusKb(pid: number, field: "VmHWM" | "VmRSS"): number | null {
 
 const mb = (kb: number | null) => (kb === null ? null : Math.round(kb / 102.4) / 10);
 
-export interface MemoryFigures {
+/** User + system CPU time of a process, seconds (/proc/<pid>/stat fields 14 and 15, in clock ticks). */
+function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** USER_HZ: 100 on every Linux this runs on. */
+const CLOCK_TICKS = 100;
+
+export interface ProcessFigures {
   /** Peak resident set of workerd during the workload, MB (max of VmHWM-after-reset and sampled VmRSS). */
   peakRssMb: number | null;
   /** VmRSS at the start of the workload, MB. */
@@ -51,17 +66,26 @@ export interface MemoryFigures {
   endRssMb: number | null;
   /** Whether VmHWM could be reset at the start (else it is the process's lifetime peak, and only samples count). */
   hwmReset: boolean;
+  /** workerd's CPU time over the workload's wall time: 1.0 is one core busy throughout. */
+  cpuCores: number | null;
 }
 
-export class MemoryWatch {
+export class ProcessWatch {
   private readonly processGroup: number;
   private timer: ReturnType<typeof setInterval> | undefined;
   private sampledKb = 0;
   private startKb: number | null = null;
+  private startCpu: number | null = null;
+  private startWall = 0;
   private hwmReset = false;
 
   constructor(processGroup: number) {
     this.processGroup = processGroup;
+  }
+
+  private cpu(): number | null {
+    const values = workerdPids(this.processGroup).map(cpuSeconds);
+    return values.some((v) => v !== null) ? values.reduce<number>((sum, v) => sum + (v ?? 0), 0) : null;
   }
 
   private rssKb(): number | null {
@@ -80,14 +104,19 @@ export class MemoryWatch {
       }
     }
     this.startKb = this.rssKb();
+    this.startCpu = this.cpu();
+    this.startWall = performance.now();
     this.sampledKb = this.startKb ?? 0;
     this.timer = setInterval(() => {
       this.sampledKb = Math.max(this.sampledKb, this.rssKb() ?? 0);
     }, SAMPLE_MS);
   }
 
-  stop(): MemoryFigures {
+  stop(): ProcessFigures {
     clearInterval(this.timer);
+    const cpu = this.cpu();
+    const wallSeconds = (performance.now() - this.startWall) / 1000;
+    const cpuCores = cpu !== null && this.startCpu !== null && wallSeconds > 0 ? Math.round(((cpu - this.startCpu) / wallSeconds) * 100) / 100 : null;
     const pids = workerdPids(this.processGroup);
     const end = this.rssKb();
     let peak = Math.max(this.sampledKb, end ?? 0);
@@ -95,6 +124,6 @@ export class MemoryWatch {
       const hwm = pids.map((pid) => statusKb(pid, "VmHWM") ?? 0).reduce((a, b) => a + b, 0);
       peak = Math.max(peak, hwm);
     }
-    return { peakRssMb: pids.length > 0 ? mb(peak) : null, startRssMb: mb(this.startKb), endRssMb: mb(end), hwmReset: this.hwmReset };
+    return { peakRssMb: pids.length > 0 ? mb(peak) : null, startRssMb: mb(this.startKb), endRssMb: mb(end), hwmReset: this.hwmReset, cpuCores };
   }
 }
