@@ -1,0 +1,137 @@
+/**
+ * The verdict of a chaos run, read from the lanes once everything has come to rest, against what the
+ * clients saw (the ledger) and what the runtime logged (its transition lines).
+ */
+import { isDeepStrictEqual } from "node:util";
+import { noteSettled, listAll } from "./consumers.js";
+import { keyOf, PULL_KIND, type Key, type Ledger, type PullResult } from "./ledger.js";
+import type { ChaosRuntime } from "./runtime.js";
+
+export interface Verdict {
+  enqueued: number;
+  settled: number;
+  lost: number;
+  settledTwice: number;
+  outcomes: Record<string, number>;
+  problems: string[];
+}
+
+const COUNT_KEYS = ["queued", "running", "completing", "completed", "failed", "cancelled", "interrupted"] as const;
+
+export async function verify(runtime: ChaosRuntime, ledger: Ledger, lanes: readonly string[], logLines: readonly string[]): Promise<Verdict> {
+  const problems: string[] = [];
+  const found = new Map<Key, any>();
+  for (const lane of lanes) {
+    const info = await runtime.settle("GET", `/v1/lanes/${lane}`);
+    const jobs = (await listAll(runtime, lane)) ?? (await listAll(runtime, lane));
+    if (info.status !== 200 || !jobs) {
+      problems.push(`${lane}: could not read the lane (${info.status})`);
+      continue;
+    }
+    // Counts equal the rows.
+    const rows = Object.fromEntries(COUNT_KEYS.map((k) => [k, 0])) as Record<(typeof COUNT_KEYS)[number], number>;
+    for (const job of jobs) rows[job.state === "settled" ? (job.outcome as (typeof COUNT_KEYS)[number]) : (job.state as (typeof COUNT_KEYS)[number])]++;
+    if (!isDeepStrictEqual(info.body.counts, rows)) problems.push(`${lane}: counts ${JSON.stringify(info.body.counts)} but rows ${JSON.stringify(rows)}`);
+    // Nothing left to do, so no alarm.
+    if (info.body.nextWakeAt !== null) problems.push(`${lane}: everything is settled but nextWakeAt is ${info.body.nextWakeAt}`);
+    for (const job of jobs) found.set(keyOf(lane, job.id), job);
+  }
+
+  let lost = 0;
+  let settled = 0;
+  const outcomes: Record<string, number> = {};
+  for (const key of ledger.acked) {
+    const job = found.get(key);
+    if (!job) {
+      lost++;
+      problems.push(`${key}: acknowledged, then lost`);
+      continue;
+    }
+    if (job.state !== "settled") {
+      problems.push(`${key}: still ${job.state} at the end`);
+      continue;
+    }
+    settled++;
+    outcomes[job.outcome] = (outcomes[job.outcome] ?? 0) + 1;
+    const problem = judge(ledger, key, job);
+    if (problem) problems.push(`${key}: ${problem}`);
+    noteSettled(ledger, job.lane, job);
+  }
+  for (const key of found.keys()) if (!ledger.planned.has(key)) problems.push(`${key}: a job nobody enqueued`);
+  for (const key of ledger.planned.keys()) if (!ledger.acked.has(key) && !found.has(key)) problems.push(`${key}: never acknowledged`);
+
+  // Settled twice: the runtime's own transition log, and first sights against the end.
+  const settles = new Map<Key, number>();
+  for (const line of logLines) {
+    if (!line.includes('"job.transition"')) continue;
+    const event = JSON.parse(line.slice(line.indexOf("{"))) as { lane: string; jobId: string; to: string };
+    if (event.to === "settled") settles.set(keyOf(event.lane, event.jobId), (settles.get(keyOf(event.lane, event.jobId)) ?? 0) + 1);
+  }
+  const twice = new Set<Key>();
+  for (const [key, n] of settles) {
+    if (n > 1) {
+      twice.add(key);
+      problems.push(`${key}: the log says settled ${n} times`);
+    }
+  }
+  for (const v of ledger.violations) {
+    const key = v.split(":")[0]!;
+    if (v.includes("settled twice")) twice.add(key);
+  }
+  problems.push(...ledger.violations);
+  return { enqueued: ledger.acked.size, settled, lost, settledTwice: twice.size, outcomes, problems };
+}
+
+/** Whether a settled job's outcome and result are ones its kind, its spec and the clients allow. */
+function judge(ledger: Ledger, key: Key, job: any): string | null {
+  const planned = ledger.planned.get(key)!;
+  const spec = planned.body;
+  if (job.kind !== spec.kind || !isDeepStrictEqual(job.payload, spec.payload)) return `spec changed: ${job.kind} ${JSON.stringify(job.payload)}`;
+  if (job.outcome === "interrupted") return null; // a recovery budget spent across kills: legal
+  if (job.outcome === "cancelled") return ledger.cancelSent.has(key) ? null : "cancelled, but nobody cancelled it";
+  switch (spec.kind) {
+    case "demo.echo":
+      return job.outcome === "completed" && isDeepStrictEqual(job.result, spec.payload) ? null : `echo ended ${job.outcome} ${JSON.stringify(job.result)}`;
+    case "demo.sleep":
+      return job.outcome === "completed" && isDeepStrictEqual(job.result, { slept: spec.payload.ms }) ? null : `sleep ended ${job.outcome}`;
+    case "demo.fail": {
+      const maxAttempts = (spec.maxAttempts as number | undefined) ?? 3;
+      const failTimes = spec.payload.failTimes as number;
+      if (failTimes >= maxAttempts) return job.outcome === "failed" && job.attempts === maxAttempts ? null : `fail ×${failTimes} of ${maxAttempts} ended ${job.outcome}`;
+      return job.outcome === "completed" && isDeepStrictEqual(job.result, { attempts: failTimes + 1 }) ? null : `fail ×${failTimes} of ${maxAttempts} ended ${job.outcome} ${JSON.stringify(job.result)}`;
+    }
+    case PULL_KIND: {
+      if (job.outcome === "failed") return ledger.failSent.has(key) ? null : "failed, but no consumer failed it";
+      if (job.outcome !== "completed") return `ended ${job.outcome}`;
+      const result = job.result as PullResult;
+      const token = ledger.byFingerprint.get(result?.fingerprint);
+      const info = token === undefined ? undefined : ledger.tokens.get(token);
+      if (!token || !info || info.key !== key) return `completed with a result no lease of it wrote: ${JSON.stringify(result)}`;
+      if (result.generation !== job.generation || info.generation !== job.generation) {
+        return `result of generation ${result.generation} (token of ${info.generation}) on a job of generation ${job.generation}`;
+      }
+      if (!ledger.heldAt(token, job.settledAt)) return `completed at ${job.settledAt} by a token that no longer held the lease`;
+      const highest = Math.max(...(ledger.claimGenerations.get(key) ?? [0]));
+      return highest > job.generation ? `claimed at generation ${highest} after it completed at ${job.generation}` : null;
+    }
+    default:
+      return `unknown kind ${spec.kind}`;
+  }
+}
+
+/** Log lines that hold a secret: the bearer token, or any lease token a consumer was handed. */
+export function secretsInLog(lines: readonly string[], bearer: string, leaseTokens: ReadonlySet<string>): string[] {
+  const leaks: string[] = [];
+  const lengths = new Set([...leaseTokens].map((t) => t.length));
+  for (const line of lines) {
+    if (line.includes(bearer)) leaks.push(`bearer token in: ${line.slice(0, 200)}`);
+    for (const word of line.match(/[A-Za-z0-9_-]+/g) ?? []) {
+      for (const length of lengths) {
+        for (let i = 0; i + length <= word.length; i++) {
+          if (leaseTokens.has(word.slice(i, i + length))) leaks.push(`lease token in: ${line.slice(0, 200)}`);
+        }
+      }
+    }
+  }
+  return leaks;
+}
