@@ -12,6 +12,8 @@ const chaos: TestProjectInlineConfiguration[] =
 
 export default defineConfig({
   test: {
+    // Lanes log one JSON line per transition; thousands of them would bury the test report.
+    onConsoleLog: (log) => !log.includes('"event":"job.transition"'),
     projects: [
       {
         // The suite proper: inside workerd, against real Durable Objects, SQLite and alarms.
@@ -26,8 +28,6 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/node/**", "test/chaos/**"],
           testTimeout: 20_000,
-          // Lanes log one JSON line per transition; thousands of them would bury the test report.
-          onConsoleLog: (log) => !log.includes('"event":"job.transition"'),
         },
       },
       {

@@ -87,6 +87,7 @@ export class Lane extends DurableObject<Env> {
   private armedAt: number | null | undefined = undefined;
   private registered = false;
   private readonly delivering = new Set<string>();
+  private flushPending = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -115,7 +116,7 @@ export class Lane extends DurableObject<Env> {
       // Jobs whose executors died with a previous instance are recovered now, not at lease expiry.
       if (this.store.expireOrphanedLeases() > 0) this.recoverExpired();
       // Re-arm on start: a lost alarm write heals here, and due jobs start again after a restart.
-      this.afterChange();
+      this.flush();
     });
   }
 
@@ -293,7 +294,7 @@ export class Lane extends DurableObject<Env> {
     this.armedAt = null; // an alarm that runs is consumed
     this.recoverExpired();
     this.dispatcher.reconcile();
-    this.afterChange();
+    this.flush(); // within the handler: an alarm set after it returns could be taken for consumed
   }
 
   // ---- internals ----
@@ -311,7 +312,27 @@ export class Lane extends DurableObject<Env> {
   }
 
   /** After every transition: start what is due, deliver recorded outcomes, and re-arm the one alarm. */
+  /**
+   * After a transition: settle what follows from it once the current turn is over. Transitions that
+   * come together (executors finishing in the same turn, a batch) share one pump and one re-arm.
+   */
   private afterChange(): void {
+    if (this.flushPending) return;
+    this.flushPending = true;
+    queueMicrotask(() => {
+      if (!this.flushPending) return;
+      try {
+        this.flush();
+      } catch (error) {
+        this.flushPending = false;
+        this.logLine({ event: "lane.flush_failed", lane: this.store.laneName, message: String(error) });
+      }
+    });
+  }
+
+  /** Start what is due, deliver recorded outcomes, and re-arm the one alarm. */
+  private flush(): void {
+    this.flushPending = false;
     this.dispatcher.pump();
     this.deliverPending();
     this.rearm();
