@@ -175,6 +175,8 @@ await workload("batch", () => bench("batch", { total: sizes.batchTotal }));
 await workload("drain", async () => ({
   c1: await bench("drain", { n: sizes.drainN, concurrency: 1 }),
   c16: await bench("drain", { n: sizes.drainN, concurrency: 16 }),
+  // What-if: the same drain with setAlarm writing nothing, the most that coalescing alarm writes could gain.
+  c16_noAlarmWrites: await bench("drain", { n: sizes.drainN, concurrency: 16, skipAlarmWrites: true }),
 }));
 
 await workload("pull", async () => {
