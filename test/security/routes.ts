@@ -24,6 +24,7 @@ export type JsonSchema = {
   anyOf?: JsonSchema[];
   minimum?: number;
   maximum?: number;
+  minLength?: number;
   maxLength?: number;
   minItems?: number;
   maxItems?: number;
