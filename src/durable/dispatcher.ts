@@ -41,6 +41,7 @@ export interface DispatcherHost {
 export class Dispatcher {
   private readonly attempts = new Map<string, Attempt>();
   private renewer: ReturnType<typeof setInterval> | undefined;
+  private settleBusy: (() => void) | undefined;
   readonly kinds: readonly string[];
 
   constructor(
@@ -98,15 +99,36 @@ export class Dispatcher {
 
   private start(job: ClaimedJob): void {
     const attempt: Attempt = { job, token: job.lease.token, controller: new AbortController(), cause: null };
+    if (this.attempts.size === 0) this.busy();
     this.attempts.set(job.id, attempt);
     const timeout = setTimeout(() => this.abortAttempt(attempt, "timeout"), job.timeoutMs);
-    this.keepRenewing();
-    const run = this.run(attempt).finally(() => {
-      clearTimeout(timeout);
-      if (this.attempts.size === 0) this.stopRenewing();
-      this.attempts.delete(job.id);
-    });
-    this.host.waitUntil(run);
+    this.run(attempt)
+      .catch((error: unknown) => {
+        // A bug, not an outcome: the lease runs out and the alarm recovers the job.
+        console.error(JSON.stringify({ event: "dispatcher.wind_up_failed", jobId: job.id, message: String(error) }));
+      })
+      .finally(() => {
+        clearTimeout(timeout);
+        this.attempts.delete(job.id);
+        if (this.attempts.size === 0) this.idle();
+      });
+  }
+
+  /**
+   * While anything runs in process: one renewal timer, and one promise handed to `waitUntil`, which
+   * keeps the object in memory until the last attempt winds up (not one per attempt: they are cheap
+   * to hold but not free to register).
+   */
+  private busy(): void {
+    this.renewer = setInterval(() => this.renewAll(), RENEW_EVERY_MS);
+    this.host.waitUntil(new Promise<void>((resolve) => (this.settleBusy = resolve)));
+  }
+
+  private idle(): void {
+    clearInterval(this.renewer);
+    this.renewer = undefined;
+    this.settleBusy?.();
+    this.settleBusy = undefined;
   }
 
   /**
@@ -152,7 +174,7 @@ export class Dispatcher {
       return;
     }
     try {
-      let written: Result<Job> | null;
+      let written: Result<unknown> | null;
       if (attempt.cause === "cancelled") {
         const settled = store.settleCancelledAttempt(job.id, attempt.token);
         written = settled ? { ok: true, value: settled } : null;
@@ -161,7 +183,7 @@ export class Dispatcher {
       } else if (ended.ok) {
         const result = serializeJson(ended.value, "result");
         written = result.ok
-          ? store.complete(job.id, attempt.token, result.value)
+          ? store.completeAttempt(job.id, attempt.token, result.value)
           : store.failAttempt(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
       } else {
         const error = ended.error instanceof Error ? ended.error : new Error(String(ended.error));
@@ -191,15 +213,6 @@ export class Dispatcher {
     this.host.changed();
   }
 
-  /** One timer for the whole lane while anything runs; a pending timer also keeps the object in memory. */
-  private keepRenewing(): void {
-    this.renewer ??= setInterval(() => this.renewAll(), RENEW_EVERY_MS);
-  }
-
-  private stopRenewing(): void {
-    if (this.renewer !== undefined) clearInterval(this.renewer);
-    this.renewer = undefined;
-  }
 }
 
 /** The reason an attempt's signal carries. */

@@ -61,10 +61,21 @@ export type JobRow = {
 
 type LaneRow = { name: string | null; concurrency: number; paused: number; registered: number };
 
+export interface LaneSettings {
+  name: string | null;
+  concurrency: number;
+  paused: boolean;
+  registered: boolean;
+}
+
 const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, state, outcome, attempts, max_attempts,
   backoff_base_ms, backoff_max_ms, timeout_ms, result, error, cancel_requested, generation, lease_token,
   lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
   recovery_count, recovery_window_start, cancel_reason, lease_holder`;
+
+/** The columns a transition needs (`TransitionSubject`, plus when the attempt began). */
+const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at`;
+type SubjectRow = TransitionSubject & { claimed_at: number | null };
 
 /** A queued job may start only if it heads its queue and nothing of its queue runs. */
 const IS_QUEUE_HEAD = `(j.queue IS NULL OR (
@@ -84,6 +95,14 @@ export const CLAIM_CANDIDATES_SQL = `SELECT j.seq FROM jobs j
     AND ${IS_QUEUE_HEAD}
   ORDER BY j.priority DESC, j.seq LIMIT ?4`;
 
+/**
+ * Due queued jobs of one kind a claimer may take, best first: asked once per kind on `jobs_kind`,
+ * so that a backlog of other kinds is never walked. ?1 now, ?2 kind, ?3 limit.
+ */
+export const CLAIM_KIND_CANDIDATES_SQL = `SELECT j.seq, j.priority FROM jobs j
+  WHERE j.state = 'queued' AND j.kind = ?2 AND j.run_at <= ?1 AND ${IS_QUEUE_HEAD}
+  ORDER BY j.priority DESC, j.seq LIMIT ?3`;
+
 /** Wake: is an outcome waiting for delivery. */
 export const COMPLETING_COUNT_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE state = 'completing'`;
 
@@ -93,9 +112,13 @@ export const EARLIEST_LEASE_SQL = `SELECT MIN(lease_until) AS t FROM jobs WHERE 
 /** Wake and claim: how many jobs run. */
 export const RUNNING_COUNT_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE state = 'running'`;
 
-/** Wake: is a queue head of an in-process kind due now. ?1 now, ?2 kinds (JSON array). */
-export const DUE_EXECUTOR_HEAD_SQL = `SELECT 1 FROM jobs j WHERE j.state = 'queued' AND j.run_at <= ?1
-  AND j.kind IN (SELECT value FROM json_each(?2)) AND ${IS_QUEUE_HEAD} LIMIT 1`;
+/** Wake: is a queue head of an in-process kind due now. ?1 now, ?2 one kind (asked once per kind, on `jobs_kind`). */
+export const DUE_EXECUTOR_HEAD_SQL = `SELECT 1 FROM jobs j WHERE j.state = 'queued' AND j.kind = ?2 AND j.run_at <= ?1
+  AND ${IS_QUEUE_HEAD} LIMIT 1`;
+
+/** Wake: outcomes to deliver, the earliest lease expiry and how many run, in one statement. */
+export const WAKE_STATE_SQL = `SELECT (${COMPLETING_COUNT_SQL}) AS completing, (${EARLIEST_LEASE_SQL}) AS lease,
+  (${RUNNING_COUNT_SQL}) AS running`;
 
 /** Wake: the earliest future runAt of a queue head. ?1 now. */
 export const EARLIEST_FUTURE_HEAD_SQL = `SELECT j.run_at FROM jobs j WHERE j.state = 'queued' AND j.run_at > ?1 AND ${IS_QUEUE_HEAD}
@@ -105,9 +128,12 @@ export const EARLIEST_FUTURE_HEAD_SQL = `SELECT j.run_at FROM jobs j WHERE j.sta
 export const EXPIRED_LEASES_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE state = 'running' AND lease_until <= ?1
   ORDER BY lease_until LIMIT ?2`;
 
+/** What a transition says of its job: enough for a log line, without parsing payload or result. */
+export type TransitionSubject = Pick<Job, "id" | "kind" | "state" | "outcome" | "attempts" | "generation">;
+
 /** One change of a job's state, for logs and hooks. */
 export interface Transition {
-  job: Job;
+  job: TransitionSubject;
   from: JobState;
   to: JobState;
   /** Milliseconds since the attempt was claimed, for transitions that end an attempt. */
@@ -149,6 +175,7 @@ class Rollback {
 
 export class LaneStore {
   private readonly sql: SqlStorage;
+  private cachedSettings: LaneSettings | null = null;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -161,18 +188,24 @@ export class LaneStore {
 
   // ---- lane settings ----
 
-  settings(): { name: string | null; concurrency: number; paused: boolean; registered: boolean } {
+  /** The lane row, read once: this object is its only writer, and every write goes through here. */
+  settings(): LaneSettings {
+    if (this.cachedSettings) return this.cachedSettings;
     const row = this.sql.exec<LaneRow>(`SELECT name, concurrency, paused, registered FROM lane WHERE id = 1`).toArray()[0];
-    if (!row) return { name: null, concurrency: DEFAULT_CONCURRENCY, paused: false, registered: false };
-    return { name: row.name, concurrency: row.concurrency, paused: row.paused === 1, registered: row.registered === 1 };
+    this.cachedSettings = row
+      ? { name: row.name, concurrency: row.concurrency, paused: row.paused === 1, registered: row.registered === 1 }
+      : { name: null, concurrency: DEFAULT_CONCURRENCY, paused: false, registered: false };
+    return this.cachedSettings;
   }
 
   setName(name: string): void {
     this.sql.exec(`UPDATE lane SET name = ? WHERE id = 1 AND (name IS NULL OR name <> ?)`, name, name);
+    this.cachedSettings = null;
   }
 
   markRegistered(): void {
     this.sql.exec(`UPDATE lane SET registered = 1 WHERE id = 1`);
+    this.cachedSettings = null;
   }
 
   configure(patch: { concurrency?: number | undefined; paused?: boolean | undefined }): void {
@@ -181,6 +214,7 @@ export class LaneStore {
       patch.concurrency ?? null,
       patch.paused === undefined ? null : patch.paused ? 1 : 0,
     );
+    this.cachedSettings = null;
   }
 
   counts(): Counts {
@@ -293,15 +327,9 @@ export class LaneStore {
       const free = concurrency - this.runningCount();
       const limit = Math.min(filter.max, free);
       if (limit <= 0) return [];
-      const candidates = this.sql
-        .exec<{ seq: number }>(
-          CLAIM_CANDIDATES_SQL,
-          now,
-          filter.kinds ? JSON.stringify(filter.kinds) : null,
-          JSON.stringify(filter.excludeKinds),
-          limit,
-        )
-        .toArray();
+      const candidates = filter.kinds
+        ? this.candidatesOfKinds(filter.kinds.filter((k) => !filter.excludeKinds.includes(k)), now, limit)
+        : this.sql.exec<{ seq: number }>(CLAIM_CANDIDATES_SQL, now, null, JSON.stringify(filter.excludeKinds), limit).toArray();
       const claimed: ClaimedJob[] = [];
       for (const { seq } of candidates) {
         const token = this.entropy.token();
@@ -324,6 +352,16 @@ export class LaneStore {
       }
       return claimed;
     });
+  }
+
+  /** The best `limit` due heads among the given kinds: the best of each kind, merged. */
+  private candidatesOfKinds(kinds: readonly string[], now: number, limit: number): { seq: number }[] {
+    if (kinds.length === 1) return this.sql.exec<{ seq: number }>(CLAIM_KIND_CANDIDATES_SQL, now, kinds[0]!, limit).toArray();
+    const all: { seq: number; priority: number }[] = [];
+    for (const kind of new Set(kinds)) {
+      all.push(...this.sql.exec<{ seq: number; priority: number }>(CLAIM_KIND_CANDIDATES_SQL, now, kind, limit));
+    }
+    return all.sort((a, b) => b.priority - a.priority || a.seq - b.seq).slice(0, limit);
   }
 
   /** A new token and expiry for the holder of the current lease; the old token is then superseded. */
@@ -350,13 +388,25 @@ export class LaneStore {
 
   /** Records the attempt's success. The same token completing again answers the settled job. */
   complete(id: string, token: string, resultJson: string): Result<Job> {
+    const row = this.completeRow<JobRow>(id, token, resultJson, JOB_COLUMNS);
+    return row ? ok(this.toJob(row)) : this.refuse(id, token, "complete");
+  }
+
+  /** `complete` for the dispatcher, which needs no job back: no row read back, no JSON parsed. */
+  completeAttempt(id: string, token: string, resultJson: string): Result<null> {
+    if (this.completeRow(id, token, resultJson, SUBJECT_COLUMNS)) return ok(null);
+    const refusal = this.refuse(id, token, "complete");
+    return refusal.ok ? ok(null) : refusal;
+  }
+
+  private completeRow<R extends SubjectRow>(id: string, token: string, resultJson: string, columns: string): R | undefined {
     const now = this.clock.now();
     const to = this.outcomeState();
     const row = this.sql
-      .exec<JobRow>(
+      .exec<R>(
         `UPDATE jobs SET state = ?, outcome = 'completed', result = ?, error = NULL, settled_at = ?, updated_at = ?
          WHERE id = ? AND state = 'running' AND lease_token = ? AND lease_until > ? AND cancel_requested = 0
-         RETURNING ${JOB_COLUMNS}`,
+         RETURNING ${columns}`,
         to,
         resultJson,
         to === "settled" ? now : null,
@@ -366,10 +416,8 @@ export class LaneStore {
         now,
       )
       .toArray()[0];
-    if (!row) return this.refuse(id, token, "complete");
-    const job = this.toJob(row);
-    this.emit(job, "running", now - (row.claimed_at ?? now));
-    return ok(job);
+    if (row) this.emit(row, "running", now - (row.claimed_at ?? now));
+    return row;
   }
 
   /**
@@ -668,15 +716,15 @@ export class LaneStore {
   nextWakeAt(executorKinds: readonly string[], delivering = 0): number | null {
     const now = this.clock.now();
     const candidates: number[] = [];
-    const completing = this.sql.exec<{ n: number }>(COMPLETING_COUNT_SQL).one().n;
-    if (completing > delivering) return now;
-    const lease = this.sql.exec<{ t: number | null }>(EARLIEST_LEASE_SQL).one().t;
-    if (lease !== null) candidates.push(lease);
+    const state = this.sql
+      .exec<{ completing: number; lease: number | null; running: number }>(WAKE_STATE_SQL)
+      .one();
+    if (state.completing > delivering) return now;
+    if (state.lease !== null) candidates.push(state.lease);
     const { concurrency, paused } = this.settings();
-    if (!paused && this.runningCount() < concurrency) {
-      if (executorKinds.length > 0) {
-        const due = this.sql.exec(DUE_EXECUTOR_HEAD_SQL, now, JSON.stringify(executorKinds)).toArray();
-        if (due.length > 0) return now;
+    if (!paused && state.running < concurrency) {
+      for (const kind of executorKinds) {
+        if (this.sql.exec(DUE_EXECUTOR_HEAD_SQL, now, kind).toArray().length > 0) return now;
       }
       const future = this.sql.exec<{ run_at: number }>(EARLIEST_FUTURE_HEAD_SQL, now).toArray()[0];
       if (future) candidates.push(future.run_at);
@@ -709,7 +757,7 @@ export class LaneStore {
     return this.options.deliverOutcomes ? "completing" : "settled";
   }
 
-  private emit(job: Job, from: JobState, durationMs: number | null): void {
+  private emit(job: TransitionSubject, from: JobState, durationMs: number | null): void {
     this.options.onTransition?.({ job, from, to: job.state, durationMs });
   }
 

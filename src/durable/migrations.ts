@@ -93,6 +93,15 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE jobs ADD COLUMN lease_holder TEXT CHECK (lease_holder IN ('lane', 'consumer'))`,
     ],
   },
+  {
+    version: 4,
+    name: "queued jobs by kind",
+    statements: [
+      // The dispatcher claims (and the wake looks for) due jobs of its executors' kinds only: by kind,
+      // a backlog of pull-consumer kinds is never walked (issue 6: the cost must not grow with it).
+      `CREATE INDEX jobs_kind ON jobs (kind, priority DESC, seq) WHERE state = 'queued'`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

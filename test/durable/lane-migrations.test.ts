@@ -140,7 +140,7 @@ describe("migration 3", () => {
     await downgradeToV1(stub);
     await evict(fixture);
     const indexes = await sql<{ name: string }>(stub, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL ORDER BY name`);
-    expect(indexes.map((i) => i.name)).toEqual(["jobs_claim", "jobs_completing", "jobs_lease", "jobs_queue", "jobs_run_at", "jobs_settled"]);
+    expect(indexes.map((i) => i.name)).toEqual(["jobs_claim", "jobs_completing", "jobs_kind", "jobs_lease", "jobs_queue", "jobs_run_at", "jobs_settled"]);
   });
 });
 

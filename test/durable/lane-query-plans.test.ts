@@ -3,6 +3,8 @@ import { describe, expect, it } from "vitest";
 import {
   COMPLETING_COUNT_SQL,
   CLAIM_CANDIDATES_SQL,
+  CLAIM_KIND_CANDIDATES_SQL,
+  WAKE_STATE_SQL,
   DUE_EXECUTOR_HEAD_SQL,
   EARLIEST_FUTURE_HEAD_SQL,
   EARLIEST_LEASE_SQL,
@@ -14,10 +16,12 @@ import { T0, claim, setup, value } from "../helpers/lane.js";
 const statements: [string, string, unknown[]][] = [
   ["the claim (any kind)", CLAIM_CANDIDATES_SQL, [T0, null, "[]", 10]],
   ["the claim (some kinds)", CLAIM_CANDIDATES_SQL, [T0, '["a","b"]', '["c"]', 10]],
+  ["the claim (one kind, as the dispatcher asks)", CLAIM_KIND_CANDIDATES_SQL, [T0, "a", 10]],
+  ["the wake: outcomes, earliest lease, running count at once", WAKE_STATE_SQL, []],
   ["the wake: outcomes to deliver", COMPLETING_COUNT_SQL, []],
   ["the wake: earliest lease", EARLIEST_LEASE_SQL, []],
   ["the wake: running count", RUNNING_COUNT_SQL, []],
-  ["the wake: a due in-process head", DUE_EXECUTOR_HEAD_SQL, [T0, '["a"]']],
+  ["the wake: a due in-process head", DUE_EXECUTOR_HEAD_SQL, [T0, "a"]],
   ["the wake: earliest future head", EARLIEST_FUTURE_HEAD_SQL, [T0]],
   ["lease recovery", EXPIRED_LEASES_SQL, [T0, 500]],
 ];
