@@ -343,7 +343,25 @@ function shots(routes: Route[], schemas: Record<string, JsonSchema>, lane: LaneF
       headers["content-type"] = "application/json";
     }
     const path = fill(route.template, params) + (query.length ? `?${query.join("&")}` : "");
+    // A client collapses dot segments before sending ("/v1/lanes/:x/jobs/../../requeue" is
+    // "/v1/lanes/requeue"): where that makes a request for a route that exists, give it a bad token.
+    if (defects.every((d): boolean => d === "name" || d === "method") && servedAfterNormalizing(routes, method, path)) {
+      headers.authorization = "Bearer wrong";
+      defects.push("auth");
+    }
     return { method, path, headers, body, stream, defects, lanes };
+  });
+}
+
+/** Whether `path`, once its dot segments are collapsed, names a route served for `method` with valid names. */
+function servedAfterNormalizing(routes: Route[], method: string, path: string): boolean {
+  const raw = path.split("?")[0]!;
+  const normalized = new URL(`http://switchyard.test${raw}`).pathname;
+  if (normalized === raw) return false;
+  return routes.some((route) => {
+    if (route.method !== method && !(method === "HEAD" && route.method === "GET")) return false;
+    const match = new RegExp(`^${route.template.replace(/\{\w+\}/g, "([^/]+)")}$`).exec(normalized);
+    return match !== null && match.slice(1).every(isValidName);
   });
 }
 

@@ -28,13 +28,13 @@ const OLD_ROWS: Record<string, Record<string, unknown>> = {
   queued: { state: "queued" },
   future: { state: "queued", run_at: T0 + 60_000 },
   retrying: { state: "queued", attempts: 1, generation: 1, error: "flaky" },
-  running: { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-run", lease_until: T0 + 30_000, claimed_at: T0 - 500 },
-  "running-2": { state: "running", attempts: 2, generation: 3, lease_token: "v-tok-run2", lease_until: T0 + 30_000, claimed_at: T0 - 500 },
-  "running-3": { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-run3", lease_until: T0 + 30_000, claimed_at: T0 - 500, max_attempts: 1 },
-  "serial-running": { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-head", lease_until: T0 + 30_000, claimed_at: T0 - 500, queue: "serial" },
+  running: { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-run", lease_until: T0 + 30_000, claimed_at: T0 - 500, lease_holder: "consumer" },
+  "running-2": { state: "running", attempts: 2, generation: 3, lease_token: "v-tok-run2", lease_until: T0 + 30_000, claimed_at: T0 - 500, lease_holder: "consumer" },
+  "running-3": { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-run3", lease_until: T0 + 30_000, claimed_at: T0 - 500, max_attempts: 1, lease_holder: "consumer" },
+  "serial-running": { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-head", lease_until: T0 + 30_000, claimed_at: T0 - 500, queue: "serial", lease_holder: "consumer" },
   "serial-waiting": { state: "queued", queue: "serial" },
-  expiring: { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-exp", lease_until: T0 + 1_000, claimed_at: T0 - 500 },
-  cancelling: { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-c", lease_until: T0 + 30_000, claimed_at: T0 - 500, cancel_requested: 1, cancel_reason: "stop" },
+  expiring: { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-exp", lease_until: T0 + 1_000, claimed_at: T0 - 500, lease_holder: "consumer" },
+  cancelling: { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-c", lease_until: T0 + 30_000, claimed_at: T0 - 500, cancel_requested: 1, cancel_reason: "stop", lease_holder: "consumer" },
   "in-process": { kind: "demo.echo", payload: '{"echo":1}', state: "running", attempts: 1, generation: 1, lease_token: "v-tok-ip", lease_until: T0 + 2_000, claimed_at: T0 - 500, lease_holder: "lane" },
   "completing-ok": { state: "completing", outcome: "completed", attempts: 1, generation: 1, result: '{"r":1}' },
   "completing-failed": { state: "completing", outcome: "failed", attempts: 3, generation: 3, error: "boom" },
@@ -48,7 +48,7 @@ const DEFAULTS: Record<string, unknown> = {
   kind: "k", payload: '{"v":1}', queue: null, priority: 0, run_at: T0 - 1_000, outcome: null, attempts: 0, max_attempts: 3,
   backoff_base_ms: 1_000, backoff_max_ms: 300_000, timeout_ms: 60_000, result: null, error: null, cancel_requested: 0,
   generation: 0, lease_token: null, lease_until: null, claimed_at: null, created_at: T0 - 2_000, updated_at: T0 - 1_000,
-  settled_at: null, max_recoveries: 3, recovery_window_ms: 3_600_000, recovery_count: 0, recovery_window_start: null, cancel_reason: null,
+  settled_at: null, max_recoveries: 3, recovery_window_ms: 3_600_000, recovery_count: 0, recovery_window_start: null, cancel_reason: null, lease_holder: null,
 };
 
 /** A lane as the previous version wrote it: its schema, its settings, a job in every state. */
@@ -93,7 +93,7 @@ describe(`upgrade in place from schema version ${PREVIOUS} to ${SCHEMA_VERSION}`
     expect(PREVIOUS).toBeGreaterThanOrEqual(1);
     const applied = await runInDurableObject(stub, (_l, state) => state.storage.sql.exec<{ v: number }>(`SELECT MAX(version) AS v FROM schema_migrations`).one().v);
     expect(applied).toBe(SCHEMA_VERSION);
-    // Every old column of every row as the old version wrote it (the outcomes delivered since aside).
+    // Every old column of every row as the old version wrote it (those that may have moved on since aside).
     const upgraded = await rows(stub);
     expect(upgraded.map((r) => r.id)).toEqual(Object.keys(OLD_ROWS));
     for (const row of upgraded) {
@@ -103,7 +103,8 @@ describe(`upgrade in place from schema version ${PREVIOUS} to ${SCHEMA_VERSION}`
     }
     const info = value(await stub.info());
     expect(info).toMatchObject({ lane: name, concurrency: 7, paused: false });
-    expect(info.counts.queued + info.counts.running + info.counts.completing).toBe(11);
+    // Nothing lost (the recorded outcomes and an in-process job of a dead instance may be on their way already).
+    expect(Object.values(info.counts).reduce((n, c) => n + c, 0)).toBe(Object.keys(OLD_ROWS).length);
     expect(value(await stub.getJob("completed"))).toMatchObject({ state: "settled", outcome: "completed", result: { ok: true } });
     expect(value(await stub.getJob("cancelling"))).toMatchObject({ state: "running", cancelRequested: true, lease: { generation: 1, expiresAt: T0 + 30_000 } });
     const listed = value(await stub.listJobs({ limit: 500 })).jobs.map((j) => j.id);
