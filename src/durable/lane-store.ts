@@ -73,6 +73,20 @@ const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, state, out
   lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
   recovery_count, recovery_window_start, cancel_reason, lease_holder`;
 
+const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
+  timeout_ms, max_recoveries, recovery_window_ms, state, created_at, updated_at`;
+
+/** One new job; returns its seq, or nothing when the id exists. */
+const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)
+  ON CONFLICT (id) DO NOTHING RETURNING seq`;
+
+/** Many new jobs from one JSON array of `specValues` rows, in order; returns the ids it inserted. ?1 rows, ?2 now. */
+const INSERT_MANY_SQL = `INSERT INTO jobs (${INSERT_COLUMNS})
+  SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9,
+    value->>10, value->>11, 'queued', ?2, ?2
+  FROM json_each(?1) WHERE true ORDER BY key
+  ON CONFLICT (id) DO NOTHING RETURNING id`;
+
 /** The columns a transition needs (`TransitionSubject`, plus when the attempt began). */
 const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at`;
 type SubjectRow = TransitionSubject & { claimed_at: number | null };
@@ -232,53 +246,52 @@ export class LaneStore {
   // ---- enqueue ----
 
   /**
-   * Inserts every spec in one transaction, all or nothing. An existing id with the same spec is a
+   * Enqueues one job in one statement. The answer is built from the spec, not read back; an id that
+   * exists is a duplicate with the same spec, else a conflict.
+   */
+  insertJob(spec: JobSpec): Result<{ status: "queued" | "duplicate"; job: Job }> {
+    const now = this.clock.now();
+    const inserted = this.sql.exec(INSERT_ONE_SQL, ...specValues(spec), now, now).toArray().length > 0;
+    if (inserted) return ok({ status: "queued", job: this.specToJob(spec, now) });
+    const existing = this.rowById(spec.id)!;
+    if (sameSpec(existing, spec)) return ok({ status: "duplicate", job: this.toJob(existing) });
+    return fail("job_conflict", `job id already used with a different spec: ${spec.id}`, { ids: [spec.id] });
+  }
+
+  /**
+   * Enqueues 1..1000 jobs in one transaction, all or nothing, with one `INSERT … SELECT` over a JSON
+   * array of them. An id that exists (or came earlier in the batch) with the same spec is a
    * duplicate; with a different spec, a conflict that rolls the whole batch back.
    */
-  insertJobs(specs: readonly JobSpec[]): Result<{ status: "queued" | "duplicate"; job: Job }[]> {
+  insertJobs(specs: readonly JobSpec[]): Result<{ id: string; status: "queued" | "duplicate" }[]> {
     const now = this.clock.now();
+    const first = new Map<string, JobSpec>();
+    for (const spec of specs) if (!first.has(spec.id)) first.set(spec.id, spec);
     try {
       return ok(
         this.storage.transactionSync(() => {
-          const results: { status: "queued" | "duplicate"; job: Job }[] = [];
-          const conflicts: string[] = [];
-          for (const spec of specs) {
-            const inserted = this.sql
-              .exec<JobRow>(
-                `INSERT INTO jobs (id, kind, payload, queue, priority, run_at, state, max_attempts, backoff_base_ms,
-                   backoff_max_ms, timeout_ms, max_recoveries, recovery_window_ms, created_at, updated_at)
-                 VALUES (?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?)
-                 ON CONFLICT (id) DO NOTHING RETURNING ${JOB_COLUMNS}`,
-                spec.id,
-                spec.kind,
-                spec.payload,
-                spec.queue,
-                spec.priority,
-                spec.runAt,
-                spec.maxAttempts,
-                spec.backoffBaseMs,
-                spec.backoffMaxMs,
-                spec.timeoutMs,
-                spec.maxRecoveries,
-                spec.recoveryWindowMs,
-                now,
-                now,
-              )
-              .toArray()[0];
-            if (inserted) {
-              results.push({ status: "queued", job: this.toJob(inserted) });
-              continue;
+          const rows = JSON.stringify([...first.values()].map(specValues));
+          const inserted = new Set(this.sql.exec<{ id: string }>(INSERT_MANY_SQL, rows, now).toArray().map((r) => r.id));
+          const existing = new Map<string, JobRow>();
+          if (inserted.size < first.size) {
+            const others = JSON.stringify([...first.keys()].filter((id) => !inserted.has(id)));
+            for (const row of this.sql.exec<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id IN (SELECT value FROM json_each(?))`, others)) {
+              existing.set(row.id, row);
             }
-            const existing = this.rowById(spec.id);
-            if (existing && sameSpec(existing, spec)) results.push({ status: "duplicate", job: this.toJob(existing) });
-            else if (!conflicts.includes(spec.id)) conflicts.push(spec.id);
           }
-          if (conflicts.length > 0) {
-            throw new Rollback({
-              code: "job_conflict",
-              message: `job id already used with a different spec: ${conflicts.join(", ")}`,
-              details: { ids: conflicts },
-            });
+          const results: { id: string; status: "queued" | "duplicate" }[] = [];
+          const conflicts = new Set<string>();
+          for (const spec of specs) {
+            const old = existing.get(spec.id);
+            const earlier = first.get(spec.id)!;
+            const fresh = !old && earlier === spec;
+            const same = fresh || (old ? sameSpec(old, spec) : sameSpecs(earlier, spec));
+            if (same) results.push({ id: spec.id, status: fresh ? "queued" : "duplicate" });
+            else conflicts.add(spec.id);
+          }
+          if (conflicts.size > 0) {
+            const ids = [...conflicts];
+            throw new Rollback({ code: "job_conflict", message: `job id already used with a different spec: ${ids.join(", ")}`, details: { ids } });
           }
           return results;
         }),
@@ -287,6 +300,32 @@ export class LaneStore {
       if (error instanceof Rollback) return { ok: false, error: error.error };
       throw error;
     }
+  }
+
+  /** The job a spec just became, as `toJob` would read it back. */
+  private specToJob(spec: JobSpec, now: number): Job {
+    return {
+      id: spec.id,
+      lane: this.laneName,
+      kind: spec.kind,
+      payload: JSON.parse(spec.payload) as Json,
+      queue: spec.queue,
+      priority: spec.priority,
+      runAt: spec.runAt,
+      state: "queued",
+      outcome: null,
+      attempts: 0,
+      generation: 0,
+      maxAttempts: spec.maxAttempts,
+      timeoutMs: spec.timeoutMs,
+      result: null,
+      error: null,
+      cancelRequested: false,
+      lease: null,
+      createdAt: now,
+      updatedAt: now,
+      settledAt: null,
+    };
   }
 
   // ---- read ----
@@ -598,12 +637,14 @@ export class LaneStore {
   }
 
   sweep(settledBefore: number, limit: number): number {
-    return this.sql.exec(
+    this.sql.exec(
       `DELETE FROM jobs WHERE seq IN (
          SELECT seq FROM jobs WHERE state = 'settled' AND settled_at < ? ORDER BY settled_at LIMIT ?)`,
       settledBefore,
       limit,
-    ).rowsWritten;
+    );
+    // Not `rowsWritten`: it counts index entries as well as rows.
+    return this.sql.exec<{ n: number }>(`SELECT changes() AS n`).one().n;
   }
 
   // ---- what the alarm does ----
@@ -791,6 +832,35 @@ export class LaneStore {
 
   /** The lane's name, as learned from its first caller. */
   laneName = "";
+}
+
+/** The columns of `INSERT_ONE_SQL` and of each element of `INSERT_MANY_SQL`'s array, in order. */
+function specValues(spec: JobSpec): [string, string, string, string | null, number, number, number, number, number, number, number, number] {
+  return [
+    spec.id,
+    spec.kind,
+    spec.payload,
+    spec.queue,
+    spec.priority,
+    spec.runAt,
+    spec.maxAttempts,
+    spec.backoffBaseMs,
+    spec.backoffMaxMs,
+    spec.timeoutMs,
+    spec.maxRecoveries,
+    spec.recoveryWindowMs,
+  ];
+}
+
+/** Two specs of one batch with the same id: the same job if kind, payload, queue, priority and maxAttempts agree. */
+function sameSpecs(a: JobSpec, b: JobSpec): boolean {
+  return (
+    a.kind === b.kind &&
+    a.queue === b.queue &&
+    a.priority === b.priority &&
+    a.maxAttempts === b.maxAttempts &&
+    canonicalJson(JSON.parse(a.payload) as Json) === canonicalJson(JSON.parse(b.payload) as Json)
+  );
 }
 
 /** Same id, same spec: kind, payload, queue, priority and maxAttempts (API.md, enqueue). */

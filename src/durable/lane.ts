@@ -88,6 +88,8 @@ export class Lane extends DurableObject<Env> {
   private registered = false;
   private readonly delivering = new Set<string>();
   private flushPending = false;
+  /** Whether the pending flush should look for jobs to start (not after enqueueing pull-only kinds). */
+  private pumpWanted = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -116,6 +118,7 @@ export class Lane extends DurableObject<Env> {
       // Jobs whose executors died with a previous instance are recovered now, not at lease expiry.
       if (this.store.expireOrphanedLeases() > 0) this.recoverExpired();
       // Re-arm on start: a lost alarm write heals here, and due jobs start again after a restart.
+      this.pumpWanted = true;
       this.flush();
     });
   }
@@ -135,11 +138,11 @@ export class Lane extends DurableObject<Env> {
     if (!request.ok) return request;
     const spec = this.toSpec(request.value);
     if (!spec.ok) return spec;
-    const inserted = this.store.insertJobs([spec.value]);
+    const inserted = this.store.insertJob(spec.value);
     if (!inserted.ok) return inserted;
-    this.afterChange();
+    this.afterChange(this.dispatcher.kinds.includes(spec.value.kind));
     await this.register();
-    return ok(inserted.value[0]!);
+    return ok(inserted.value);
   }
 
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */
@@ -154,9 +157,9 @@ export class Lane extends DurableObject<Env> {
     }
     const inserted = this.store.insertJobs(specs);
     if (!inserted.ok) return inserted;
-    this.afterChange();
+    this.afterChange(specs.some((spec) => this.dispatcher.kinds.includes(spec.kind)));
     await this.register();
-    return ok({ results: inserted.value.map(({ status, job }) => ({ id: job.id, status })) });
+    return ok({ results: inserted.value });
   }
 
   // ---- readers ----
@@ -294,6 +297,7 @@ export class Lane extends DurableObject<Env> {
     this.armedAt = null; // an alarm that runs is consumed
     this.recoverExpired();
     this.dispatcher.reconcile();
+    this.pumpWanted = true;
     this.flush(); // within the handler: an alarm set after it returns could be taken for consumed
   }
 
@@ -316,7 +320,8 @@ export class Lane extends DurableObject<Env> {
    * After a transition: settle what follows from it once the current turn is over. Transitions that
    * come together (executors finishing in the same turn, a batch) share one pump and one re-arm.
    */
-  private afterChange(): void {
+  private afterChange(dispatch = true): void {
+    this.pumpWanted ||= dispatch;
     if (this.flushPending) return;
     this.flushPending = true;
     queueMicrotask(() => {
@@ -333,7 +338,9 @@ export class Lane extends DurableObject<Env> {
   /** Start what is due, deliver recorded outcomes, and re-arm the one alarm. */
   private flush(): void {
     this.flushPending = false;
-    this.dispatcher.pump();
+    const dispatch = this.pumpWanted;
+    this.pumpWanted = false;
+    if (dispatch) this.dispatcher.pump();
     this.deliverPending();
     this.rearm();
   }
