@@ -24,6 +24,10 @@ interface Attempt {
   token: string;
   controller: AbortController;
   cause: AbortCause | null;
+  /** Wound up (outcome written, or nothing if lost); whatever the executor does next is ignored. */
+  ended: boolean;
+  /** When `timeoutMs` runs out, on the platform clock (timers run on real time). */
+  deadline: number;
 }
 
 export interface DispatcherHost {
@@ -41,6 +45,8 @@ export interface DispatcherHost {
 export class Dispatcher {
   private readonly attempts = new Map<string, Attempt>();
   private renewer: ReturnType<typeof setInterval> | undefined;
+  private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  private deadlineAt = Infinity;
   private settleBusy: (() => void) | undefined;
   readonly kinds: readonly string[];
 
@@ -91,27 +97,72 @@ export class Dispatcher {
     }
   }
 
+  /** Fires the attempt's signal, then winds it up at once: the executor may run on, detached. */
   private abortAttempt(attempt: Attempt, cause: AbortCause): void {
-    if (attempt.cause !== null) return;
+    if (attempt.cause !== null || attempt.ended) return;
     attempt.cause = cause;
     attempt.controller.abort(new AbortError(cause, attempt.job));
+    this.end(attempt, { ok: false, error: attempt.controller.signal.reason });
   }
 
   private start(job: ClaimedJob): void {
-    const attempt: Attempt = { job, token: job.lease.token, controller: new AbortController(), cause: null };
+    const deadline = Date.now() + job.timeoutMs;
+    const attempt: Attempt = { job, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, deadline };
     if (this.attempts.size === 0) this.busy();
     this.attempts.set(job.id, attempt);
-    const timeout = setTimeout(() => this.abortAttempt(attempt, "timeout"), job.timeoutMs);
-    this.run(attempt)
-      .catch((error: unknown) => {
-        // A bug, not an outcome: the lease runs out and the alarm recovers the job.
-        console.error(JSON.stringify({ event: "dispatcher.wind_up_failed", jobId: job.id, message: String(error) }));
-      })
-      .finally(() => {
-        clearTimeout(timeout);
-        this.attempts.delete(job.id);
-        if (this.attempts.size === 0) this.idle();
+    if (this.deadlineTimer === undefined || deadline < this.deadlineAt) this.armDeadline(deadline);
+    const { lease, ...view } = job;
+    let running: unknown;
+    try {
+      running = this.executors[job.kind]!(job.payload, {
+        signal: attempt.controller.signal,
+        job: { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } },
+        attempt: job.attempts,
+        env: this.host.env,
       });
+    } catch (error) {
+      this.end(attempt, { ok: false, error });
+      return;
+    }
+    Promise.resolve(running).then(
+      (value) => this.end(attempt, { ok: true, value }),
+      (error: unknown) => this.end(attempt, { ok: false, error }),
+    );
+  }
+
+  /** The one end of an attempt, whichever comes first: the executor's answer, or an abort. */
+  private end(attempt: Attempt, ended: Ended): void {
+    if (attempt.ended) return; // a detached executor's late answer is nobody's business
+    attempt.ended = true;
+    this.attempts.delete(attempt.job.id);
+    try {
+      this.windUp(attempt, ended);
+    } catch (error) {
+      // A bug, not an outcome: the lease runs out and the alarm recovers the job.
+      console.error(JSON.stringify({ event: "dispatcher.wind_up_failed", jobId: attempt.job.id, message: String(error) }));
+    }
+    if (this.attempts.size === 0) this.idle();
+  }
+
+  /**
+   * Timeouts share one timer, set for the earliest deadline and moved only when an earlier one
+   * arrives; when it fires it aborts what is overdue and sets itself for the next deadline.
+   */
+  private armDeadline(at: number): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineAt = at;
+    this.deadlineTimer = setTimeout(() => this.expireDeadlines(), Math.max(0, at - Date.now()));
+  }
+
+  private expireDeadlines(): void {
+    this.deadlineTimer = undefined;
+    const now = Date.now();
+    let next = Infinity;
+    for (const attempt of [...this.attempts.values()]) {
+      if (attempt.deadline <= now) this.abortAttempt(attempt, "timeout");
+      else next = Math.min(next, attempt.deadline);
+    }
+    if (next !== Infinity) this.armDeadline(next);
   }
 
   /**
@@ -126,43 +177,11 @@ export class Dispatcher {
 
   private idle(): void {
     clearInterval(this.renewer);
+    clearTimeout(this.deadlineTimer);
     this.renewer = undefined;
+    this.deadlineTimer = undefined;
     this.settleBusy?.();
     this.settleBusy = undefined;
-  }
-
-  /**
-   * Runs the executor until it ends or the attempt is aborted, whichever is first. On abort the attempt
-   * winds up at once: an executor that ignores its signal runs on detached, and can write nothing.
-   */
-  private async run(attempt: Attempt): Promise<void> {
-    const { job } = attempt;
-    const executor = this.executors[job.kind]!;
-    const { lease, ...view } = job;
-    const signal = attempt.controller.signal;
-    const aborted = new Promise<"aborted">((resolve) => signal.addEventListener("abort", () => resolve("aborted"), { once: true }));
-    let running: Promise<unknown>;
-    try {
-      running = Promise.resolve(
-        executor(job.payload, {
-          signal,
-          job: { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } },
-          attempt: job.attempts,
-          env: this.host.env,
-        }),
-      );
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    let ended: Ended;
-    try {
-      const value = await Promise.race([running, aborted]);
-      ended = value === "aborted" && signal.aborted ? { ok: false, error: signal.reason } : { ok: true, value };
-    } catch (error) {
-      ended = { ok: false, error };
-    }
-    running.catch(() => {}); // a detached executor's late failure is nobody's business
-    this.windUp(attempt, ended);
   }
 
   /** Records the one outcome of an attempt through the fence, or nothing if it lost its lease. */
