@@ -44,6 +44,8 @@ export interface DispatcherHost {
 
 export class Dispatcher {
   private readonly attempts = new Map<string, Attempt>();
+  /** Attempts that completed this turn, to be written together. */
+  private completions: { job: Job | ClaimedJob; id: string; token: string; resultJson: string }[] = [];
   private renewer: ReturnType<typeof setInterval> | undefined;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private deadlineAt = Infinity;
@@ -201,9 +203,13 @@ export class Dispatcher {
         written = store.failAttempt(job.id, attempt.token, `timed out after ${job.timeoutMs} ms`, true, null);
       } else if (ended.ok) {
         const result = serializeJson(ended.value, "result");
-        written = result.ok
-          ? store.completeAttempt(job.id, attempt.token, result.value)
-          : store.failAttempt(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
+        if (result.ok) {
+          // Written with the others of this turn by `settleCompletions`, in one statement.
+          this.completions.push({ job, id: job.id, token: attempt.token, resultJson: result.value });
+          written = null;
+        } else {
+          written = store.failAttempt(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
+        }
       } else {
         const error = ended.error instanceof Error ? ended.error : new Error(String(ended.error));
         const retry = !(error instanceof NonRetryableError);
@@ -215,6 +221,24 @@ export class Dispatcher {
       }
     } finally {
       this.host.changed();
+    }
+  }
+
+  /**
+   * Writes the completions of this turn: one statement for all; each one the fence refused goes
+   * again alone, to learn why (an attempt that lost its lease writes nothing: it is counted lost).
+   */
+  settleCompletions(): void {
+    if (this.completions.length === 0) return;
+    const batch = this.completions;
+    this.completions = [];
+    const settled = this.host.store.completeAttempts(batch);
+    for (const item of batch) {
+      if (settled.has(item.id)) continue;
+      const written = this.host.store.completeAttempt(item.id, item.token, item.resultJson);
+      if (!written.ok && (written.error.code === "lease_superseded" || written.error.code === "lease_expired")) {
+        this.host.lost(item.job, written.error.message);
+      }
     }
   }
 

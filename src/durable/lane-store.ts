@@ -117,6 +117,21 @@ export const CLAIM_KIND_CANDIDATES_SQL = `SELECT j.seq, j.priority FROM jobs j
   WHERE j.state = 'queued' AND j.kind = ?2 AND j.run_at <= ?1 AND ${IS_QUEUE_HEAD}
   ORDER BY j.priority DESC, j.seq LIMIT ?3`;
 
+/** Claims the given queued jobs, each with its own token. ?1 JSON [[seq, token], …], ?2 lease until, ?3 holder, ?4 now. */
+export const CLAIM_SQL = `UPDATE jobs SET state = 'running', attempts = attempts + 1, generation = generation + 1,
+    lease_token = c.c_token, lease_until = ?2, lease_holder = ?3, claimed_at = ?4, updated_at = ?4
+  FROM (SELECT value->>0 AS c_seq, value->>1 AS c_token FROM json_each(?1)) AS c
+  WHERE jobs.seq = c.c_seq AND jobs.state = 'queued'
+  RETURNING ${JOB_COLUMNS}`;
+
+/** Completes attempts through the fence. ?1 JSON [[id, token, result], …], ?2 state, ?3 settled at, ?4 now. */
+export const COMPLETE_MANY_SQL = `UPDATE jobs SET state = ?2, outcome = 'completed', result = c.c_result, error = NULL,
+    settled_at = ?3, updated_at = ?4
+  FROM (SELECT value->>0 AS c_id, value->>1 AS c_token, value->>2 AS c_result FROM json_each(?1)) AS c
+  WHERE jobs.id = c.c_id AND jobs.state = 'running' AND jobs.lease_token = c.c_token AND jobs.lease_until > ?4
+    AND jobs.cancel_requested = 0
+  RETURNING ${SUBJECT_COLUMNS}`;
+
 /** Wake: is an outcome waiting for delivery. */
 export const COMPLETING_COUNT_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE state = 'completing'`;
 
@@ -369,27 +384,19 @@ export class LaneStore {
       const candidates = filter.kinds
         ? this.candidatesOfKinds(filter.kinds.filter((k) => !filter.excludeKinds.includes(k)), now, limit)
         : this.sql.exec<{ seq: number }>(CLAIM_CANDIDATES_SQL, now, null, JSON.stringify(filter.excludeKinds), limit).toArray();
-      const claimed: ClaimedJob[] = [];
-      for (const { seq } of candidates) {
-        const token = this.entropy.token();
-        const row = this.sql
-          .exec<JobRow>(
-            `UPDATE jobs SET state = 'running', attempts = attempts + 1, generation = generation + 1,
-               lease_token = ?, lease_until = ?, lease_holder = ?, claimed_at = ?, updated_at = ?
-             WHERE seq = ? AND state = 'queued' RETURNING ${JOB_COLUMNS}`,
-            token,
-            now + filter.leaseMs,
-            filter.holder ?? "consumer",
-            now,
-            now,
-            seq,
-          )
-          .one();
+      if (candidates.length === 0) return [];
+      // One statement for all of them, each with its own token; answered in the candidates' order.
+      const leases = candidates.map(({ seq }) => [seq, this.entropy.token()] as const);
+      const order = new Map(candidates.map(({ seq }, i) => [seq, i]));
+      const rows = this.sql
+        .exec<JobRow>(CLAIM_SQL, JSON.stringify(leases), now + filter.leaseMs, filter.holder ?? "consumer", now)
+        .toArray()
+        .sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
+      return rows.map((row) => {
         const job = this.toJob(row);
         this.emit(job, "queued", null);
-        claimed.push({ ...job, lease: { token, generation: row.generation, expiresAt: now + filter.leaseMs } });
-      }
-      return claimed;
+        return { ...job, lease: { token: row.lease_token!, generation: row.generation, expiresAt: row.lease_until! } };
+      });
     });
   }
 
@@ -436,6 +443,26 @@ export class LaneStore {
     if (this.completeRow(id, token, resultJson, SUBJECT_COLUMNS)) return ok(null);
     const refusal = this.refuse(id, token, "complete");
     return refusal.ok ? ok(null) : refusal;
+  }
+
+  /**
+   * Completes many in-process attempts in one statement, each through the fence; returns the ids it
+   * settled. The caller sends each one not settled through `completeAttempt` to learn why.
+   */
+  completeAttempts(items: readonly { id: string; token: string; resultJson: string }[]): Set<string> {
+    const now = this.clock.now();
+    const to = this.outcomeState();
+    const rows = this.sql
+      .exec<SubjectRow>(
+        COMPLETE_MANY_SQL,
+        JSON.stringify(items.map((i) => [i.id, i.token, i.resultJson])),
+        to,
+        to === "settled" ? now : null,
+        now,
+      )
+      .toArray();
+    for (const row of rows) this.emit(row, "running", now - (row.claimed_at ?? now));
+    return new Set(rows.map((r) => r.id));
   }
 
   private completeRow<R extends SubjectRow>(id: string, token: string, resultJson: string, columns: string): R | undefined {

@@ -338,6 +338,7 @@ export class Lane extends DurableObject<Env> {
   /** Start what is due, deliver recorded outcomes, and re-arm the one alarm. */
   private flush(): void {
     this.flushPending = false;
+    this.dispatcher.settleCompletions();
     const dispatch = this.pumpWanted;
     this.pumpWanted = false;
     if (dispatch) this.dispatcher.pump();
