@@ -140,7 +140,12 @@ export class Lane extends DurableObject<Env> {
     if (!spec.ok) return spec;
     const inserted = this.store.insertJob(spec.value);
     if (!inserted.ok) return inserted;
-    this.afterChange(this.dispatcher.kinds.includes(spec.value.kind));
+    const job = spec.value;
+    const inProcess = this.dispatcher.kinds.includes(job.kind);
+    // A duplicate changes nothing. A due job of a pull-only kind outside any queue changes no wake
+    // term (none counts due pull jobs, and it heads no queue): the alarm stays as it is.
+    const quiet = job.queue === null && job.runAt <= this.clock.now() && !inProcess;
+    if (inserted.value.status === "queued" && !(quiet && this.armedAt !== undefined)) this.afterChange(inProcess);
     await this.register();
     return ok(inserted.value);
   }
