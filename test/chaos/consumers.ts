@@ -18,6 +18,8 @@ export interface Shared {
   ledger: Ledger;
   lanes: readonly string[];
   stopping: boolean;
+  /** No kill is to come: nothing to stall across. */
+  killsDone: boolean;
 }
 
 interface Held {
@@ -86,8 +88,8 @@ async function work(shared: Shared, consumer: string, rng: Prng, leaseMs: number
     // Stall just past the lease (racing its recovery by the alarm), or across the next kill (racing
     // the new incarnation's start), then speak with the lapsed token: never a success.
     ledger.tally.stalls++;
-    if (roll < 0.03) await sleep(Math.max(0, held.expiresAt - Date.now()) + rng.int(0, 40));
-    else await Promise.race([shared.runtime.restarted(), sleep(15_000)]);
+    if (roll < 0.03 || shared.killsDone) await sleep(Math.max(0, held.expiresAt - Date.now()) + rng.int(0, 40));
+    else await Promise.race([shared.runtime.restarted(), sleep(8_000)]);
     const stale = await write(shared, held, "complete", { token: held.token, result: resultOf(consumer, held.generation, held.token) });
     ledger.refused(stale);
     return;

@@ -7,7 +7,7 @@
  * keeps an alarm, and no log line holds a token.
  *
  *   CHAOS_SEED=<seed> npm run test:chaos     replays a run's decisions (workload, consumers, kill moments)
- *   CHAOS_JOBS=<n> CHAOS_KILLS=<k>           size it (defaults 3000 jobs, 4 kills)
+ *   CHAOS_JOBS=<n> CHAOS_KILLS=<k>           size it (defaults 3000 jobs, 5 kills)
  */
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -23,7 +23,7 @@ import { secretsInLog, verify } from "./verify.js";
 
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
 const JOBS = Number(process.env.CHAOS_JOBS ?? 3000);
-const KILLS = Number(process.env.CHAOS_KILLS ?? 4);
+const KILLS = Number(process.env.CHAOS_KILLS ?? 5);
 const LANES = ["chaos-a", "chaos-b", "chaos-c", "chaos-d"];
 const PRODUCERS = 3;
 const CONSUMERS = 4;
@@ -39,9 +39,14 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
   const stateDir = mkdtempSync(join(tmpdir(), "switchyard-chaos-"));
   const logLines: string[] = [];
   const bearer = `chaos-${randomBytes(16).toString("hex")}`;
-  const runtime = new ChaosRuntime(stateDir, bearer, (line) => void logLines.push(line));
+  // Which incarnation printed each line: one printed just before a kill may tell of a write it lost.
+  const incarnations: number[] = [];
+  const runtime = new ChaosRuntime(stateDir, bearer, (line, incarnation) => {
+    logLines.push(line);
+    incarnations.push(incarnation);
+  });
   const ledger = new Ledger();
-  const shared: Shared = { runtime, ledger, lanes: LANES, stopping: false };
+  const shared: Shared = { runtime, ledger, lanes: LANES, stopping: false, killsDone: false };
   try {
     await runtime.start();
     // Room for leases of a dead incarnation while the rest keeps flowing.
@@ -67,6 +72,7 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
         await sleep(kills.int(3_000, 12_000));
         await runtime.killAndRestart();
       }
+      shared.killsDone = true;
     })();
     await Promise.all([...producers, killer]);
     const lastRestart = Date.now();
@@ -84,16 +90,17 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
       }
       if (busy === 0) break;
       if (Date.now() - lastRestart > DRAIN_DEADLINE_MS) break;
+      if ((Date.now() - lastRestart) % 15_000 < 1_000) console.log(`chaos: draining, ${busy} jobs to go`);
       await sleep(1_000);
     }
     shared.stopping = true;
     await Promise.all(workers);
 
-    const verdict = await verify(runtime, ledger, LANES, logLines);
+    const verdict = await verify(runtime, ledger, LANES, logLines, incarnations);
     const leaks = secretsInLog(logLines, bearer, new Set(ledger.tokens.keys()));
     const seconds = ((Date.now() - started) / 1000).toFixed(0);
-    console.log(`chaos: outcomes ${JSON.stringify(verdict.outcomes)} tally ${JSON.stringify(ledger.tally)} stale ${JSON.stringify(ledger.staleAnswers)} logLines=${logLines.length} ${seconds}s`);
-    for (const problem of [...verdict.problems, ...leaks].slice(0, 40)) console.log(`chaos: PROBLEM ${problem}`);
+    console.log(`chaos: outcomes ${JSON.stringify(verdict.outcomes)} phantomSettleLines=${verdict.phantomSettles} tally ${JSON.stringify(ledger.tally)} stale ${JSON.stringify(ledger.staleAnswers)} logLines=${logLines.length} ${seconds}s`);
+    for (const problem of [...verdict.problems, ...leaks].slice(0, Number(process.env.CHAOS_PROBLEMS ?? 40))) console.log(`chaos: PROBLEM ${problem}`);
     console.log(
       `chaos: enqueued=${verdict.enqueued} settled=${verdict.settled} lost=${verdict.lost} settledTwice=${verdict.settledTwice} kills=${runtime.kills} seed=${SEED}`,
     );

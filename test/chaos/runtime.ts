@@ -22,11 +22,17 @@ export class ChaosRuntime {
   constructor(
     private readonly persistDir: string,
     readonly apiToken: string,
-    private readonly onLog: (line: string) => void,
+    /** Every line the runtime prints, with the number of the incarnation (0, 1, …) that printed it. */
+    private readonly onLog: (line: string, incarnation: number) => void,
   ) {}
 
   async start(): Promise<void> {
-    this.current = await LocalRuntime.start({ persistDir: this.persistDir, apiToken: this.apiToken, onLog: this.onLog });
+    const incarnation = this.restarts.length;
+    this.current = await LocalRuntime.start({
+      persistDir: this.persistDir,
+      apiToken: this.apiToken,
+      onLog: (line) => this.onLog(line, incarnation),
+    });
     this.restarts.push(Date.now());
     for (const wake of this.upWaiters.splice(0)) wake();
   }

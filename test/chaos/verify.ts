@@ -12,13 +12,21 @@ export interface Verdict {
   settled: number;
   lost: number;
   settledTwice: number;
+  /** Settled lines the log printed for writes a kill then lost (see settlementsInLog). */
+  phantomSettles: number;
   outcomes: Record<string, number>;
   problems: string[];
 }
 
 const COUNT_KEYS = ["queued", "running", "completing", "completed", "failed", "cancelled", "interrupted"] as const;
 
-export async function verify(runtime: ChaosRuntime, ledger: Ledger, lanes: readonly string[], logLines: readonly string[]): Promise<Verdict> {
+export async function verify(
+  runtime: ChaosRuntime,
+  ledger: Ledger,
+  lanes: readonly string[],
+  logLines: readonly string[],
+  incarnations: readonly number[],
+): Promise<Verdict> {
   const problems: string[] = [];
   const found = new Map<Key, any>();
   for (const lane of lanes) {
@@ -33,7 +41,9 @@ export async function verify(runtime: ChaosRuntime, ledger: Ledger, lanes: reado
     for (const job of jobs) rows[job.state === "settled" ? (job.outcome as (typeof COUNT_KEYS)[number]) : (job.state as (typeof COUNT_KEYS)[number])]++;
     if (!isDeepStrictEqual(info.body.counts, rows)) problems.push(`${lane}: counts ${JSON.stringify(info.body.counts)} but rows ${JSON.stringify(rows)}`);
     // Nothing left to do, so no alarm.
-    if (info.body.nextWakeAt !== null) problems.push(`${lane}: everything is settled but nextWakeAt is ${info.body.nextWakeAt}`);
+    const unsettled = jobs.filter((j) => j.state !== "settled").length;
+    if (unsettled > 0) problems.push(`${lane}: ${unsettled} jobs unsettled, counts ${JSON.stringify(info.body.counts)}, nextWakeAt ${info.body.nextWakeAt}`);
+    else if (info.body.nextWakeAt !== null) problems.push(`${lane}: everything is settled but nextWakeAt is ${info.body.nextWakeAt}`);
     for (const job of jobs) found.set(keyOf(lane, job.id), job);
   }
 
@@ -48,7 +58,7 @@ export async function verify(runtime: ChaosRuntime, ledger: Ledger, lanes: reado
       continue;
     }
     if (job.state !== "settled") {
-      problems.push(`${key}: still ${job.state} at the end`);
+      problems.push(`${key}: still ${job.state} at the end (${job.kind}, queue ${job.queue}, runAt ${job.runAt - Date.now()} ms from now, attempts ${job.attempts}, generation ${job.generation})`);
       continue;
     }
     settled++;
@@ -61,12 +71,7 @@ export async function verify(runtime: ChaosRuntime, ledger: Ledger, lanes: reado
   for (const key of ledger.planned.keys()) if (!ledger.acked.has(key) && !found.has(key)) problems.push(`${key}: never acknowledged`);
 
   // Settled twice: the runtime's own transition log, and first sights against the end.
-  const settles = new Map<Key, number>();
-  for (const line of logLines) {
-    if (!line.includes('"job.transition"')) continue;
-    const event = JSON.parse(line.slice(line.indexOf("{"))) as { lane: string; jobId: string; to: string };
-    if (event.to === "settled") settles.set(keyOf(event.lane, event.jobId), (settles.get(keyOf(event.lane, event.jobId)) ?? 0) + 1);
-  }
+  const { settles, phantoms } = settlementsInLog(logLines, incarnations);
   const twice = new Set<Key>();
   for (const [key, n] of settles) {
     if (n > 1) {
@@ -79,7 +84,47 @@ export async function verify(runtime: ChaosRuntime, ledger: Ledger, lanes: reado
     if (v.includes("settled twice")) twice.add(key);
   }
   problems.push(...ledger.violations);
-  return { enqueued: ledger.acked.size, settled, lost, settledTwice: twice.size, outcomes, problems };
+  return { enqueued: ledger.acked.size, settled, lost, settledTwice: twice.size, phantomSettles: phantoms, outcomes, problems };
+}
+
+interface TransitionLine {
+  /** The incarnation of the runtime that printed it. */
+  incarnation: number;
+  lane: string;
+  jobId: string;
+  from: string;
+  to: string;
+  generation: number;
+}
+
+/**
+ * Settlements per job as the transition log tells them. A line printed for a write that a kill then
+ * lost is retracted by the log itself: a later incarnation of the runtime (`incarnations`, one a line)
+ * shows the same attempt (generation) still running, which no settled job can be. Such
+ * phantoms are counted apart; every other settled line is a settlement, and a job with two of them
+ * was settled twice.
+ */
+export function settlementsInLog(lines: readonly string[], incarnations: readonly number[]): { settles: Map<Key, number>; phantoms: number } {
+  const byJob = new Map<Key, TransitionLine[]>();
+  for (const [at, line] of lines.entries()) {
+    if (!line.includes('"job.transition"')) continue;
+    const event = { ...(JSON.parse(line.slice(line.indexOf("{"))) as TransitionLine), incarnation: incarnations[at]! };
+    const key = keyOf(event.lane, event.jobId);
+    byJob.set(key, [...(byJob.get(key) ?? []), event]);
+  }
+  const settles = new Map<Key, number>();
+  let phantoms = 0;
+  for (const [key, events] of byJob) {
+    for (const [i, event] of events.entries()) {
+      if (event.to !== "settled") continue;
+      const retracted = events
+        .slice(i + 1)
+        .some((later) => later.from === "running" && later.generation === event.generation && later.incarnation > event.incarnation);
+      if (retracted) phantoms++;
+      else settles.set(key, (settles.get(key) ?? 0) + 1);
+    }
+  }
+  return { settles, phantoms };
 }
 
 /** Whether a settled job's outcome and result are ones its kind, its spec and the clients allow. */
