@@ -749,6 +749,10 @@ export class LaneStore {
     ).rowsWritten;
   }
 
+  completingCount(): number {
+    return this.sql.exec<{ n: number }>(COMPLETING_COUNT_SQL).one().n;
+  }
+
   /** Jobs whose outcome is recorded but not yet delivered, oldest first. */
   completingJobs(limit = 100): Job[] {
     return this.sql

@@ -88,6 +88,8 @@ export class Lane extends DurableObject<Env> {
   private registered = false;
   private readonly delivering = new Set<string>();
   private flushPending = false;
+  /** Transitions written but not yet known durable, so not yet logged. */
+  private unannounced: TransitionEvent[] = [];
   /** Whether the pending flush should look for jobs to start (not after enqueueing pull-only kinds). */
   private pumpWanted = false;
 
@@ -367,7 +369,11 @@ export class Lane extends DurableObject<Env> {
    * settle it. Deliveries run side by side, so one slow hook holds up no other job.
    */
   private deliverPending(): void {
-    if (!this.options.onOutcome) return;
+    if (!this.options.onOutcome) {
+      // No hook (say, a deploy removed it while outcomes were pending): nothing to hand over.
+      if (this.store.completingCount() > 0) for (const job of this.store.completingJobs()) this.store.markSettled(job.id);
+      return;
+    }
     for (const job of this.store.completingJobs()) {
       if (this.delivering.has(job.id)) continue;
       this.delivering.add(job.id);
@@ -400,12 +406,24 @@ export class Lane extends DurableObject<Env> {
       generation: t.job.generation,
       durationMs: t.durationMs,
     };
-    if (this.options.log !== false) this.logLine(event);
-    if (this.options.onTransition) {
+    if (this.options.log === false && !this.options.onTransition) return;
+    // Told only once the write is durable: a crash before the commit must not leave a line (or a
+    // hook call) for a transition that never happened. The price: a crash right after the commit
+    // can lose the line instead.
+    this.unannounced.push(event);
+    if (this.unannounced.length === 1) void this.ctx.storage.sync().then(() => this.announce());
+  }
+
+  private announce(): void {
+    const events = this.unannounced;
+    this.unannounced = [];
+    for (const event of events) {
+      if (this.options.log !== false) this.logLine(event);
+      if (!this.options.onTransition) continue;
       try {
         this.options.onTransition(event);
       } catch (error) {
-        this.logLine({ event: "lane.on_transition_failed", lane: this.store.laneName, jobId: t.job.id, message: String(error) });
+        this.logLine({ event: "lane.on_transition_failed", lane: event.lane, jobId: event.jobId, message: String(error) });
       }
     }
   }

@@ -273,6 +273,8 @@ describe("transition log", () => {
       token = claimed!.lease.token;
       clock.advance(250);
       unwrap(await lane.complete(job.id, { token, result: 1 }));
+      // Lines are written once the transition is durable: wait for that.
+      await runInDurableObject(lane, (_l, state) => state.storage.sync());
     } finally {
       spy.mockRestore();
     }

@@ -84,12 +84,24 @@ describe("migrations", () => {
 
     const upgraded = await rows(stub);
     expect(await sql(stub, `SELECT MAX(version) AS v FROM schema_migrations`)).toEqual([{ v: SCHEMA_VERSION }]);
+    // A plain lane has no outcome hook: the job found `completing` is settled as the lane starts.
+    const settledOnStart = upgraded.find((r) => r.id === "completing")!;
+    expect(settledOnStart).toMatchObject({ state: "settled", outcome: "completed" });
     expect(upgraded).toEqual(
-      v1.map((r) => ({ ...r, max_recoveries: 3, recovery_window_ms: 3_600_000, recovery_count: 0, recovery_window_start: null, cancel_reason: null, lease_holder: null })),
+      v1.map((r) => ({
+        ...r,
+        ...(r.id === "completing" ? { state: "settled", settled_at: settledOnStart.settled_at, updated_at: settledOnStart.updated_at } : {}),
+        max_recoveries: 3,
+        recovery_window_ms: 3_600_000,
+        recovery_count: 0,
+        recovery_window_start: null,
+        cancel_reason: null,
+        lease_holder: null,
+      })),
     );
     expect(value(await stub.info())).toMatchObject({
       concurrency: 4,
-      counts: { queued: 3, running: 2, completing: 1, completed: 1, failed: 1, cancelled: 1, interrupted: 1 },
+      counts: { queued: 3, running: 2, completing: 0, completed: 2, failed: 1, cancelled: 1, interrupted: 1 },
     });
     expect(value(await stub.getJob("completed"))).toMatchObject({ state: "settled", outcome: "completed", result: { ok: true } });
   });
