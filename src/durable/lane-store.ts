@@ -634,7 +634,7 @@ export class LaneStore {
     return job;
   }
 
-  /** Settles `cancelled` every running job of this lane whose cancellation was requested; used on wind-up. */
+  /** Settles `cancelled` the running job whose cancellation was requested, if `token` still holds it: the wind-up of an aborted in-process attempt. */
   settleCancelledAttempt(id: string, token: string): Job | null {
     const row = this.rowById(id);
     if (!row || row.state !== "running" || row.lease_token !== token || row.cancel_requested !== 1) return null;
@@ -747,10 +747,6 @@ export class LaneStore {
       now,
       now,
     ).rowsWritten;
-  }
-
-  completingCount(): number {
-    return this.sql.exec<{ n: number }>(COMPLETING_COUNT_SQL).one().n;
   }
 
   /** Jobs whose outcome is recorded but not yet delivered, oldest first. */

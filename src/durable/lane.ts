@@ -119,6 +119,7 @@ export class Lane extends DurableObject<Env> {
       this.armedAt = await ctx.storage.getAlarm();
       // Jobs whose executors died with a previous instance are recovered now, not at lease expiry.
       if (this.store.expireOrphanedLeases() > 0) this.recoverExpired();
+      this.settleUndeliverable();
       // Re-arm on start: a lost alarm write heals here, and due jobs start again after a restart.
       this.pumpWanted = true;
       this.flush();
@@ -304,11 +305,21 @@ export class Lane extends DurableObject<Env> {
     this.armedAt = null; // an alarm that runs is consumed
     this.recoverExpired();
     this.dispatcher.reconcile();
+    this.settleUndeliverable();
     this.pumpWanted = true;
     this.flush(); // within the handler: an alarm set after it returns could be taken for consumed
   }
 
   // ---- internals ----
+
+  /**
+   * Outcomes recorded for a hook that is gone (a deploy removed `onOutcome`): nothing to hand over,
+   * so they settle. Runs at start-up and on the alarm (the wake is "now" while any wait).
+   */
+  private settleUndeliverable(): void {
+    if (this.options.onOutcome) return;
+    for (const job of this.store.completingJobs()) this.store.markSettled(job.id);
+  }
 
   private recoverExpired(): void {
     for (;;) {
@@ -369,11 +380,7 @@ export class Lane extends DurableObject<Env> {
    * settle it. Deliveries run side by side, so one slow hook holds up no other job.
    */
   private deliverPending(): void {
-    if (!this.options.onOutcome) {
-      // No hook (say, a deploy removed it while outcomes were pending): nothing to hand over.
-      if (this.store.completingCount() > 0) for (const job of this.store.completingJobs()) this.store.markSettled(job.id);
-      return;
-    }
+    if (!this.options.onOutcome) return;
     for (const job of this.store.completingJobs()) {
       if (this.delivering.has(job.id)) continue;
       this.delivering.add(job.id);
