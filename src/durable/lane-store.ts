@@ -879,8 +879,11 @@ function specValues(spec: JobSpec): [string, string, string, string | null, numb
   ];
 }
 
-/** Two specs of one batch with the same id: the same job if kind, payload, queue, priority and maxAttempts agree. */
-function sameSpecs(a: JobSpec, b: JobSpec): boolean {
+/** What makes two enqueues with one id the same job (API.md, enqueue). */
+type Identity = Pick<JobSpec, "kind" | "payload" | "queue" | "priority" | "maxAttempts">;
+
+/** Same id, same spec: kind, payload (as JSON, whatever its key order), queue, priority and maxAttempts. */
+function sameSpecs(a: Identity, b: Identity): boolean {
   return (
     a.kind === b.kind &&
     a.queue === b.queue &&
@@ -890,13 +893,7 @@ function sameSpecs(a: JobSpec, b: JobSpec): boolean {
   );
 }
 
-/** Same id, same spec: kind, payload, queue, priority and maxAttempts (API.md, enqueue). */
+/** `sameSpecs` of a stored job and a new request. */
 function sameSpec(row: JobRow, spec: JobSpec): boolean {
-  return (
-    row.kind === spec.kind &&
-    row.queue === spec.queue &&
-    row.priority === spec.priority &&
-    row.max_attempts === spec.maxAttempts &&
-    canonicalJson(JSON.parse(row.payload) as Json) === canonicalJson(JSON.parse(spec.payload) as Json)
-  );
+  return sameSpecs({ kind: row.kind, payload: row.payload, queue: row.queue, priority: row.priority, maxAttempts: row.max_attempts }, spec);
 }
