@@ -45,7 +45,7 @@ export interface DispatcherHost {
 export class Dispatcher {
   private readonly attempts = new Map<string, Attempt>();
   /** Attempts that completed this turn, to be written together. */
-  private completions: { job: Job | ClaimedJob; id: string; token: string; resultJson: string }[] = [];
+  private completions: { job: ClaimedJob; token: string; resultJson: string }[] = [];
   private renewer: ReturnType<typeof setInterval> | undefined;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private deadlineAt = Infinity;
@@ -59,15 +59,9 @@ export class Dispatcher {
     this.kinds = Object.keys(executors);
   }
 
-  /** How many attempts run in this process now. */
-  get active(): number {
-    return this.attempts.size;
-  }
-
-  /** Claims every due job it may (pause, concurrency, queue heads) and starts it. Returns how many. */
-  pump(): number {
-    if (this.kinds.length === 0) return 0;
-    let started = 0;
+  /** Claims every due job it may (pause, concurrency, queue heads) and starts it. */
+  pump(): void {
+    if (this.kinds.length === 0) return;
     for (;;) {
       const claimed = this.host.store.claimDue({
         kinds: this.kinds,
@@ -77,8 +71,7 @@ export class Dispatcher {
         holder: "lane",
       });
       for (const job of claimed) this.start(job);
-      started += claimed.length;
-      if (claimed.length < MAX_CLAIM) return started;
+      if (claimed.length < MAX_CLAIM) return;
     }
   }
 
@@ -205,7 +198,7 @@ export class Dispatcher {
         const result = serializeJson(ended.value, "result");
         if (result.ok) {
           // Written with the others of this turn by `settleCompletions`, in one statement.
-          this.completions.push({ job, id: job.id, token: attempt.token, resultJson: result.value });
+          this.completions.push({ job, token: attempt.token, resultJson: result.value });
           written = null;
         } else {
           written = store.failAttempt(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
@@ -216,9 +209,7 @@ export class Dispatcher {
         const retryAfterMs = error instanceof RetryAfterError ? Math.max(0, Math.floor(error.retryAfterMs)) : null;
         written = store.failAttempt(job.id, attempt.token, error.message || error.name, retry, retryAfterMs);
       }
-      if (written && !written.ok && (written.error.code === "lease_superseded" || written.error.code === "lease_expired")) {
-        this.host.lost(job, written.error.message);
-      }
+      if (written) this.reportIfLost(job, written);
     } finally {
       this.host.changed();
     }
@@ -232,13 +223,16 @@ export class Dispatcher {
     if (this.completions.length === 0) return;
     const batch = this.completions;
     this.completions = [];
-    const settled = this.host.store.completeAttempts(batch);
-    for (const item of batch) {
-      if (settled.has(item.id)) continue;
-      const written = this.host.store.completeAttempt(item.id, item.token, item.resultJson);
-      if (!written.ok && (written.error.code === "lease_superseded" || written.error.code === "lease_expired")) {
-        this.host.lost(item.job, written.error.message);
-      }
+    const settled = this.host.store.completeAttempts(batch.map(({ job, token, resultJson }) => ({ id: job.id, token, resultJson })));
+    for (const { job, token, resultJson } of batch) {
+      if (!settled.has(job.id)) this.reportIfLost(job, this.host.store.completeAttempt(job.id, token, resultJson));
+    }
+  }
+
+  /** A write the fence refused because the lease is no longer this attempt's: the attempt is lost. */
+  private reportIfLost(job: ClaimedJob, written: Result<unknown>): void {
+    if (!written.ok && (written.error.code === "lease_superseded" || written.error.code === "lease_expired")) {
+      this.host.lost(job, written.error.message);
     }
   }
 
@@ -255,7 +249,6 @@ export class Dispatcher {
     }
     this.host.changed();
   }
-
 }
 
 /** The reason an attempt's signal carries. */

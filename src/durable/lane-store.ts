@@ -91,6 +91,12 @@ const INSERT_MANY_SQL = `INSERT INTO jobs (${INSERT_COLUMNS})
 const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at`;
 type SubjectRow = TransitionSubject & { claimed_at: number | null };
 
+/**
+ * The fence (DESIGN.md): a write on behalf of an attempt touches the job only while that attempt's
+ * token holds an unexpired lease on a running job nobody asked to cancel. Binds id, token, now.
+ */
+const FENCE = `id = ? AND state = 'running' AND lease_token = ? AND lease_until > ? AND cancel_requested = 0`;
+
 /** A queued job may start only if it heads its queue and nothing of its queue runs. */
 const IS_QUEUE_HEAD = `(j.queue IS NULL OR (
   NOT EXISTS (SELECT 1 FROM jobs r WHERE r.queue = j.queue AND r.state = 'running')
@@ -417,7 +423,7 @@ export class LaneStore {
     const row = this.sql
       .exec<{ generation: number; lease_until: number }>(
         `UPDATE jobs SET lease_token = ?, lease_until = ?, updated_at = ?
-         WHERE id = ? AND state = 'running' AND lease_token = ? AND lease_until > ? AND cancel_requested = 0
+         WHERE ${FENCE}
          RETURNING generation, lease_until`,
         fresh,
         now + leaseMs,
@@ -471,7 +477,7 @@ export class LaneStore {
     const row = this.sql
       .exec<R>(
         `UPDATE jobs SET state = ?, outcome = 'completed', result = ?, error = NULL, settled_at = ?, updated_at = ?
-         WHERE id = ? AND state = 'running' AND lease_token = ? AND lease_until > ? AND cancel_requested = 0
+         WHERE ${FENCE}
          RETURNING ${columns}`,
         to,
         resultJson,
@@ -496,7 +502,7 @@ export class LaneStore {
       const held = this.sql
         .exec<{ seq: number; attempts: number; max_attempts: number; backoff_base_ms: number; backoff_max_ms: number }>(
           `SELECT seq, attempts, max_attempts, backoff_base_ms, backoff_max_ms FROM jobs
-           WHERE id = ? AND state = 'running' AND lease_token = ? AND lease_until > ? AND cancel_requested = 0`,
+           WHERE ${FENCE}`,
           id,
           token,
           now,
@@ -542,7 +548,7 @@ export class LaneStore {
     const row = this.sql
       .exec<JobRow>(
         `UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = ?, updated_at = ?
-         WHERE id = ? AND state = 'running' AND lease_token = ? AND lease_until > ? AND cancel_requested = 0
+         WHERE ${FENCE}
          RETURNING ${JOB_COLUMNS}`,
         now,
         now,

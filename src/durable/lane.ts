@@ -85,7 +85,6 @@ export class Lane extends DurableObject<Env> {
   private readonly options: LaneOptions;
   /** The alarm as last written (undefined: unknown, read it again). */
   private armedAt: number | null | undefined = undefined;
-  private registered = false;
   private readonly delivering = new Set<string>();
   private flushPending = false;
   /** Transitions written but not yet known durable, so not yet logged. */
@@ -333,7 +332,6 @@ export class Lane extends DurableObject<Env> {
     return answer.ok ? ok({ job: answer.value }) : answer;
   }
 
-  /** After every transition: start what is due, deliver recorded outcomes, and re-arm the one alarm. */
   /**
    * After a transition: settle what follows from it once the current turn is over. Transitions that
    * come together (executors finishing in the same turn, a batch) share one pump and one re-arm.
@@ -401,6 +399,7 @@ export class Lane extends DurableObject<Env> {
   }
 
   private transitioned(t: Transition): void {
+    if (this.options.log === false && !this.options.onTransition) return;
     const event: TransitionEvent = {
       event: "job.transition",
       lane: this.store.laneName,
@@ -413,7 +412,6 @@ export class Lane extends DurableObject<Env> {
       generation: t.job.generation,
       durationMs: t.durationMs,
     };
-    if (this.options.log === false && !this.options.onTransition) return;
     // Told only once the write is durable: a crash before the commit must not leave a line (or a
     // hook call) for a transition that never happened. The price: a crash right after the commit
     // can lose the line instead.
@@ -441,18 +439,13 @@ export class Lane extends DurableObject<Env> {
 
   /** The registry learns a lane once, on its first job: not a call per enqueue. */
   private async register(): Promise<void> {
-    if (this.registered) return;
-    if (this.store.settings().registered) {
-      this.registered = true;
-      return;
-    }
+    if (this.store.settings().registered) return;
     const registry = (this.env as Partial<Env>).REGISTRY;
     if (!registry) return;
     try {
       await registry.getByName(REGISTRY_NAME).register(this.store.laneName, this.clock.now());
       this.store.setName(this.store.laneName);
       this.store.markRegistered();
-      this.registered = true;
     } catch (error) {
       this.logLine({ event: "lane.register_failed", lane: this.store.laneName, message: String(error) });
     }

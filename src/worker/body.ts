@@ -9,7 +9,6 @@ import type { MiddlewareHandler } from "hono";
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from "../shared/defaults.js";
 import { QueueError } from "../shared/errors.js";
 
-
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
 export function isJsonContentType(contentType: string | undefined): boolean {
