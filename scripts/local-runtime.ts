@@ -89,7 +89,8 @@ export class LocalRuntime {
   }
 
   /** A request to the API with the bearer token; the body parsed as JSON. */
-  async api(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  /** A body that is not JSON comes back as its text; `timeoutMs` bounds the whole request. */
+  async api(method: string, path: string, body?: unknown, timeoutMs?: number): Promise<{ status: number; body: any }> {
     const response = await fetch(new URL(path, this.url), {
       method,
       headers: {
@@ -97,9 +98,14 @@ export class LocalRuntime {
         ...(body === undefined ? {} : { "content-type": "application/json" }),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
+      ...(timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(timeoutMs) }),
     });
     const text = await response.text();
-    return { status: response.status, body: text ? JSON.parse(text) : null };
+    try {
+      return { status: response.status, body: text ? JSON.parse(text) : null };
+    } catch {
+      return { status: response.status, body: text };
+    }
   }
 
   /** SIGKILL to wrangler and workerd at once: no shutdown of any kind. */

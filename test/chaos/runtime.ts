@@ -67,25 +67,8 @@ export class ChaosRuntime {
   /** One attempt of a request: the answer, or status 0 if the runtime died under it. */
   async request(method: string, path: string, body?: unknown): Promise<Answer> {
     await this.up();
-    const runtime = this.current!;
     try {
-      const response = await fetch(new URL(path, runtime.url), {
-        method,
-        headers: {
-          authorization: `Bearer ${this.apiToken}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(20_000),
-      });
-      const text = await response.text();
-      let parsed: unknown = text;
-      try {
-        parsed = text ? JSON.parse(text) : null;
-      } catch {
-        // not JSON: kept as text for the report
-      }
-      return { status: response.status, body: parsed };
+      return await this.current!.api(method, path, body, 20_000);
     } catch {
       return { status: 0, body: null };
     }
