@@ -5,7 +5,8 @@
  * floor RPCs (empty, one row written). Never deployed.
  */
 import { defineLane, type TransitionEvent } from "../src/durable/lane.js";
-import { CLAIM_CANDIDATES_SQL, type JobSpec } from "../src/durable/lane-store.js";
+import type { JobSpec } from "../src/durable/job-row.js";
+import { CLAIM_CANDIDATES_SQL } from "../src/durable/statements.js";
 import { serializeJson } from "../src/shared/json.js";
 import { BatchEnqueueRequest, EnqueueRequest } from "../src/shared/schemas.js";
 
@@ -136,7 +137,7 @@ export class BenchLane extends defineLane({ executors, log: false, onTransition:
   }
 
   async benchSettled(): Promise<number> {
-    return settledByLane.get(this.store.laneName) ?? 0;
+    return settledByLane.get(this.store.lane) ?? 0;
   }
 }
 
@@ -231,8 +232,8 @@ export class PlainLane extends defineLane({ log: false }) {
       validate: us((i) => EnqueueRequest.safeParse({ kind: PULL_KIND, payload: { i } })),
       serializePayload: us((i) => serializeJson({ i }, "payload")),
       insertJobs: us((i) => this.store.insertJobs([spec(i, "store")])),
-      wakeNoExecutors: us(() => this.store.nextWakeAt([])),
-      wakeWithExecutors: us(() => this.store.nextWakeAt([NOOP_KIND])),
+      wakeNoExecutors: us(() => this.store.wakeRows([], [], 0)),
+      wakeWithExecutors: us(() => this.store.wakeRows([NOOP_KIND], [], 0)),
       settings: us(() => this.store.settings()),
       runningCount: us(() => this.store.runningCount()),
       enqueueInObject: us((i) => void this.enqueue({ kind: PULL_KIND, payload: { i } })),
@@ -258,7 +259,7 @@ export class PlainLane extends defineLane({ log: false }) {
   async benchWake(reps: number): Promise<{ noExecutorsUs: number; withExecutorUs: number }> {
     const us = (kinds: string[]) => {
       const t0 = Date.now();
-      for (let i = 0; i < reps; i++) this.store.nextWakeAt(kinds);
+      for (let i = 0; i < reps; i++) this.store.wakeRows(kinds, [], 0);
       return Math.round(((Date.now() - t0) * 1000) / reps);
     };
     return { noExecutorsUs: us([]), withExecutorUs: us([NOOP_KIND]) };
@@ -271,7 +272,7 @@ export class PlainLane extends defineLane({ log: false }) {
     const now = Date.now();
     return {
       claimOne: plan(CLAIM_ONE, "t", now, now, now),
-      queueClaimCandidates: plan(CLAIM_CANDIDATES_SQL, now, JSON.stringify([PULL_KIND]), "[]", 1),
+      queueClaimCandidates: plan(CLAIM_CANDIDATES_SQL, now, "[]", "[]", 1),
       counts: plan(`SELECT state, outcome, COUNT(*) AS n FROM jobs GROUP BY state, outcome`),
     };
   }

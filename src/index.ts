@@ -3,7 +3,7 @@
  * registry) for its Durable Object bindings, and serves `createApp()`; code elsewhere uses a client.
  */
 export { createApp, type AppType } from "./worker/app.js";
-export { defineLane, Lane, type LaneOptions, type TransitionEvent } from "./durable/lane.js";
+export { defineLane, Lane, type LaneOptions, type LostEvent, type TransitionEvent } from "./durable/lane.js";
 export { LaneRegistry, REGISTRY_NAME } from "./durable/registry.js";
 export {
   NonRetryableError,
@@ -16,7 +16,8 @@ export {
 export { createLaneClient, type LaneNamespaceClient } from "./client/rpc.js";
 export { createHttpClient, type HttpClient, type HttpClientOptions } from "./client/http.js";
 export type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage, LaneClient } from "./client/types.js";
-export { QueueError, ERROR_STATUS, type ErrorBody, type ErrorCode, type ErrorDetails, type Issue, type Result } from "./shared/errors.js";
+export { ERROR_STATUS } from "./worker/status.js";
+export { QueueError, type ErrorBody, type ErrorCode, type ErrorDetails, type Issue, type Result } from "./shared/errors.js";
 export { ManualClock, systemClock, type Clock } from "./shared/clock.js";
 export type { ClaimedJob, Counts, EnqueueStatus, Job, JobState, Json, LaneInfo, Lease, LeaseView, Outcome } from "./shared/job.js";
 export type {

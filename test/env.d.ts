@@ -1,8 +1,8 @@
 declare namespace Cloudflare {
   interface Env {
     /** A lane class with no executors: every job waits for pull consumers. */
-    PLAIN_LANE: DurableObjectNamespace<import("../src/durable/lane").Lane>;
+    PLAIN_LANE: DurableObjectNamespace<import("./helpers/test-worker").PlainLane>;
     /** A lane whose outcomes go through `completing` to an `onOutcome` hook. */
-    HOOK_LANE: DurableObjectNamespace<import("../src/durable/lane").Lane>;
+    HOOK_LANE: DurableObjectNamespace<import("./helpers/test-worker").HookLane>;
   }
 }

@@ -3,17 +3,22 @@
  * pull consumers, runs each with an AbortSignal, renews its lease while it runs, and settles it through
  * the fence. It never awaits an executor on the caller's path: it is driven by enqueue, settlement and
  * the alarm, so one long executor holds up nothing.
+ *
+ * An aborted attempt (cancel, timeout, lost lease) is wound up at once — its outcome written, or
+ * nothing when it lost its lease — but its executor may run on: until it returns, the attempt keeps
+ * its concurrency slot and its job gets no second in-process executor. One that has not returned
+ * `abortGraceMs` after its abort is logged `executor.stuck` and its slot is given back; its job still
+ * waits for it (or for the object to restart).
  */
 import type { Clock } from "../shared/clock.js";
-import { MAX_CLAIM } from "../shared/defaults.js";
-import type { Result } from "../shared/errors.js";
+import { DISPATCH_LEASE_MS, MAX_CLAIM } from "../shared/defaults.js";
+import type { ErrorCode, Result } from "../shared/errors.js";
 import type { ClaimedJob, Job } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
+import { log, type LostCause } from "../shared/log.js";
 import { NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
 import type { LaneStore } from "./lane-store.js";
 
-/** Lease of an in-process attempt; renewed every third of it while the executor runs. */
-export const DISPATCH_LEASE_MS = 30_000;
 const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
 
 type Ended = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -26,23 +31,32 @@ interface Attempt {
   cause: AbortCause | null;
   /** Wound up (outcome written, or nothing if lost); whatever the executor does next is ignored. */
   ended: boolean;
+  /** The executor has returned (or thrown). */
+  returned: boolean;
   /** When `timeoutMs` runs out, on the platform clock (timers run on real time). */
   deadline: number;
+  /** Aborted long ago and still running: its slot is given back. */
+  stuck: boolean;
 }
 
-export interface DispatcherHost {
+export interface DispatcherHost<E> {
   readonly store: LaneStore;
   readonly clock: Clock;
-  readonly env: Env;
-  /** Rows changed: re-arm the alarm (and pump again). */
+  readonly env: E;
+  /** Rows changed or a slot came free: flush (re-arm the alarm and pump again). */
   changed(): void;
   /** An attempt ended without a write: it lost its lease. */
-  lost(job: Job, reason: string): void;
+  lost(job: ClaimedJob, cause: LostCause, message: string): void;
+  /** An aborted executor has not returned after the grace period. */
+  stuck(job: ClaimedJob, abortedForMs: number): void;
   /** Keeps the object alive until `promise` settles. */
   waitUntil(promise: Promise<unknown>): void;
+  /** Milliseconds an aborted executor keeps its slot before it is called stuck. */
+  readonly abortGraceMs: number;
 }
 
-export class Dispatcher {
+export class Dispatcher<E = unknown> {
+  /** Attempts whose executor has not returned, by job id: running, or aborted and running on. */
   private readonly attempts = new Map<string, Attempt>();
   /** Attempts that completed this turn, to be written together. */
   private completions: { job: ClaimedJob; token: string; resultJson: string }[] = [];
@@ -53,10 +67,30 @@ export class Dispatcher {
   readonly kinds: readonly string[];
 
   constructor(
-    private readonly host: DispatcherHost,
-    private readonly executors: ExecutorRegistry,
+    private readonly host: DispatcherHost<E>,
+    private readonly executors: ExecutorRegistry<E>,
   ) {
     this.kinds = Object.keys(executors);
+  }
+
+  /** Slots held by aborted attempts whose executor runs on (not yet stuck). */
+  heldSlots(): number {
+    let held = 0;
+    for (const attempt of this.attempts.values()) if (attempt.ended && !attempt.stuck) held++;
+    return held;
+  }
+
+  /** Jobs whose aborted executor runs on: none of them may get a second in-process executor. */
+  busyJobIds(): string[] {
+    const ids: string[] = [];
+    for (const attempt of this.attempts.values()) if (attempt.ended) ids.push(attempt.job.id);
+    return ids;
+  }
+
+  /** Whether this process holds a live (not wound-up) attempt of the job. */
+  holds(jobId: string): boolean {
+    const attempt = this.attempts.get(jobId);
+    return attempt !== undefined && !attempt.ended;
   }
 
   /** Claims every due job it may (pause, concurrency, queue heads) and starts it. */
@@ -66,8 +100,11 @@ export class Dispatcher {
       const claimed = this.host.store.claimDue({
         kinds: this.kinds,
         excludeKinds: [],
+        excludeIds: this.busyJobIds(),
+        heldSlots: this.heldSlots(),
         max: MAX_CLAIM,
         leaseMs: DISPATCH_LEASE_MS,
+        maxBytes: Infinity,
         holder: "lane",
       });
       for (const job of claimed) this.start(job);
@@ -78,7 +115,7 @@ export class Dispatcher {
   /** Aborts the in-process attempt of a job, if any. */
   abort(jobId: string, cause: AbortCause): boolean {
     const attempt = this.attempts.get(jobId);
-    if (!attempt) return false;
+    if (!attempt || attempt.ended) return false;
     this.abortAttempt(attempt, cause);
     return true;
   }
@@ -86,24 +123,36 @@ export class Dispatcher {
   /** Aborts every in-process attempt whose lease is no longer its own (recovered, superseded, settled). */
   reconcile(): void {
     for (const attempt of this.attempts.values()) {
+      if (attempt.ended) continue;
       const lease = this.host.store.leaseOf(attempt.job.id);
-      if (!lease || lease.token !== attempt.token) this.abortAttempt(attempt, "lost");
-      else if (lease.until <= this.host.clock.now()) this.abortAttempt(attempt, "lost");
+      if (!lease) this.abortAttempt(attempt, "lost", "recovered");
+      else if (lease.token !== attempt.token) this.abortAttempt(attempt, "lost", "superseded");
+      else if (lease.until <= this.host.clock.now()) this.abortAttempt(attempt, "lost", "expired");
     }
   }
 
-  /** Fires the attempt's signal, then winds it up at once: the executor may run on, detached. */
-  private abortAttempt(attempt: Attempt, cause: AbortCause): void {
+  /** Fires the attempt's signal, then winds it up at once; the executor keeps its slot until it returns. */
+  private abortAttempt(attempt: Attempt, cause: AbortCause, lostCause: LostCause = "expired"): void {
     if (attempt.cause !== null || attempt.ended) return;
     attempt.cause = cause;
     attempt.controller.abort(new AbortError(cause, attempt.job));
-    this.end(attempt, { ok: false, error: attempt.controller.signal.reason });
+    this.end(attempt, { ok: false, error: attempt.controller.signal.reason }, lostCause);
+    if (!attempt.returned) {
+      const abortedAt = Date.now();
+      setTimeout(() => {
+        if (attempt.returned) return;
+        attempt.stuck = true;
+        this.host.stuck(attempt.job, Date.now() - abortedAt);
+        this.host.changed();
+        this.idleIfDone();
+      }, this.host.abortGraceMs);
+    }
   }
 
   private start(job: ClaimedJob): void {
     const deadline = Date.now() + job.timeoutMs;
-    const attempt: Attempt = { job, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, deadline };
-    if (this.attempts.size === 0) this.busy();
+    const attempt: Attempt = { job, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false };
+    if (this.renewer === undefined) this.busy();
     this.attempts.set(job.id, attempt);
     if (this.deadlineTimer === undefined || deadline < this.deadlineAt) this.armDeadline(deadline);
     const { lease, ...view } = job;
@@ -116,27 +165,35 @@ export class Dispatcher {
         env: this.host.env,
       });
     } catch (error) {
-      this.end(attempt, { ok: false, error });
+      this.returned(attempt, { ok: false, error });
       return;
     }
     Promise.resolve(running).then(
-      (value) => this.end(attempt, { ok: true, value }),
-      (error: unknown) => this.end(attempt, { ok: false, error }),
+      (value) => this.returned(attempt, { ok: true, value }),
+      (error: unknown) => this.returned(attempt, { ok: false, error }),
     );
   }
 
+  /** The executor returned: its answer ends the attempt unless an abort already did; its slot is free. */
+  private returned(attempt: Attempt, ended: Ended): void {
+    attempt.returned = true;
+    const wasAborted = attempt.ended;
+    this.end(attempt, ended);
+    if (this.attempts.get(attempt.job.id) === attempt) this.attempts.delete(attempt.job.id);
+    if (wasAborted) this.host.changed(); // its slot, and its job, are free again
+    this.idleIfDone();
+  }
+
   /** The one end of an attempt, whichever comes first: the executor's answer, or an abort. */
-  private end(attempt: Attempt, ended: Ended): void {
-    if (attempt.ended) return; // a detached executor's late answer is nobody's business
+  private end(attempt: Attempt, ended: Ended, lostCause: LostCause = "expired"): void {
+    if (attempt.ended) return; // a late answer after an abort is nobody's business
     attempt.ended = true;
-    this.attempts.delete(attempt.job.id);
     try {
-      this.windUp(attempt, ended);
+      this.windUp(attempt, ended, lostCause);
     } catch (error) {
       // A bug, not an outcome: the lease runs out and the alarm recovers the job.
-      console.error(JSON.stringify({ event: "dispatcher.wind_up_failed", jobId: attempt.job.id, message: String(error) }));
+      log({ event: "dispatcher.wind_up_failed", lane: this.host.store.lane, jobId: attempt.job.id, message: String(error) });
     }
-    if (this.attempts.size === 0) this.idle();
   }
 
   /**
@@ -154,6 +211,7 @@ export class Dispatcher {
     const now = Date.now();
     let next = Infinity;
     for (const attempt of [...this.attempts.values()]) {
+      if (attempt.ended) continue;
       if (attempt.deadline <= now) this.abortAttempt(attempt, "timeout");
       else next = Math.min(next, attempt.deadline);
     }
@@ -162,7 +220,7 @@ export class Dispatcher {
 
   /**
    * While anything runs in process: one renewal timer, and one promise handed to `waitUntil`, which
-   * keeps the object in memory until the last attempt winds up (not one per attempt: they are cheap
+   * keeps the object in memory until the last executor returns (not one per attempt: they are cheap
    * to hold but not free to register).
    */
   private busy(): void {
@@ -170,7 +228,9 @@ export class Dispatcher {
     this.host.waitUntil(new Promise<void>((resolve) => (this.settleBusy = resolve)));
   }
 
-  private idle(): void {
+  /** Idle once no executor runs but stuck ones (which must not keep the object alive forever). */
+  private idleIfDone(): void {
+    for (const attempt of this.attempts.values()) if (!attempt.stuck) return;
     clearInterval(this.renewer);
     clearTimeout(this.deadlineTimer);
     this.renewer = undefined;
@@ -180,11 +240,11 @@ export class Dispatcher {
   }
 
   /** Records the one outcome of an attempt through the fence, or nothing if it lost its lease. */
-  private windUp(attempt: Attempt, ended: Ended): void {
+  private windUp(attempt: Attempt, ended: Ended, lostCause: LostCause): void {
     const { job } = attempt;
     const { store } = this.host;
     if (attempt.cause === "lost") {
-      this.host.lost(job, "lease lost while the executor ran");
+      this.host.lost(job, lostCause, "lease lost while the executor ran");
       return;
     }
     try {
@@ -193,7 +253,7 @@ export class Dispatcher {
         const settled = store.settleCancelledAttempt(job.id, attempt.token);
         written = settled ? { ok: true, value: settled } : null;
       } else if (attempt.cause === "timeout") {
-        written = store.failAttempt(job.id, attempt.token, `timed out after ${job.timeoutMs} ms`, true, null);
+        written = store.fail(job.id, attempt.token, `timed out after ${job.timeoutMs} ms`, true, null);
       } else if (ended.ok) {
         const result = serializeJson(ended.value, "result");
         if (result.ok) {
@@ -201,13 +261,13 @@ export class Dispatcher {
           this.completions.push({ job, token: attempt.token, resultJson: result.value });
           written = null;
         } else {
-          written = store.failAttempt(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
+          written = store.fail(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
         }
       } else {
         const error = ended.error instanceof Error ? ended.error : new Error(String(ended.error));
         const retry = !(error instanceof NonRetryableError);
         const retryAfterMs = error instanceof RetryAfterError ? Math.max(0, Math.floor(error.retryAfterMs)) : null;
-        written = store.failAttempt(job.id, attempt.token, error.message || error.name, retry, retryAfterMs);
+        written = store.fail(job.id, attempt.token, error.message || error.name, retry, retryAfterMs);
       }
       if (written) this.reportIfLost(job, written);
     } finally {
@@ -223,17 +283,17 @@ export class Dispatcher {
     if (this.completions.length === 0) return;
     const batch = this.completions;
     this.completions = [];
-    const settled = this.host.store.completeAttempts(batch.map(({ job, token, resultJson }) => ({ id: job.id, token, resultJson })));
+    const settled = this.host.store.completeBatch(batch.map(({ job, token, resultJson }) => ({ id: job.id, token, resultJson })));
     for (const { job, token, resultJson } of batch) {
-      if (!settled.has(job.id)) this.reportIfLost(job, this.host.store.completeAttempt(job.id, token, resultJson));
+      if (!settled.has(job.id)) this.reportIfLost(job, this.host.store.complete(job.id, token, resultJson));
     }
   }
 
   /** A write the fence refused because the lease is no longer this attempt's: the attempt is lost. */
   private reportIfLost(job: ClaimedJob, written: Result<unknown>): void {
-    if (!written.ok && (written.error.code === "lease_superseded" || written.error.code === "lease_expired")) {
-      this.host.lost(job, written.error.message);
-    }
+    if (written.ok) return;
+    const cause = LOST_CAUSES[written.error.code];
+    if (cause) this.host.lost(job, cause, written.error.message);
   }
 
   /**
@@ -242,14 +302,22 @@ export class Dispatcher {
    */
   renewAll(): void {
     for (const attempt of this.attempts.values()) {
-      if (attempt.cause !== null) continue;
+      if (attempt.ended) continue;
       const renewed = this.host.store.renew(attempt.job.id, attempt.token, DISPATCH_LEASE_MS);
       if (renewed.ok) attempt.token = renewed.value.token;
-      else this.abortAttempt(attempt, renewed.error.code === "job_cancelled" ? "cancelled" : "lost");
+      else if (renewed.error.code === "job_cancelled") this.abortAttempt(attempt, "cancelled");
+      else this.abortAttempt(attempt, "lost", LOST_CAUSES[renewed.error.code] ?? "expired");
     }
     this.host.changed();
   }
 }
+
+/** The fence's refusals that mean an attempt lost its lease, and what to call the loss. */
+const LOST_CAUSES: Partial<Record<ErrorCode, LostCause>> = {
+  lease_superseded: "superseded",
+  lease_expired: "expired",
+  job_settled: "settled",
+};
 
 /** The reason an attempt's signal carries. */
 export class AbortError extends Error {

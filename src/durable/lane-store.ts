@@ -1,65 +1,38 @@
 /**
- * All SQL of a lane. One named method per statement family; `now` and randomness are injected;
- * every write on behalf of an attempt is fenced by `state='running' AND lease_token=? AND lease_until>now`,
- * and a fenced write that matches nothing says why.
+ * The lane's store: runs the named statements of `statements.ts` on the lane's SQLite, inside
+ * transactions where a change takes more than one. Rows become jobs through `toJob` (job-row.ts);
+ * a fenced write that matches nothing is explained by `explainMiss` (fence.ts); retries and
+ * recoveries are decided by `policy.ts`. `now` and randomness are injected.
  */
-import { backoffDelayMs } from "../shared/backoff.js";
 import type { Clock, Entropy } from "../shared/clock.js";
-import { DEFAULT_CONCURRENCY } from "../shared/defaults.js";
+import { DEFAULT_CONCURRENCY, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type ErrorBody, type Result } from "../shared/errors.js";
-import { canonicalJson } from "../shared/json.js";
-import type { ClaimedJob, Counts, Job, JobState, Json, Lease, Outcome } from "../shared/job.js";
+import type { ClaimedJob, Counts, Job, JobState, Lease, Outcome } from "../shared/job.js";
+import { utf8Length } from "../shared/json.js";
+import { explainMiss, type FenceOp } from "./fence.js";
+import {
+  identityOfRow,
+  newRow,
+  sameIdentity,
+  specValues,
+  toJob,
+  type JobRow,
+  type JobSpec,
+  type SubjectRow,
+  type TransitionSubject,
+} from "./job-row.js";
+import { decideRecovery, decideRetry } from "./policy.js";
+import * as Q from "./statements.js";
 
-/** A validated, defaulted enqueue request, ready to insert. */
-export interface JobSpec {
-  id: string;
-  kind: string;
-  payload: string;
-  queue: string | null;
-  priority: number;
-  runAt: number;
-  maxAttempts: number;
-  backoffBaseMs: number;
-  backoffMaxMs: number;
-  timeoutMs: number;
-  maxRecoveries: number;
-  recoveryWindowMs: number;
+/** One change of a job's state, for logs, hooks and events. */
+export interface Transition {
+  job: TransitionSubject;
+  /** null: the job was just enqueued. */
+  from: JobState | null;
+  to: JobState;
+  /** Milliseconds since the attempt was claimed, for transitions that end an attempt. */
+  durationMs: number | null;
 }
-
-export type JobRow = {
-  seq: number;
-  id: string;
-  kind: string;
-  payload: string;
-  queue: string | null;
-  priority: number;
-  run_at: number;
-  state: JobState;
-  outcome: Outcome | null;
-  attempts: number;
-  max_attempts: number;
-  backoff_base_ms: number;
-  backoff_max_ms: number;
-  timeout_ms: number;
-  result: string | null;
-  error: string | null;
-  cancel_requested: number;
-  generation: number;
-  lease_token: string | null;
-  lease_until: number | null;
-  claimed_at: number | null;
-  created_at: number;
-  updated_at: number;
-  settled_at: number | null;
-  max_recoveries: number;
-  recovery_window_ms: number;
-  recovery_count: number;
-  recovery_window_start: number | null;
-  cancel_reason: string | null;
-  lease_holder: "lane" | "consumer" | null;
-};
-
-type LaneRow = { name: string | null; concurrency: number; paused: number; registered: number };
 
 export interface LaneSettings {
   name: string | null;
@@ -68,130 +41,31 @@ export interface LaneSettings {
   registered: boolean;
 }
 
-const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, state, outcome, attempts, max_attempts,
-  backoff_base_ms, backoff_max_ms, timeout_ms, result, error, cancel_requested, generation, lease_token,
-  lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
-  recovery_count, recovery_window_start, cancel_reason, lease_holder`;
-
-const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
-  timeout_ms, max_recoveries, recovery_window_ms, state, created_at, updated_at`;
-
-/** One new job; returns its seq, or nothing when the id exists. */
-const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)
-  ON CONFLICT (id) DO NOTHING RETURNING seq`;
-
-/** Many new jobs from one JSON array of `specValues` rows, in order; returns the ids it inserted. ?1 rows, ?2 now. */
-const INSERT_MANY_SQL = `INSERT INTO jobs (${INSERT_COLUMNS})
-  SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9,
-    value->>10, value->>11, 'queued', ?2, ?2
-  FROM json_each(?1) WHERE true ORDER BY key
-  ON CONFLICT (id) DO NOTHING RETURNING id`;
-
-/** The columns a transition needs (`TransitionSubject`, plus when the attempt began). */
-const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at`;
-type SubjectRow = TransitionSubject & { claimed_at: number | null };
-
-/**
- * The fence (DESIGN.md): a write on behalf of an attempt touches the job only while that attempt's
- * token holds an unexpired lease on a running job nobody asked to cancel. Binds id, token, now.
- */
-const FENCE = `id = ? AND state = 'running' AND lease_token = ? AND lease_until > ? AND cancel_requested = 0`;
-
-/** A queued job may start only if it heads its queue and nothing of its queue runs. */
-const IS_QUEUE_HEAD = `(j.queue IS NULL OR (
-  NOT EXISTS (SELECT 1 FROM jobs r WHERE r.queue = j.queue AND r.state = 'running')
-  AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.queue = j.queue AND h.state = 'queued'
-    AND (h.priority > j.priority OR (h.priority = j.priority AND h.seq < j.seq)))))`;
-
-/**
- * The statements on the hot paths, exported so that a test can read their `EXPLAIN QUERY PLAN` and
- * fail on a full table scan (issue 2): the claim, the wake computation and lease recovery.
- */
-/** Due queued jobs a claimer may take, best first. ?1 now, ?2 kinds (JSON array or null), ?3 kinds excluded (JSON array), ?4 limit. */
-export const CLAIM_CANDIDATES_SQL = `SELECT j.seq FROM jobs j
-  WHERE j.state = 'queued' AND j.run_at <= ?1
-    AND (?2 IS NULL OR j.kind IN (SELECT value FROM json_each(?2)))
-    AND j.kind NOT IN (SELECT value FROM json_each(?3))
-    AND ${IS_QUEUE_HEAD}
-  ORDER BY j.priority DESC, j.seq LIMIT ?4`;
-
-/**
- * Due queued jobs of one kind a claimer may take, best first: asked once per kind on `jobs_kind`,
- * so that a backlog of other kinds is never walked. ?1 now, ?2 kind, ?3 limit.
- */
-export const CLAIM_KIND_CANDIDATES_SQL = `SELECT j.seq, j.priority FROM jobs j
-  WHERE j.state = 'queued' AND j.kind = ?2 AND j.run_at <= ?1 AND ${IS_QUEUE_HEAD}
-  ORDER BY j.priority DESC, j.seq LIMIT ?3`;
-
-/** Claims the given queued jobs, each with its own token. ?1 JSON [[seq, token], …], ?2 lease until, ?3 holder, ?4 now. */
-export const CLAIM_SQL = `UPDATE jobs SET state = 'running', attempts = attempts + 1, generation = generation + 1,
-    lease_token = c.c_token, lease_until = ?2, lease_holder = ?3, claimed_at = ?4, updated_at = ?4
-  FROM (SELECT value->>0 AS c_seq, value->>1 AS c_token FROM json_each(?1)) AS c
-  WHERE jobs.seq = c.c_seq AND jobs.state = 'queued'
-  RETURNING ${JOB_COLUMNS}`;
-
-/** Completes attempts through the fence. ?1 JSON [[id, token, result], …], ?2 state, ?3 settled at, ?4 now. */
-export const COMPLETE_MANY_SQL = `UPDATE jobs SET state = ?2, outcome = 'completed', result = c.c_result, error = NULL,
-    settled_at = ?3, updated_at = ?4
-  FROM (SELECT value->>0 AS c_id, value->>1 AS c_token, value->>2 AS c_result FROM json_each(?1)) AS c
-  WHERE jobs.id = c.c_id AND jobs.state = 'running' AND jobs.lease_token = c.c_token AND jobs.lease_until > ?4
-    AND jobs.cancel_requested = 0
-  RETURNING ${SUBJECT_COLUMNS}`;
-
-/** Wake: is an outcome waiting for delivery. */
-export const COMPLETING_COUNT_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE state = 'completing'`;
-
-/** Wake: the earliest lease expiry. */
-export const EARLIEST_LEASE_SQL = `SELECT MIN(lease_until) AS t FROM jobs WHERE state = 'running'`;
-
-/** Wake and claim: how many jobs run. */
-export const RUNNING_COUNT_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE state = 'running'`;
-
-/** Wake: is a queue head of an in-process kind due now. ?1 now, ?2 one kind (asked once per kind, on `jobs_kind`). */
-export const DUE_EXECUTOR_HEAD_SQL = `SELECT 1 FROM jobs j WHERE j.state = 'queued' AND j.kind = ?2 AND j.run_at <= ?1
-  AND ${IS_QUEUE_HEAD} LIMIT 1`;
-
-/** Wake: outcomes to deliver, the earliest lease expiry and how many run, in one statement. */
-export const WAKE_STATE_SQL = `SELECT (${COMPLETING_COUNT_SQL}) AS completing, (${EARLIEST_LEASE_SQL}) AS lease,
-  (${RUNNING_COUNT_SQL}) AS running`;
-
-/** Wake: the earliest future runAt of a queue head. ?1 now. */
-export const EARLIEST_FUTURE_HEAD_SQL = `SELECT j.run_at FROM jobs j WHERE j.state = 'queued' AND j.run_at > ?1 AND ${IS_QUEUE_HEAD}
-  ORDER BY j.run_at LIMIT 1`;
-
-/** Recovery: running jobs whose lease ran out, oldest expiry first. ?1 now, ?2 limit. */
-export const EXPIRED_LEASES_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE state = 'running' AND lease_until <= ?1
-  ORDER BY lease_until LIMIT ?2`;
-
-/** What a transition says of its job: enough for a log line, without parsing payload or result. */
-export type TransitionSubject = Pick<Job, "id" | "kind" | "state" | "outcome" | "attempts" | "generation">;
-
-/** One change of a job's state, for logs and hooks. */
-export interface Transition {
-  job: TransitionSubject;
-  from: JobState;
-  to: JobState;
-  /** Milliseconds since the attempt was claimed, for transitions that end an attempt. */
-  durationMs: number | null;
-}
-
-export type FenceOp = "renew" | "complete" | "fail" | "release";
+type LaneRow = { name: string | null; concurrency: number; paused: number; registered: number };
 
 export interface StoreOptions {
+  /** The lane's name, as jobs carry it. */
+  lane: string;
   /** Record outcomes as `completing` (to be delivered, then settled) rather than `settled` at once. */
   deliverOutcomes: boolean;
-  onTransition?: (transition: Transition) => void;
+  /** Told of every transition, inside the write (`wanted`: whether anyone listens at all). */
+  transitions?: { readonly wanted: boolean; record(transition: Transition): void };
 }
 
 export interface ClaimFilter {
-  /** Only these kinds (null: any). */
+  /** Only these kinds (null: any but `excludeKinds`). */
   kinds: readonly string[] | null;
   /** Never these kinds (the lane's in-process executors, when a pull consumer claims). */
   excludeKinds: readonly string[];
+  /** Never these jobs (whose in-process executor, aborted, has not returned). */
+  excludeIds: readonly string[];
+  /** Slots taken besides running rows (aborted in-process attempts whose executor has not returned). */
+  heldSlots: number;
   max: number;
   leaseMs: number;
-  /** Who will hold the leases: the lane's own dispatcher, or (the default) a pull consumer. */
-  holder?: "lane" | "consumer";
+  /** The answer's JSON budget (API.md: a page holds at most 4 MiB); Infinity when nothing is sent. */
+  maxBytes: number;
+  holder: "lane" | "consumer";
 }
 
 export interface ListFilter {
@@ -203,6 +77,24 @@ export interface ListFilter {
   limit: number;
 }
 
+/** What the wake reads of the rows (wake.ts turns it into an instant). */
+export interface WakeRows {
+  completing: number;
+  lease: number | null;
+  running: number;
+  /** Running jobs of the lane's own dispatcher whose cancellation was requested. */
+  cancels: number;
+  /** A queue head of an in-process kind is due now. */
+  dueExecutorHead: boolean;
+  /** The earliest future runAt of a queue head. */
+  futureHead: number | null;
+}
+
+/**
+ * A bound on the JSON of one job beyond its payload, result and error: ids, names, numbers and keys.
+ */
+const JOB_JSON_OVERHEAD = 2_048;
+
 /** Thrown inside a transaction to roll it back with an answer. */
 class Rollback {
   constructor(readonly error: ErrorBody) {}
@@ -211,6 +103,7 @@ class Rollback {
 export class LaneStore {
   private readonly sql: SqlStorage;
   private cachedSettings: LaneSettings | null = null;
+  readonly lane: string;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -219,6 +112,12 @@ export class LaneStore {
     private readonly options: StoreOptions,
   ) {
     this.sql = storage.sql;
+    this.lane = options.lane;
+  }
+
+  /** The lane's name as stored by an earlier instance (null: never stored), for an object addressed without one. */
+  static storedName(storage: DurableObjectStorage): string | null {
+    return storage.sql.exec<{ name: string | null }>(`SELECT name FROM lane WHERE id = 1`).toArray()[0]?.name ?? null;
   }
 
   // ---- lane settings ----
@@ -233,19 +132,15 @@ export class LaneStore {
     return this.cachedSettings;
   }
 
-  setName(name: string): void {
-    this.sql.exec(`UPDATE lane SET name = ? WHERE id = 1 AND (name IS NULL OR name <> ?)`, name, name);
-    this.cachedSettings = null;
-  }
-
+  /** Remembers the lane's name and that the registry knows it. */
   markRegistered(): void {
-    this.sql.exec(`UPDATE lane SET registered = 1 WHERE id = 1`);
+    this.sql.exec(`UPDATE lane SET name = ?1, registered = 1 WHERE id = 1`, this.lane);
     this.cachedSettings = null;
   }
 
   configure(patch: { concurrency?: number | undefined; paused?: boolean | undefined }): void {
     this.sql.exec(
-      `UPDATE lane SET concurrency = COALESCE(?, concurrency), paused = COALESCE(?, paused) WHERE id = 1`,
+      `UPDATE lane SET concurrency = COALESCE(?1, concurrency), paused = COALESCE(?2, paused) WHERE id = 1`,
       patch.concurrency ?? null,
       patch.paused === undefined ? null : patch.paused ? 1 : 0,
     );
@@ -254,10 +149,7 @@ export class LaneStore {
 
   counts(): Counts {
     const counts: Counts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
-    const rows = this.sql.exec<{ state: JobState; outcome: Outcome | null; n: number }>(
-      `SELECT state, outcome, COUNT(*) AS n FROM jobs GROUP BY state, outcome`,
-    );
-    for (const row of rows) {
+    for (const row of this.sql.exec<{ state: JobState; outcome: Outcome | null; n: number }>(Q.COUNTS_SQL)) {
       if (row.state === "settled" && row.outcome) counts[row.outcome] += row.n;
       else if (row.state !== "settled") counts[row.state] += row.n;
     }
@@ -272,10 +164,14 @@ export class LaneStore {
    */
   insertJob(spec: JobSpec): Result<{ status: "queued" | "duplicate"; job: Job }> {
     const now = this.clock.now();
-    const inserted = this.sql.exec(INSERT_ONE_SQL, ...specValues(spec), now, now).toArray().length > 0;
-    if (inserted) return ok({ status: "queued", job: this.specToJob(spec, now) });
-    const existing = this.rowById(spec.id)!;
-    if (sameSpec(existing, spec)) return ok({ status: "duplicate", job: this.toJob(existing) });
+    const inserted = this.sql.exec(Q.INSERT_ONE_SQL, ...specValues(spec), now).toArray().length > 0;
+    if (inserted) {
+      const row = newRow(spec, now);
+      this.emit(row, null, null);
+      return ok({ status: "queued", job: toJob(row, this.lane) });
+    }
+    const existing = this.row(spec.id)!;
+    if (sameIdentity(identityOfRow(existing), spec)) return ok({ status: "duplicate", job: toJob(existing, this.lane) });
     return fail("job_conflict", `job id already used with a different spec: ${spec.id}`, { ids: [spec.id] });
   }
 
@@ -288,131 +184,93 @@ export class LaneStore {
     const now = this.clock.now();
     const first = new Map<string, JobSpec>();
     for (const spec of specs) if (!first.has(spec.id)) first.set(spec.id, spec);
-    try {
-      return ok(
-        this.storage.transactionSync(() => {
-          const rows = JSON.stringify([...first.values()].map(specValues));
-          const inserted = new Set(this.sql.exec<{ id: string }>(INSERT_MANY_SQL, rows, now).toArray().map((r) => r.id));
-          const existing = new Map<string, JobRow>();
-          if (inserted.size < first.size) {
-            const others = JSON.stringify([...first.keys()].filter((id) => !inserted.has(id)));
-            for (const row of this.sql.exec<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id IN (SELECT value FROM json_each(?))`, others)) {
-              existing.set(row.id, row);
-            }
-          }
-          const results: { id: string; status: "queued" | "duplicate" }[] = [];
-          const conflicts = new Set<string>();
-          for (const spec of specs) {
-            const old = existing.get(spec.id);
-            const earlier = first.get(spec.id)!;
-            const fresh = !old && earlier === spec;
-            const same = fresh || (old ? sameSpec(old, spec) : sameSpecs(earlier, spec));
-            if (same) results.push({ id: spec.id, status: fresh ? "queued" : "duplicate" });
-            else conflicts.add(spec.id);
-          }
-          if (conflicts.size > 0) {
-            const ids = [...conflicts];
-            throw new Rollback({ code: "job_conflict", message: `job id already used with a different spec: ${ids.join(", ")}`, details: { ids } });
-          }
-          return results;
-        }),
-      );
-    } catch (error) {
-      if (error instanceof Rollback) return { ok: false, error: error.error };
-      throw error;
-    }
-  }
-
-  /** The job a spec just became, as `toJob` would read it back. */
-  private specToJob(spec: JobSpec, now: number): Job {
-    return {
-      id: spec.id,
-      lane: this.laneName,
-      kind: spec.kind,
-      payload: JSON.parse(spec.payload) as Json,
-      queue: spec.queue,
-      priority: spec.priority,
-      runAt: spec.runAt,
-      state: "queued",
-      outcome: null,
-      attempts: 0,
-      generation: 0,
-      maxAttempts: spec.maxAttempts,
-      timeoutMs: spec.timeoutMs,
-      result: null,
-      error: null,
-      cancelRequested: false,
-      lease: null,
-      createdAt: now,
-      updatedAt: now,
-      settledAt: null,
-    };
+    return this.transaction(() => {
+      const rows = JSON.stringify([...first.values()].map(specValues));
+      const inserted = new Set(this.sql.exec<{ id: string }>(Q.INSERT_MANY_SQL, rows, now).toArray().map((r) => r.id));
+      const existing = new Map<string, JobRow>();
+      if (inserted.size < first.size) {
+        const others = JSON.stringify([...first.keys()].filter((id) => !inserted.has(id)));
+        for (const row of this.sql.exec<JobRow>(Q.JOBS_BY_IDS_SQL, others)) existing.set(row.id, row);
+      }
+      const results: { id: string; status: "queued" | "duplicate" }[] = [];
+      const conflicts = new Set<string>();
+      for (const spec of specs) {
+        const old = existing.get(spec.id);
+        const earlier = first.get(spec.id)!;
+        const fresh = !old && earlier === spec;
+        const same = fresh || sameIdentity(old ? identityOfRow(old) : earlier, spec);
+        if (same) results.push({ id: spec.id, status: fresh ? "queued" : "duplicate" });
+        else conflicts.add(spec.id);
+      }
+      if (conflicts.size > 0) {
+        const ids = [...conflicts];
+        throw new Rollback({ code: "job_conflict", message: `job id already used with a different spec: ${ids.join(", ")}`, details: { ids } });
+      }
+      if (this.options.transitions?.wanted) for (const id of inserted) this.emit(newRow(first.get(id)!, now), null, null);
+      return results;
+    });
   }
 
   // ---- read ----
 
   getJob(id: string): Job | null {
-    const row = this.rowById(id);
-    return row ? this.toJob(row) : null;
+    const row = this.row(id);
+    return row ? toJob(row, this.lane) : null;
   }
 
+  /** A page of jobs in enqueue order: at most `limit` of them and at most 4 MiB of JSON (never none while one is there). */
   listJobs(filter: ListFilter): { jobs: Job[]; lastSeq: number | null; more: boolean } {
     const rows = this.sql
-      .exec<JobRow>(
-        `SELECT ${JOB_COLUMNS} FROM jobs
-         WHERE seq > ? AND (?2 IS NULL OR state = ?2) AND (?3 IS NULL OR outcome = ?3)
-           AND (?4 IS NULL OR kind = ?4) AND (?5 IS NULL OR queue = ?5)
-         ORDER BY seq LIMIT ?6`,
-        filter.afterSeq,
-        filter.state ?? null,
-        filter.outcome ?? null,
-        filter.kind ?? null,
-        filter.queue ?? null,
-        filter.limit + 1,
-      )
+      .exec<JobRow>(Q.LIST_SQL, filter.afterSeq, filter.state ?? null, filter.outcome ?? null, filter.kind ?? null, filter.queue ?? null, filter.limit + 1)
       .toArray();
-    const more = rows.length > filter.limit;
-    const page = more ? rows.slice(0, filter.limit) : rows;
-    return { jobs: page.map((r) => this.toJob(r)), lastSeq: page.at(-1)?.seq ?? null, more };
+    const jobs: Job[] = [];
+    let bytes = 0;
+    let lastSeq: number | null = null;
+    for (const row of rows.slice(0, filter.limit)) {
+      bytes += rowBytes(row);
+      if (jobs.length > 0 && bytes > MAX_PAGE_BYTES) break;
+      jobs.push(toJob(row, this.lane));
+      lastSeq = row.seq;
+    }
+    return { jobs, lastSeq, more: rows.length > jobs.length };
   }
 
   // ---- claim and the fence ----
 
-  /** Claims up to `max` due jobs, honouring pause, concurrency, priority, enqueue order and queue heads. */
+  /** Claims up to `max` due jobs, honouring pause, concurrency, priority, enqueue order, queue heads and the page's bytes. */
   claimDue(filter: ClaimFilter): ClaimedJob[] {
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
       const { concurrency, paused } = this.settings();
       if (paused) return [];
-      const free = concurrency - this.runningCount();
+      const free = concurrency - this.runningCount() - filter.heldSlots;
       const limit = Math.min(filter.max, free);
       if (limit <= 0) return [];
+      const excludeIds = JSON.stringify(filter.excludeIds);
       const candidates = filter.kinds
-        ? this.candidatesOfKinds(filter.kinds.filter((k) => !filter.excludeKinds.includes(k)), now, limit)
-        : this.sql.exec<{ seq: number }>(CLAIM_CANDIDATES_SQL, now, null, JSON.stringify(filter.excludeKinds), limit).toArray();
-      if (candidates.length === 0) return [];
+        ? this.candidatesOfKinds(filter.kinds.filter((k) => !filter.excludeKinds.includes(k)), now, excludeIds, limit)
+        : this.sql.exec<Candidate>(Q.CLAIM_CANDIDATES_SQL, now, JSON.stringify(filter.excludeKinds), excludeIds, limit).toArray();
+      const page = withinBytes(candidates, filter.maxBytes);
+      if (page.length === 0) return [];
       // One statement for all of them, each with its own token; answered in the candidates' order.
-      const leases = candidates.map(({ seq }) => [seq, this.entropy.token()] as const);
-      const order = new Map(candidates.map(({ seq }, i) => [seq, i]));
+      const leases = page.map(({ seq }) => [seq, this.entropy.token()] as const);
+      const order = new Map(page.map(({ seq }, i) => [seq, i]));
       const rows = this.sql
-        .exec<JobRow>(CLAIM_SQL, JSON.stringify(leases), now + filter.leaseMs, filter.holder ?? "consumer", now)
+        .exec<JobRow>(Q.CLAIM_SQL, JSON.stringify(leases), now + filter.leaseMs, filter.holder, now)
         .toArray()
         .sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
       return rows.map((row) => {
-        const job = this.toJob(row);
-        this.emit(job, "queued", null);
-        return { ...job, lease: { token: row.lease_token!, generation: row.generation, expiresAt: row.lease_until! } };
+        this.emit(row, "queued", null);
+        return { ...toJob(row, this.lane), lease: { token: row.lease_token!, generation: row.generation, expiresAt: row.lease_until! } };
       });
     });
   }
 
   /** The best `limit` due heads among the given kinds: the best of each kind, merged. */
-  private candidatesOfKinds(kinds: readonly string[], now: number, limit: number): { seq: number }[] {
-    if (kinds.length === 1) return this.sql.exec<{ seq: number }>(CLAIM_KIND_CANDIDATES_SQL, now, kinds[0]!, limit).toArray();
-    const all: { seq: number; priority: number }[] = [];
-    for (const kind of new Set(kinds)) {
-      all.push(...this.sql.exec<{ seq: number; priority: number }>(CLAIM_KIND_CANDIDATES_SQL, now, kind, limit));
-    }
+  private candidatesOfKinds(kinds: readonly string[], now: number, excludeIds: string, limit: number): Candidate[] {
+    if (kinds.length === 1) return this.sql.exec<Candidate>(Q.CLAIM_KIND_CANDIDATES_SQL, now, kinds[0]!, excludeIds, limit).toArray();
+    const all: Candidate[] = [];
+    for (const kind of new Set(kinds)) all.push(...this.sql.exec<Candidate>(Q.CLAIM_KIND_CANDIDATES_SQL, now, kind, excludeIds, limit));
     return all.sort((a, b) => b.priority - a.priority || a.seq - b.seq).slice(0, limit);
   }
 
@@ -420,201 +278,95 @@ export class LaneStore {
   renew(id: string, token: string, leaseMs: number): Result<Lease> {
     const now = this.clock.now();
     const fresh = this.entropy.token();
-    const row = this.sql
-      .exec<{ generation: number; lease_until: number }>(
-        `UPDATE jobs SET lease_token = ?, lease_until = ?, updated_at = ?
-         WHERE ${FENCE}
-         RETURNING generation, lease_until`,
-        fresh,
-        now + leaseMs,
-        now,
-        id,
-        token,
-        now,
-      )
-      .toArray()[0];
+    const row = this.sql.exec<{ generation: number; lease_until: number }>(Q.RENEW_SQL, id, token, now, fresh, now + leaseMs).toArray()[0];
     if (row) return ok({ token: fresh, generation: row.generation, expiresAt: row.lease_until });
-    const refusal = this.refuse(id, token, "renew");
-    return refusal.ok ? fail("internal", "renew cannot be idempotent") : refusal;
+    const missed = this.missed(id, token, "renew");
+    return missed.ok ? fail("internal", "renew cannot be a repeat") : missed;
   }
 
   /** Records the attempt's success. The same token completing again answers the settled job. */
   complete(id: string, token: string, resultJson: string): Result<Job> {
-    const row = this.completeRow<JobRow>(id, token, resultJson, JOB_COLUMNS);
-    return row ? ok(this.toJob(row)) : this.refuse(id, token, "complete");
-  }
-
-  /** `complete` for the dispatcher, which needs no job back: no row read back, no JSON parsed. */
-  completeAttempt(id: string, token: string, resultJson: string): Result<null> {
-    if (this.completeRow(id, token, resultJson, SUBJECT_COLUMNS)) return ok(null);
-    const refusal = this.refuse(id, token, "complete");
-    return refusal.ok ? ok(null) : refusal;
+    const now = this.clock.now();
+    const to = this.outcomeState();
+    const row = this.sql.exec<JobRow>(Q.COMPLETE_SQL, id, token, now, to, resultJson, to === "settled" ? now : null).toArray()[0];
+    if (!row) return this.missed(id, token, "complete");
+    this.emit(row, "running", now - (row.claimed_at ?? now));
+    return ok(toJob(row, this.lane));
   }
 
   /**
-   * Completes many in-process attempts in one statement, each through the fence; returns the ids it
-   * settled. The caller sends each one not settled through `completeAttempt` to learn why.
+   * Completes many in-process attempts in one statement, each through the fence by its own token;
+   * returns the ids it settled. The caller sends each one not settled through `complete` to learn why.
    */
-  completeAttempts(items: readonly { id: string; token: string; resultJson: string }[]): Set<string> {
+  completeBatch(items: readonly { id: string; token: string; resultJson: string }[]): Set<string> {
     const now = this.clock.now();
     const to = this.outcomeState();
-    const rows = this.sql
-      .exec<SubjectRow>(
-        COMPLETE_MANY_SQL,
-        JSON.stringify(items.map((i) => [i.id, i.token, i.resultJson])),
-        to,
-        to === "settled" ? now : null,
-        now,
-      )
-      .toArray();
+    const list = JSON.stringify(items.map((i) => [i.id, i.token, i.resultJson]));
+    const rows = this.sql.exec<SubjectRow>(Q.COMPLETE_MANY_SQL, list, to, to === "settled" ? now : null, now).toArray();
     for (const row of rows) this.emit(row, "running", now - (row.claimed_at ?? now));
     return new Set(rows.map((r) => r.id));
-  }
-
-  private completeRow<R extends SubjectRow>(id: string, token: string, resultJson: string, columns: string): R | undefined {
-    const now = this.clock.now();
-    const to = this.outcomeState();
-    const row = this.sql
-      .exec<R>(
-        `UPDATE jobs SET state = ?, outcome = 'completed', result = ?, error = NULL, settled_at = ?, updated_at = ?
-         WHERE ${FENCE}
-         RETURNING ${columns}`,
-        to,
-        resultJson,
-        to === "settled" ? now : null,
-        now,
-        id,
-        token,
-        now,
-      )
-      .toArray()[0];
-    if (row) this.emit(row, "running", now - (row.claimed_at ?? now));
-    return row;
   }
 
   /**
    * Records a failed attempt: queued again after the backoff (or `retryAfterMs`) while attempts remain
    * and `retry` is not false, else settled `failed`.
    */
-  failAttempt(id: string, token: string, message: string, retry: boolean, retryAfterMs: number | null): Result<Job> {
+  fail(id: string, token: string, message: string, retry: boolean, retryAfterMs: number | null): Result<Job> {
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
       const held = this.sql
-        .exec<{ seq: number; attempts: number; max_attempts: number; backoff_base_ms: number; backoff_max_ms: number }>(
-          `SELECT seq, attempts, max_attempts, backoff_base_ms, backoff_max_ms FROM jobs
-           WHERE ${FENCE}`,
-          id,
-          token,
-          now,
-        )
+        .exec<{ seq: number; attempts: number; max_attempts: number; backoff_base_ms: number; backoff_max_ms: number }>(Q.HELD_FOR_FAIL_SQL, id, token, now)
         .toArray()[0];
-      if (!held) return this.refuse(id, token, "fail");
-      let row: JobRow;
-      if (retry && held.attempts < held.max_attempts) {
-        const delay =
-          retryAfterMs ?? backoffDelayMs(held.attempts, held.backoff_base_ms, held.backoff_max_ms, this.entropy.random());
-        row = this.sql
-          .exec<JobRow>(
-            `UPDATE jobs SET state = 'queued', run_at = ?, error = ?, updated_at = ? WHERE seq = ? RETURNING ${JOB_COLUMNS}`,
-            now + delay,
-            message,
-            now,
-            held.seq,
-          )
-          .one();
-      } else {
-        const to = this.outcomeState();
-        row = this.sql
-          .exec<JobRow>(
-            `UPDATE jobs SET state = ?, outcome = 'failed', error = ?, settled_at = ?, updated_at = ?
-             WHERE seq = ? RETURNING ${JOB_COLUMNS}`,
-            to,
-            message,
-            to === "settled" ? now : null,
-            now,
-            held.seq,
-          )
-          .one();
-      }
-      const job = this.toJob(row);
-      this.emit(job, "running", now - (row.claimed_at ?? now));
-      return ok(job);
+      if (!held) return this.missed(id, token, "fail");
+      const decision = decideRetry(held, retry, retryAfterMs, now, this.entropy.random());
+      const to = this.outcomeState();
+      const row = decision.retry
+        ? this.sql.exec<JobRow>(Q.RETRY_SQL, held.seq, decision.runAt, message, now).one()
+        : this.sql.exec<JobRow>(Q.FAIL_SQL, held.seq, to, message, to === "settled" ? now : null, now).one();
+      this.emit(row, "running", now - (row.claimed_at ?? now));
+      return ok(toJob(row, this.lane));
     });
   }
 
   /** Gives the job back at once, and the attempt it spent with it. */
   release(id: string, token: string): Result<Job> {
     const now = this.clock.now();
-    const row = this.sql
-      .exec<JobRow>(
-        `UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = ?, updated_at = ?
-         WHERE ${FENCE}
-         RETURNING ${JOB_COLUMNS}`,
-        now,
-        now,
-        id,
-        token,
-        now,
-      )
-      .toArray()[0];
-    if (!row) return this.refuse(id, token, "release");
-    const job = this.toJob(row);
-    this.emit(job, "running", now - (row.claimed_at ?? now));
-    return ok(job);
+    const row = this.sql.exec<JobRow>(Q.RELEASE_SQL, id, token, now).toArray()[0];
+    if (!row) return this.missed(id, token, "release");
+    this.emit(row, "running", now - (row.claimed_at ?? now));
+    return ok(toJob(row, this.lane));
   }
 
   /**
-   * Why a fenced write matched nothing, in DESIGN.md's order: settled, cancel requested, another
-   * token, out of time. A holder speaking for a cancel-requested job settles it `cancelled` here.
-   * The same token completing (or failing) an attempt it already settled is idempotent.
+   * The answer to a fenced write that matched nothing (fence.ts says why). A repeat answers the job
+   * as it is; the holder of a cancel-requested job speaking ends its attempt: the job settles
+   * `cancelled` here, and the holder hears `job_cancelled`.
    */
-  private refuse(id: string, token: string, op: FenceOp): Result<Job> {
+  private missed(id: string, token: string, op: FenceOp): Result<Job> {
     const now = this.clock.now();
-    const row = this.rowById(id);
-    if (!row) return fail("job_not_found", `no job ${id} in this lane`);
-    const own = row.lease_token === token;
-    if (row.state === "settled" || row.state === "completing") {
-      if (own && row.outcome === "cancelled") return fail("job_cancelled", `job ${id} was cancelled`);
-      const repeated = (op === "complete" && row.outcome === "completed") || (op === "fail" && row.outcome === "failed");
-      if (own && repeated) return ok(this.toJob(row));
-      return fail("job_settled", `job ${id} is already settled (${row.outcome})`);
-    }
-    if (row.state === "running" && own && row.cancel_requested === 1) {
-      this.settleCancelled(row, now);
-      return fail("job_cancelled", `job ${id} was cancelled`);
-    }
-    if (!own) return fail("lease_superseded", `the token is not the current lease of job ${id}`);
-    if (row.lease_until !== null && row.lease_until <= now) {
-      return fail("lease_expired", `the lease of job ${id} expired at ${row.lease_until}`);
-    }
-    return fail("lease_superseded", `the attempt holding this token of job ${id} has already ended`);
+    const row = this.row(id);
+    const miss = explainMiss(row, id, token, op, now);
+    if (miss.kind === "repeat") return ok(toJob(row!, this.lane));
+    if (miss.kind === "cancel") this.settleCancelled(row!, now);
+    return { ok: false, error: miss.error };
   }
 
   // ---- cancel and requeue ----
 
   cancel(id: string, reason: string | null): Result<{ status: "cancelled" | "cancelling"; job: Job }> {
     const now = this.clock.now();
-    const row = this.rowById(id);
+    const row = this.row(id);
     if (!row) return fail("job_not_found", `no job ${id} in this lane`);
     switch (row.state) {
-      case "queued": {
-        const settled = this.settleCancelled(row, now, reason);
-        return ok({ status: "cancelled", job: settled });
-      }
+      case "queued":
+        return ok({ status: "cancelled", job: this.settleCancelled(row, now, reason) });
       case "running": {
-        if (row.cancel_requested === 1) return ok({ status: "cancelling", job: this.toJob(row) });
-        const updated = this.sql
-          .exec<JobRow>(
-            `UPDATE jobs SET cancel_requested = 1, cancel_reason = ?, updated_at = ? WHERE seq = ? RETURNING ${JOB_COLUMNS}`,
-            reason,
-            now,
-            row.seq,
-          )
-          .one();
-        return ok({ status: "cancelling", job: this.toJob(updated) });
+        if (row.cancel_requested === 1) return ok({ status: "cancelling", job: toJob(row, this.lane) });
+        const updated = this.sql.exec<JobRow>(Q.REQUEST_CANCEL_SQL, row.seq, reason, now).one();
+        return ok({ status: "cancelling", job: toJob(updated, this.lane) });
       }
       default:
-        if (row.outcome === "cancelled") return ok({ status: "cancelled", job: this.toJob(row) });
+        if (row.outcome === "cancelled") return ok({ status: "cancelled", job: toJob(row, this.lane) });
         return fail("job_settled", `job ${id} is already settled (${row.outcome})`);
     }
   }
@@ -622,123 +374,63 @@ export class LaneStore {
   /** Settles a queued or running job `cancelled` (running: its attempt is over). */
   private settleCancelled(row: JobRow, now: number, reason: string | null = null): Job {
     const to = this.outcomeState();
-    const updated = this.sql
-      .exec<JobRow>(
-        `UPDATE jobs SET state = ?, outcome = 'cancelled', cancel_requested = 1,
-           cancel_reason = COALESCE(?, cancel_reason), settled_at = ?, updated_at = ?
-         WHERE seq = ? AND state = ? RETURNING ${JOB_COLUMNS}`,
-        to,
-        reason,
-        to === "settled" ? now : null,
-        now,
-        row.seq,
-        row.state,
-      )
-      .one();
-    const job = this.toJob(updated);
-    this.emit(job, row.state, row.state === "running" ? now - (row.claimed_at ?? now) : null);
-    return job;
+    const updated = this.sql.exec<JobRow>(Q.SETTLE_CANCELLED_SQL, row.seq, row.state, to, reason, to === "settled" ? now : null, now).one();
+    this.emit(updated, row.state, row.state === "running" ? now - (row.claimed_at ?? now) : null);
+    return toJob(updated, this.lane);
   }
 
-  /** Settles `cancelled` the running job whose cancellation was requested, if `token` still holds it: the wind-up of an aborted in-process attempt. */
+  /**
+   * Settles `cancelled` the running job whose cancellation was requested, if `token` still holds it
+   * (null: it does not): the wind-up of an aborted in-process attempt, or of one whose executor is
+   * gone (the alarm).
+   */
   settleCancelledAttempt(id: string, token: string): Job | null {
-    const row = this.rowById(id);
+    const row = this.row(id);
     if (!row || row.state !== "running" || row.lease_token !== token || row.cancel_requested !== 1) return null;
     return this.settleCancelled(row, this.clock.now());
   }
 
   requeue(id: string): Result<Job> {
     const now = this.clock.now();
-    const row = this.rowById(id);
+    const row = this.row(id);
     if (!row) return fail("job_not_found", `no job ${id} in this lane`);
     if (row.state !== "settled") return fail("job_not_requeueable", `job ${id} is ${row.state}`);
     if (row.outcome === "completed") return fail("job_settled", `job ${id} completed; it cannot be requeued`);
-    const updated = this.sql
-      .exec<JobRow>(
-        `UPDATE jobs SET state = 'queued', outcome = NULL, attempts = 0, run_at = ?, result = NULL,
-           cancel_requested = 0, cancel_reason = NULL, recovery_count = 0, recovery_window_start = NULL,
-           settled_at = NULL, updated_at = ?
-         WHERE seq = ? AND state = 'settled' RETURNING ${JOB_COLUMNS}`,
-        now,
-        now,
-        row.seq,
-      )
-      .one();
-    const job = this.toJob(updated);
-    this.emit(job, "settled", null);
-    return ok(job);
+    const updated = this.sql.exec<JobRow>(Q.REQUEUE_SQL, row.seq, now).one();
+    this.emit(updated, "settled", null);
+    return ok(toJob(updated, this.lane));
   }
 
   sweep(settledBefore: number, limit: number): number {
-    this.sql.exec(
-      `DELETE FROM jobs WHERE seq IN (
-         SELECT seq FROM jobs WHERE state = 'settled' AND settled_at < ? ORDER BY settled_at LIMIT ?)`,
-      settledBefore,
-      limit,
-    );
-    // Not `rowsWritten`: it counts index entries as well as rows.
-    return this.sql.exec<{ n: number }>(`SELECT changes() AS n`).one().n;
+    this.sql.exec(Q.SWEEP_SQL, settledBefore, limit);
+    return this.sql.exec<{ n: number }>(Q.CHANGES_SQL).one().n;
   }
 
   // ---- what the alarm does ----
 
   /**
    * Recovers running jobs whose lease ran out: a cancel-requested one settles `cancelled`; another is
-   * queued again (its attempt given back) while its recovery budget for the current window lasts,
-   * else settled `interrupted`. Idempotent: a second pass finds nothing.
+   * queued again (its attempt given back) while its recovery budget lasts, else settled
+   * `interrupted`. Idempotent: a second pass finds nothing. Returns how many it handled.
    */
-  recoverExpired(limit = 500): { recovered: number; interrupted: number; cancelled: number } {
+  recoverExpired(limit = RECOVERY_BATCH): number {
     const now = this.clock.now();
-    const tally = { recovered: 0, interrupted: 0, cancelled: 0 };
-    this.storage.transactionSync(() => {
-      const expired = this.sql
-        .exec<JobRow>(EXPIRED_LEASES_SQL, now, limit)
-        .toArray();
+    return this.storage.transactionSync(() => {
+      const expired = this.sql.exec<JobRow>(Q.EXPIRED_LEASES_SQL, now, limit).toArray();
       for (const row of expired) {
-        const durationMs = now - (row.claimed_at ?? now);
         if (row.cancel_requested === 1) {
           this.settleCancelled(row, now);
-          tally.cancelled++;
           continue;
         }
-        const windowOpen = row.recovery_window_start !== null && now - row.recovery_window_start < row.recovery_window_ms;
-        const windowStart = windowOpen ? row.recovery_window_start! : now;
-        const used = windowOpen ? row.recovery_count : 0;
-        let updated: JobRow;
-        if (used < row.max_recoveries) {
-          updated = this.sql
-            .exec<JobRow>(
-              `UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = ?, recovery_count = ?,
-                 recovery_window_start = ?, error = ?, updated_at = ?
-               WHERE seq = ? AND state = 'running' RETURNING ${JOB_COLUMNS}`,
-              now,
-              used + 1,
-              windowStart,
-              `lease expired at ${row.lease_until}; recovered (${used + 1} of ${row.max_recoveries} in this window)`,
-              now,
-              row.seq,
-            )
-            .one();
-          tally.recovered++;
-        } else {
-          const to = this.outcomeState();
-          updated = this.sql
-            .exec<JobRow>(
-              `UPDATE jobs SET state = ?, outcome = 'interrupted', error = ?, settled_at = ?, updated_at = ?
-               WHERE seq = ? AND state = 'running' RETURNING ${JOB_COLUMNS}`,
-              to,
-              `lease expired at ${row.lease_until}; recovery budget of ${row.max_recoveries} per ${row.recovery_window_ms} ms spent`,
-              to === "settled" ? now : null,
-              now,
-              row.seq,
-            )
-            .one();
-          tally.interrupted++;
-        }
-        this.emit(this.toJob(updated), "running", durationMs);
+        const decision = decideRecovery(row, now);
+        const to = this.outcomeState();
+        const updated = decision.recover
+          ? this.sql.exec<JobRow>(Q.RECOVER_SQL, row.seq, now, decision.count, decision.windowStart, decision.message).one()
+          : this.sql.exec<JobRow>(Q.INTERRUPT_SQL, row.seq, now, to, decision.message, to === "settled" ? now : null).one();
+        this.emit(updated, "running", now - (row.claimed_at ?? now));
       }
+      return expired.length;
     });
-    return tally;
   }
 
   /**
@@ -746,160 +438,96 @@ export class LaneStore {
    * new instance runs no executor yet, so such a lease belongs to a previous instance that is gone,
    * and its job need not wait out the lease to be recovered. Returns how many.
    */
-  expireOrphanedLeases(): number {
-    const now = this.clock.now();
-    return this.sql.exec(
-      `UPDATE jobs SET lease_until = ? WHERE state = 'running' AND lease_holder = 'lane' AND lease_until > ?`,
-      now,
-      now,
-    ).rowsWritten;
+  expireLaneLeases(): number {
+    return this.sql.exec(Q.EXPIRE_LANE_LEASES_SQL, this.clock.now()).rowsWritten;
+  }
+
+  /** Running jobs of the lane's own dispatcher whose cancellation was requested: id and the token that holds it. */
+  laneCancels(): { id: string; token: string }[] {
+    return this.sql.exec<{ id: string; lease_token: string }>(Q.LANE_CANCELS_SQL).toArray().map((r) => ({ id: r.id, token: r.lease_token }));
   }
 
   /** Jobs whose outcome is recorded but not yet delivered, oldest first. */
-  completingJobs(limit = 100): Job[] {
-    return this.sql
-      .exec<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE state = 'completing' ORDER BY seq LIMIT ?`, limit)
-      .toArray()
-      .map((r) => this.toJob(r));
+  completingJobs(limit: number): Job[] {
+    return this.sql.exec<JobRow>(Q.COMPLETING_SQL, limit).toArray().map((r) => toJob(r, this.lane));
   }
 
   /** Second phase of an outcome: delivered, now settled. Idempotent. */
   markSettled(id: string): Job | null {
-    const now = this.clock.now();
-    const row = this.sql
-      .exec<JobRow>(
-        `UPDATE jobs SET state = 'settled', settled_at = ?, updated_at = ? WHERE id = ? AND state = 'completing'
-         RETURNING ${JOB_COLUMNS}`,
-        now,
-        now,
-        id,
-      )
-      .toArray()[0];
+    const row = this.sql.exec<JobRow>(Q.MARK_SETTLED_SQL, id, this.clock.now()).toArray()[0];
     if (!row) return null;
-    const job = this.toJob(row);
-    this.emit(job, "completing", null);
-    return job;
+    this.emit(row, "completing", null);
+    return toJob(row, this.lane);
   }
 
-  /**
-   * The lane's one wake time, from its rows: the earliest of a claimable queued job's `runAt` (not
-   * paused, queue head, a free concurrency slot; a due job only if an in-process executor would run
-   * it), a running job's lease expiry, and now if an outcome awaits delivery that nobody is delivering
-   * (`delivering`: how many this process has in hand). Null: nothing to do.
-   */
-  nextWakeAt(executorKinds: readonly string[], delivering = 0): number | null {
+  /** What the wake reads of the rows; `excludeIds` are jobs no in-process executor may start yet. */
+  wakeRows(executorKinds: readonly string[], excludeIds: readonly string[], heldSlots: number): WakeRows {
     const now = this.clock.now();
-    const candidates: number[] = [];
-    const state = this.sql
-      .exec<{ completing: number; lease: number | null; running: number }>(WAKE_STATE_SQL)
-      .one();
-    if (state.completing > delivering) return now;
-    if (state.lease !== null) candidates.push(state.lease);
+    const state = this.sql.exec<{ completing: number; lease: number | null; running: number; cancels: number }>(Q.WAKE_STATE_SQL).one();
     const { concurrency, paused } = this.settings();
-    if (!paused && state.running < concurrency) {
-      for (const kind of executorKinds) {
-        if (this.sql.exec(DUE_EXECUTOR_HEAD_SQL, now, kind).toArray().length > 0) return now;
-      }
-      const future = this.sql.exec<{ run_at: number }>(EARLIEST_FUTURE_HEAD_SQL, now).toArray()[0];
-      if (future) candidates.push(future.run_at);
-    }
-    return candidates.length > 0 ? Math.min(...candidates) : null;
+    const rows: WakeRows = { ...state, dueExecutorHead: false, futureHead: null };
+    if (paused || state.running + heldSlots >= concurrency) return rows;
+    const excluded = JSON.stringify(excludeIds);
+    rows.dueExecutorHead = executorKinds.some((kind) => this.sql.exec(Q.DUE_EXECUTOR_HEAD_SQL, now, kind, excluded).toArray().length > 0);
+    if (!rows.dueExecutorHead) rows.futureHead = this.sql.exec<{ run_at: number }>(Q.EARLIEST_FUTURE_HEAD_SQL, now).toArray()[0]?.run_at ?? null;
+    return rows;
   }
 
   runningCount(): number {
-    return this.sql.exec<{ n: number }>(RUNNING_COUNT_SQL).one().n;
+    return this.sql.exec<{ n: number }>(Q.RUNNING_COUNT_SQL).one().n;
   }
 
   /** The current lease of a running job, for the in-process holder (never exposed over the API). */
   leaseOf(id: string): { token: string; until: number } | null {
-    const row = this.sql
-      .exec<{ lease_token: string; lease_until: number }>(
-        `SELECT lease_token, lease_until FROM jobs WHERE id = ? AND state = 'running'`,
-        id,
-      )
-      .toArray()[0];
+    const row = this.sql.exec<{ lease_token: string; lease_until: number }>(Q.LEASE_OF_SQL, id).toArray()[0];
     return row ? { token: row.lease_token, until: row.lease_until } : null;
   }
 
-  // ---- mapping ----
+  // ---- internals ----
 
-  private rowById(id: string): JobRow | undefined {
-    return this.sql.exec<JobRow>(`SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?`, id).toArray()[0];
+  private row(id: string): JobRow | undefined {
+    return this.sql.exec<JobRow>(Q.JOB_BY_ID_SQL, id).toArray()[0];
   }
 
   private outcomeState(): "completing" | "settled" {
     return this.options.deliverOutcomes ? "completing" : "settled";
   }
 
-  private emit(job: TransitionSubject, from: JobState, durationMs: number | null): void {
-    this.options.onTransition?.({ job, from, to: job.state, durationMs });
+  private emit(job: TransitionSubject, from: JobState | null, durationMs: number | null): void {
+    const sink = this.options.transitions;
+    if (sink?.wanted) sink.record({ job, from, to: job.state, durationMs });
   }
 
-  toJob(row: JobRow): Job {
-    return {
-      id: row.id,
-      lane: this.laneName,
-      kind: row.kind,
-      payload: JSON.parse(row.payload) as Json,
-      queue: row.queue,
-      priority: row.priority,
-      runAt: row.run_at,
-      state: row.state,
-      outcome: row.outcome,
-      attempts: row.attempts,
-      generation: row.generation,
-      maxAttempts: row.max_attempts,
-      timeoutMs: row.timeout_ms,
-      result: row.result === null ? null : (JSON.parse(row.result) as Json),
-      error: row.error,
-      cancelRequested: row.cancel_requested === 1,
-      lease:
-        row.state === "running" && row.lease_until !== null
-          ? { generation: row.generation, expiresAt: row.lease_until }
-          : null,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-      settledAt: row.settled_at,
-    };
+  /** Runs `body` in a transaction; a `Rollback` thrown inside undoes it and becomes the answer. */
+  private transaction<T>(body: () => T): Result<T> {
+    try {
+      return ok(this.storage.transactionSync(body));
+    } catch (error) {
+      if (error instanceof Rollback) return { ok: false, error: error.error };
+      throw error;
+    }
   }
-
-  /** The lane's name, as learned from its first caller. */
-  laneName = "";
 }
 
-/** The columns of `INSERT_ONE_SQL` and of each element of `INSERT_MANY_SQL`'s array, in order. */
-function specValues(spec: JobSpec): [string, string, string, string | null, number, number, number, number, number, number, number, number] {
-  return [
-    spec.id,
-    spec.kind,
-    spec.payload,
-    spec.queue,
-    spec.priority,
-    spec.runAt,
-    spec.maxAttempts,
-    spec.backoffBaseMs,
-    spec.backoffMaxMs,
-    spec.timeoutMs,
-    spec.maxRecoveries,
-    spec.recoveryWindowMs,
-  ];
+type Candidate = { seq: number; priority: number; bytes: number };
+
+/**
+ * A bound on the JSON of a job: its payload and result are stored as the JSON they are sent as, and
+ * an error's text grows at most 6× when escaped.
+ */
+function rowBytes(row: JobRow): number {
+  return utf8Length(row.payload) + (row.result === null ? 0 : utf8Length(row.result)) + 6 * (row.error?.length ?? 0) + JOB_JSON_OVERHEAD;
 }
 
-/** What makes two enqueues with one id the same job (API.md, enqueue). */
-type Identity = Pick<JobSpec, "kind" | "payload" | "queue" | "priority" | "maxAttempts">;
-
-/** Same id, same spec: kind, payload (as JSON, whatever its key order), queue, priority and maxAttempts. */
-function sameSpecs(a: Identity, b: Identity): boolean {
-  return (
-    a.kind === b.kind &&
-    a.queue === b.queue &&
-    a.priority === b.priority &&
-    a.maxAttempts === b.maxAttempts &&
-    canonicalJson(JSON.parse(a.payload) as Json) === canonicalJson(JSON.parse(b.payload) as Json)
-  );
-}
-
-/** `sameSpecs` of a stored job and a new request. */
-function sameSpec(row: JobRow, spec: JobSpec): boolean {
-  return sameSpecs({ kind: row.kind, payload: row.payload, queue: row.queue, priority: row.priority, maxAttempts: row.max_attempts }, spec);
+/** The first candidates whose answer stays within `maxBytes` (never none while one is there). */
+function withinBytes(candidates: Candidate[], maxBytes: number): Candidate[] {
+  if (maxBytes === Infinity) return candidates;
+  let bytes = 0;
+  let n = 0;
+  for (const candidate of candidates) {
+    bytes += candidate.bytes + JOB_JSON_OVERHEAD;
+    if (n > 0 && bytes > maxBytes) break;
+    n++;
+  }
+  return candidates.slice(0, n);
 }

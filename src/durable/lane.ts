@@ -1,23 +1,17 @@
 /**
- * The lane: one Durable Object, one SQLite database, one alarm. A thin class: it validates RPC input,
- * calls the store, and after every transition re-arms its single wake and lets the dispatcher start
- * what is due. Expected refusals come back as `Result` data, never as thrown coded errors.
+ * The lane: one Durable Object, one SQLite database, one alarm. A thin class: each RPC method
+ * validates its input (rpc-input.ts), calls the store, and asks the wake (wake.ts) for a flush;
+ * `alarm()` recovers, winds up and flushes. Expected refusals come back as `Result` data, never as
+ * thrown coded errors.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { ZodType } from "zod";
+import type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
-import {
-  DEFAULT_BACKOFF_BASE_MS,
-  DEFAULT_BACKOFF_MAX_MS,
-  DEFAULT_LEASE_MS,
-  DEFAULT_MAX_ATTEMPTS,
-  DEFAULT_MAX_RECOVERIES,
-  DEFAULT_RECOVERY_WINDOW_MS,
-  DEFAULT_TIMEOUT_MS,
-} from "../shared/defaults.js";
+import { ABORT_GRACE_MS, DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
-import type { ClaimedJob, EnqueueStatus, Job, LaneInfo, Lease } from "../shared/job.js";
+import type { ClaimedJob, Job, LaneInfo, Lease } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
+import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
 import {
   BatchEnqueueRequest,
   CancelRequest,
@@ -27,31 +21,24 @@ import {
   FailRequest,
   LanePatch,
   ListQuery,
-  Name,
   ReleaseRequest,
   RenewRequest,
   SweepRequest,
-  toIssues,
 } from "../shared/schemas.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { ExecutorRegistry } from "./executors.js";
-import { LaneStore, type JobSpec, type Transition } from "./lane-store.js";
-import { migrate } from "./migrations.js";
+import type { JobSpec } from "./job-row.js";
+import { LaneStore } from "./lane-store.js";
+import { migrate, type SchemaState, SCHEMA_VERSION } from "./migrations.js";
+import { OutcomeDelivery } from "./outcomes.js";
 import { REGISTRY_NAME } from "./registry.js";
+import { parse, parseId, parseJobCall } from "./rpc-input.js";
+import { toSpec } from "./spec.js";
+import { TransitionLog } from "./transitions.js";
+import { earliest, Wake, wakeTerms } from "./wake.js";
 
-/** One line of the transition log: every change of a job's state. */
-export interface TransitionEvent {
-  event: "job.transition";
-  lane: string;
-  jobId: string;
-  kind: string;
-  from: Job["state"];
-  to: Job["state"];
-  outcome: Job["outcome"];
-  attempt: number;
-  generation: number;
-  durationMs: number | null;
-}
+export type { TransitionEvent, LostEvent };
 
 /** How a lane class is built (`defineLane`). */
 export interface LaneOptions {
@@ -62,379 +49,321 @@ export interface LaneOptions {
    * here, then settled. A throw is logged and the job settles all the same.
    */
   onOutcome?: (job: Job, env: Env) => void | Promise<void>;
-  /** Receives every transition (the same record as the log line). A throw is logged, never fatal. */
+  /** Receives every transition once durable (the same record as the log line). A throw is logged, never fatal. */
   onTransition?: (event: TransitionEvent) => void;
-  /** One JSON log line per transition on stdout; default true. */
+  /**
+   * Receives every in-process attempt that lost its lease (its own outcome: neither completed nor
+   * failed; its executor was aborted and wrote nothing), with the job as the attempt saw it.
+   */
+  onLost?: (event: LostEvent, job: Job) => void;
+  /** One JSON log line per transition and per lost attempt on stdout; default true. */
   log?: boolean;
+  /** How long an aborted executor that has not returned keeps its slot (default 30 s). */
+  abortGraceMs?: number;
 }
-
-export type EnqueueAnswer = { status: EnqueueStatus; job: Job };
-export type CancelAnswer = { status: "cancelled" | "cancelling"; job: Job };
-
-const CURSOR_PREFIX = "c1.";
 
 export class Lane extends DurableObject<Env> {
   /** Set by `defineLane`; a plain `Lane` has no executors. */
   static options: LaneOptions = {};
 
-  /** Where time and randomness come from; tests swap them with `useClock`. */
-  private clock: Clock = systemClock;
-  private entropy: Entropy = systemEntropy;
+  /** Where time and randomness come from: the platform's. A test-only subclass swaps them. */
+  protected readonly time: { clock: Clock; entropy: Entropy } = { clock: systemClock, entropy: systemEntropy };
   readonly store: LaneStore;
-  readonly dispatcher: Dispatcher;
+  readonly dispatcher: Dispatcher<Env>;
+  protected readonly wake: Wake;
+  private readonly transitions: TransitionLog;
+  private readonly outcomes: OutcomeDelivery<Env>;
   private readonly options: LaneOptions;
-  /** The alarm as last written (undefined: unknown, read it again). */
-  private armedAt: number | null | undefined = undefined;
-  private readonly delivering = new Set<string>();
-  private flushPending = false;
-  /** Transitions written but not yet known durable, so not yet logged. */
-  private unannounced: TransitionEvent[] = [];
-  /** Whether the pending flush should look for jobs to start (not after enqueueing pull-only kinds). */
-  private pumpWanted = false;
+  private readonly schema: SchemaState;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    this.options = (new.target as typeof Lane).options;
-    const clock: Clock = { now: () => this.clock.now() };
-    const entropy: Entropy = { id: () => this.entropy.id(), token: () => this.entropy.token(), random: () => this.entropy.random() };
-    this.store = new LaneStore(ctx.storage, clock, entropy, {
-      deliverOutcomes: this.options.onOutcome !== undefined,
-      onTransition: (t) => this.transitioned(t),
+    const options = (this.options = (new.target as typeof Lane).options);
+    const clock: Clock = { now: () => this.time.clock.now() };
+    const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => this.time.entropy.token(), random: () => this.time.entropy.random() };
+    // Synchronous SQL: done before any request can reach the object.
+    this.schema = migrate(ctx.storage, clock.now());
+    const lane = ctx.id.name ?? (this.schema.ok ? LaneStore.storedName(ctx.storage) : null) ?? ctx.id.toString();
+    this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
+    this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
+    this.wake = new Wake({
+      computeWake: () => this.computeWake(),
+      flushSteps: (pump) => this.flushSteps(pump),
+      setAlarm: (at) => ctx.storage.setAlarm(at),
+      deleteAlarm: () => ctx.storage.deleteAlarm(),
+      failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: String(error) }),
     });
-    this.dispatcher = new Dispatcher(
+    this.dispatcher = new Dispatcher<Env>(
       {
         store: this.store,
         clock,
         env,
-        changed: () => this.afterChange(),
-        lost: (job, reason) => this.logLine({ event: "job.lost", lane: this.store.laneName, jobId: job.id, kind: job.kind, generation: job.generation, reason }),
+        changed: () => this.wake.afterChange(),
+        lost: (job, cause, message) => this.lost(job, cause, message),
+        stuck: (job, abortedForMs) => log({ event: "executor.stuck", lane, jobId: job.id, kind: job.kind, generation: job.generation, abortedForMs }),
         waitUntil: (promise) => ctx.waitUntil(promise),
+        abortGraceMs: options.abortGraceMs ?? ABORT_GRACE_MS,
       },
-      this.options.executors ?? {},
+      options.executors ?? {},
     );
+    this.outcomes = new OutcomeDelivery<Env>({ store: this.store, env, waitUntil: (p) => ctx.waitUntil(p), changed: () => this.wake.afterChange() }, options.onOutcome);
     void ctx.blockConcurrencyWhile(async () => {
-      migrate(ctx.storage, this.clock.now());
-      this.store.laneName = ctx.id.name ?? this.store.settings().name ?? ctx.id.toString();
-      this.armedAt = await ctx.storage.getAlarm();
+      if (!this.schema.ok) {
+        log({ event: "lane.schema_too_new", lane, stored: this.schema.stored, supported: SCHEMA_VERSION });
+        return;
+      }
+      this.wake.know(await ctx.storage.getAlarm());
       // Jobs whose executors died with a previous instance are recovered now, not at lease expiry.
-      if (this.store.expireOrphanedLeases() > 0) this.recoverExpired();
-      this.settleUndeliverable();
+      if (this.store.expireLaneLeases() > 0) this.recoverExpired();
+      this.outcomes.settleUndeliverable();
       // Re-arm on start: a lost alarm write heals here, and due jobs start again after a restart.
-      this.pumpWanted = true;
-      this.flush();
+      this.wake.afterChange();
+      this.wake.flush();
     });
-  }
-
-  /** Test hook: replace the clock and entropy (a manual clock; deterministic tokens). Not for production. */
-  useClock(clock: Clock, entropy?: Entropy): void {
-    this.clock = clock;
-    if (entropy) this.entropy = entropy;
-    this.armedAt = undefined;
   }
 
   // ---- producers ----
 
   /** Enqueues one job (idempotent by id). */
   async enqueue(input: unknown): Promise<Result<EnqueueAnswer>> {
-    const request = parse(EnqueueRequest, input);
-    if (!request.ok) return request;
-    const spec = this.toSpec(request.value);
-    if (!spec.ok) return spec;
-    const inserted = this.store.insertJob(spec.value);
-    if (!inserted.ok) return inserted;
-    const job = spec.value;
-    const inProcess = this.dispatcher.kinds.includes(job.kind);
-    // A duplicate changes nothing. A due job of a pull-only kind outside any queue changes no wake
-    // term (none counts due pull jobs, and it heads no queue): the alarm stays as it is.
-    const quiet = job.queue === null && job.runAt <= this.clock.now() && !inProcess;
-    if (inserted.value.status === "queued" && !(quiet && this.armedAt !== undefined)) this.afterChange(inProcess);
-    await this.register();
-    return ok(inserted.value);
+    return this.answer(async () => {
+      const request = parse(EnqueueRequest, input);
+      if (!request.ok) return request;
+      const spec = this.toSpec(request.value);
+      if (!spec.ok) return spec;
+      const inserted = this.store.insertJob(spec.value);
+      if (!inserted.ok) return inserted;
+      const job = spec.value;
+      const inProcess = this.dispatcher.kinds.includes(job.kind);
+      // A duplicate changes nothing. A due job of a pull-only kind outside any queue changes no wake
+      // term (none counts due pull jobs, and it heads no queue): the alarm stays as it is.
+      const quiet = job.queue === null && job.runAt <= this.time.clock.now() && !inProcess;
+      if (inserted.value.status === "queued" && !(quiet && this.wake.storedAlarm !== undefined)) this.wake.afterChange(inProcess);
+      await this.register();
+      return inserted;
+    });
   }
 
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */
-  async enqueueBatch(input: unknown): Promise<Result<{ results: { id: string; status: EnqueueStatus }[] }>> {
-    const request = parse(BatchEnqueueRequest, input);
-    if (!request.ok) return request;
-    const specs: JobSpec[] = [];
-    for (const [index, item] of request.value.jobs.entries()) {
-      const spec = this.toSpec(item);
-      if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
-      specs.push(spec.value);
-    }
-    const inserted = this.store.insertJobs(specs);
-    if (!inserted.ok) return inserted;
-    this.afterChange(specs.some((spec) => this.dispatcher.kinds.includes(spec.kind)));
-    await this.register();
-    return ok({ results: inserted.value });
+  async enqueueBatch(input: unknown): Promise<Result<BatchAnswer>> {
+    return this.answer(async () => {
+      const request = parse(BatchEnqueueRequest, input);
+      if (!request.ok) return request;
+      const specs: JobSpec[] = [];
+      for (const [index, item] of request.value.jobs.entries()) {
+        const spec = this.toSpec(item);
+        if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
+        specs.push(spec.value);
+      }
+      const inserted = this.store.insertJobs(specs);
+      if (!inserted.ok) return inserted;
+      this.wake.afterChange(specs.some((spec) => this.dispatcher.kinds.includes(spec.kind)));
+      await this.register();
+      return ok({ results: inserted.value });
+    });
   }
 
   // ---- readers ----
 
   async getJob(id: unknown): Promise<Result<Job>> {
-    const name = parseId(id);
-    if (!name.ok) return name;
-    const job = this.store.getJob(name.value);
-    return job ? ok(job) : fail("job_not_found", `no job ${name.value} in lane ${this.store.laneName}`);
-  }
-
-  async listJobs(input: unknown): Promise<Result<{ jobs: Job[]; cursor: string | null }>> {
-    const query = parse(ListQuery, input ?? {});
-    if (!query.ok) return query;
-    let afterSeq = 0;
-    if (query.value.cursor !== undefined) {
-      const seq = decodeCursor(query.value.cursor);
-      if (seq === null) return fail("invalid_request", "cursor is not one this API gave", [{ path: ["cursor"], message: "unknown cursor" }]);
-      afterSeq = seq;
-    }
-    const { jobs, lastSeq, more } = this.store.listJobs({ ...query.value, afterSeq });
-    return ok({ jobs, cursor: more && lastSeq !== null ? CURSOR_PREFIX + lastSeq.toString(36) : null });
-  }
-
-  async info(): Promise<Result<LaneInfo>> {
-    const { concurrency, paused } = this.store.settings();
-    return ok({
-      lane: this.store.laneName,
-      counts: this.store.counts(),
-      paused,
-      concurrency,
-      nextWakeAt: this.store.nextWakeAt(this.dispatcher.kinds),
+    return this.answer(() => {
+      const name = parseId(id);
+      if (!name.ok) return name;
+      const job = this.store.getJob(name.value);
+      return job ? ok(job) : fail("job_not_found", `no job ${name.value} in lane ${this.store.lane}`);
     });
   }
 
-  /** The instant the lane's alarm is set for (null: none). For inspection and tests. */
-  async nextWakeAt(): Promise<number | null> {
+  /** A page of jobs in enqueue order: at most `limit` and at most 4 MiB of JSON; the cursor continues. */
+  async listJobs(input: unknown): Promise<Result<JobPage>> {
+    return this.answer(() => {
+      const query = parse(ListQuery, input ?? {});
+      if (!query.ok) return query;
+      let afterSeq = 0;
+      if (query.value.cursor !== undefined) {
+        const seq = decodeCursor(query.value.cursor);
+        if (seq === null) return fail("invalid_request", "cursor is not one this API gave", [{ path: ["cursor"], message: "unknown cursor" }]);
+        afterSeq = seq;
+      }
+      const { jobs, lastSeq, more } = this.store.listJobs({ ...query.value, afterSeq });
+      return ok({ jobs, cursor: more && lastSeq !== null ? encodeCursor(lastSeq) : null });
+    });
+  }
+
+  async info(): Promise<Result<LaneInfo>> {
+    return this.answer(() => this.laneInfo());
+  }
+
+  /** The instant the lane's alarm is stored for (null: none), as the platform has it. For inspection and tests. */
+  async storedAlarm(): Promise<number | null> {
     return this.ctx.storage.getAlarm();
   }
 
   // ---- admin ----
 
   async configure(input: unknown): Promise<Result<LaneInfo>> {
-    const patch = parse(LanePatch, input ?? {});
-    if (!patch.ok) return patch;
-    this.store.configure(patch.value);
-    this.afterChange();
-    return this.info();
+    return this.answer(() => {
+      const patch = parse(LanePatch, input ?? {});
+      if (!patch.ok) return patch;
+      this.store.configure(patch.value);
+      this.wake.afterChange();
+      return this.laneInfo();
+    });
   }
 
   async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> {
-    const name = parseId(id);
-    if (!name.ok) return name;
-    const request = parse(CancelRequest, input ?? {});
-    if (!request.ok) return request;
-    const answer = this.store.cancel(name.value, request.value.reason ?? null);
-    if (answer.ok && answer.value.status === "cancelling") this.dispatcher.abort(name.value, "cancelled");
-    this.afterChange();
-    return answer;
+    return this.answer(() => {
+      const call = parseJobCall(id, CancelRequest, input ?? {});
+      if (!call.ok) return call;
+      const answer = this.store.cancel(call.value.id, call.value.request.reason ?? null);
+      if (answer.ok && answer.value.status === "cancelling") this.dispatcher.abort(call.value.id, "cancelled");
+      this.wake.afterChange();
+      return answer;
+    });
   }
 
   async requeue(id: unknown): Promise<Result<{ job: Job }>> {
-    const name = parseId(id);
-    if (!name.ok) return name;
-    const job = this.store.requeue(name.value);
-    if (!job.ok) return job;
-    this.afterChange();
-    return ok({ job: job.value });
+    return this.answer(() => {
+      const name = parseId(id);
+      if (!name.ok) return name;
+      return this.changed(this.store.requeue(name.value));
+    });
   }
 
   async sweep(input: unknown): Promise<Result<{ removed: number }>> {
-    const request = parse(SweepRequest, input);
-    if (!request.ok) return request;
-    const removed = this.store.sweep(request.value.settledBefore, request.value.limit ?? 10_000);
-    this.afterChange();
-    return ok({ removed });
+    return this.answer(() => {
+      const request = parse(SweepRequest, input);
+      if (!request.ok) return request;
+      const removed = this.store.sweep(request.value.settledBefore, request.value.limit ?? DEFAULT_SWEEP_LIMIT);
+      this.wake.afterChange();
+      return ok({ removed });
+    });
   }
 
   // ---- pull consumers: the fence ----
 
   async claim(input?: unknown): Promise<Result<{ jobs: ClaimedJob[] }>> {
-    const request = parse(ClaimRequest, input ?? {});
-    if (!request.ok) return request;
-    const jobs = this.store.claimDue({
-      kinds: request.value.kinds ?? null,
-      excludeKinds: this.dispatcher.kinds,
-      max: request.value.max ?? 1,
-      leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS,
-      holder: "consumer",
+    return this.answer(() => {
+      const request = parse(ClaimRequest, input ?? {});
+      if (!request.ok) return request;
+      const jobs = this.store.claimDue({
+        kinds: request.value.kinds ?? null,
+        excludeKinds: this.dispatcher.kinds,
+        excludeIds: [],
+        heldSlots: this.dispatcher.heldSlots(),
+        max: request.value.max ?? 1,
+        leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS,
+        maxBytes: MAX_PAGE_BYTES,
+        holder: "consumer",
+      });
+      if (jobs.length > 0) this.wake.afterChange();
+      return ok({ jobs });
     });
-    if (jobs.length > 0) this.afterChange();
-    return ok({ jobs });
   }
 
   async renew(id: unknown, input: unknown): Promise<Result<{ lease: Lease }>> {
-    const name = parseId(id);
-    if (!name.ok) return name;
-    const request = parse(RenewRequest, input);
-    if (!request.ok) return request;
-    const lease = this.store.renew(name.value, request.value.token, request.value.leaseMs ?? DEFAULT_LEASE_MS);
-    this.afterChange();
-    return lease.ok ? ok({ lease: lease.value }) : lease;
+    return this.answer(() => {
+      const call = parseJobCall(id, RenewRequest, input);
+      if (!call.ok) return call;
+      const { token, leaseMs } = call.value.request;
+      const lease = this.store.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS);
+      this.wake.afterChange();
+      return lease.ok ? ok({ lease: lease.value }) : lease;
+    });
   }
 
   async complete(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
-    const name = parseId(id);
-    if (!name.ok) return name;
-    const request = parse(CompleteRequest, input);
-    if (!request.ok) return request;
-    const result = serializeJson(request.value.result, "result");
-    if (!result.ok) return result;
-    return this.settled(this.store.complete(name.value, request.value.token, result.value));
+    return this.answer(() => {
+      const call = parseJobCall(id, CompleteRequest, input);
+      if (!call.ok) return call;
+      const result = serializeJson(call.value.request.result, "result");
+      if (!result.ok) return result;
+      return this.changed(this.store.complete(call.value.id, call.value.request.token, result.value));
+    });
   }
 
   async fail(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
-    const name = parseId(id);
-    if (!name.ok) return name;
-    const request = parse(FailRequest, input);
-    if (!request.ok) return request;
-    const { token, error, retry, retryAfterMs } = request.value;
-    return this.settled(this.store.failAttempt(name.value, token, error, retry !== false, retryAfterMs ?? null));
+    return this.answer(() => {
+      const call = parseJobCall(id, FailRequest, input);
+      if (!call.ok) return call;
+      const { token, error, retry, retryAfterMs } = call.value.request;
+      return this.changed(this.store.fail(call.value.id, token, error, retry !== false, retryAfterMs ?? null));
+    });
   }
 
   async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
-    const name = parseId(id);
-    if (!name.ok) return name;
-    const request = parse(ReleaseRequest, input);
-    if (!request.ok) return request;
-    return this.settled(this.store.release(name.value, request.value.token));
+    return this.answer(() => {
+      const call = parseJobCall(id, ReleaseRequest, input);
+      if (!call.ok) return call;
+      return this.changed(this.store.release(call.value.id, call.value.request.token));
+    });
   }
 
   // ---- the alarm ----
 
   override async alarm(): Promise<void> {
-    this.armedAt = null; // an alarm that runs is consumed
+    if (!this.schema.ok) return; // a newer version's lane: touch nothing
+    this.wake.consumed();
     this.recoverExpired();
     this.dispatcher.reconcile();
-    this.settleUndeliverable();
-    this.pumpWanted = true;
-    this.flush(); // within the handler: an alarm set after it returns could be taken for consumed
+    this.windUpCancels();
+    this.outcomes.settleUndeliverable();
+    this.wake.afterChange();
+    this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
   }
 
   // ---- internals ----
 
-  /**
-   * Outcomes recorded for a hook that is gone (a deploy removed `onOutcome`): nothing to hand over,
-   * so they settle. Runs at start-up and on the alarm (the wake is "now" while any wait).
-   */
-  private settleUndeliverable(): void {
-    if (this.options.onOutcome) return;
-    for (const job of this.store.completingJobs()) this.store.markSettled(job.id);
-  }
-
-  private recoverExpired(): void {
-    for (;;) {
-      const { recovered, interrupted, cancelled } = this.store.recoverExpired();
-      if (recovered + interrupted + cancelled < 500) return;
+  /** Every RPC answer goes through here: a lane of a newer schema refuses all of them, changing nothing. */
+  private async answer<T>(body: () => Result<T> | Promise<Result<T>>): Promise<Result<T>> {
+    if (!this.schema.ok) {
+      return fail("lane_schema_too_new", `lane ${this.store.lane} was written by a newer Switchyard (schema ${this.schema.stored}; this one knows ${SCHEMA_VERSION})`);
     }
+    return body();
   }
 
-  private settled(answer: Result<Job>): Result<{ job: Job }> {
-    this.afterChange();
+  private laneInfo(): Result<LaneInfo> {
+    const { concurrency, paused } = this.store.settings();
+    return ok({ lane: this.store.lane, counts: this.store.counts(), paused, concurrency, nextWakeAt: this.computeWake() });
+  }
+
+  /** A write that answers a job: flush after it, whatever it answered. */
+  private changed(answer: Result<Job>): Result<{ job: Job }> {
+    this.wake.afterChange();
     return answer.ok ? ok({ job: answer.value }) : answer;
   }
 
-  /**
-   * After a transition: settle what follows from it once the current turn is over. Transitions that
-   * come together (executors finishing in the same turn, a batch) share one pump and one re-arm.
-   */
-  private afterChange(dispatch = true): void {
-    this.pumpWanted ||= dispatch;
-    if (this.flushPending) return;
-    this.flushPending = true;
-    queueMicrotask(() => {
-      if (!this.flushPending) return;
-      try {
-        this.flush();
-      } catch (error) {
-        this.flushPending = false;
-        this.logLine({ event: "lane.flush_failed", lane: this.store.laneName, message: String(error) });
-      }
-    });
-  }
-
-  /** Start what is due, deliver recorded outcomes, and re-arm the one alarm. */
-  private flush(): void {
-    this.flushPending = false;
+  private flushSteps(pump: boolean): void {
     this.dispatcher.settleCompletions();
-    const dispatch = this.pumpWanted;
-    this.pumpWanted = false;
-    if (dispatch) this.dispatcher.pump();
-    this.deliverPending();
-    this.rearm();
+    if (pump) this.dispatcher.pump();
+    this.outcomes.deliverPending();
   }
 
-  private rearm(): void {
-    const wake = this.store.nextWakeAt(this.dispatcher.kinds, this.delivering.size);
-    if (wake === this.armedAt) return;
-    this.armedAt = wake;
-    const write = wake === null ? this.ctx.storage.deleteAlarm() : this.ctx.storage.setAlarm(wake);
-    write.catch((error: unknown) => {
-      this.armedAt = undefined; // unknown now: the next transition writes it again
-      this.logLine({ event: "lane.alarm_write_failed", lane: this.store.laneName, message: String(error) });
-    });
+  /** The computed wake: what the rows and this process's memory ask for now (wake.ts). */
+  private computeWake(): number | null {
+    const rows = this.store.wakeRows(this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
+    const heldCancels = rows.cancels > 0 ? this.store.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
+    return earliest(wakeTerms(rows, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
   }
 
-  /**
-   * Second phase of outcomes: hand each `completing` job not already in hand to `onOutcome`, then
-   * settle it. Deliveries run side by side, so one slow hook holds up no other job.
-   */
-  private deliverPending(): void {
-    if (!this.options.onOutcome) return;
-    for (const job of this.store.completingJobs()) {
-      if (this.delivering.has(job.id)) continue;
-      this.delivering.add(job.id);
-      this.ctx.waitUntil(this.deliver(job));
-    }
+  private recoverExpired(): void {
+    // A full batch: there may be more.
+    while (this.store.recoverExpired() === RECOVERY_BATCH);
   }
 
-  private async deliver(job: Job): Promise<void> {
-    try {
-      await this.options.onOutcome!(job, this.env);
-    } catch (error) {
-      this.logLine({ event: "lane.on_outcome_failed", lane: this.store.laneName, jobId: job.id, message: String(error) });
-    } finally {
-      this.delivering.delete(job.id);
-    }
-    this.store.markSettled(job.id);
-    this.afterChange();
+  /** Cancellations of in-process jobs whose attempt no executor here holds (it died with a bug): settled now. */
+  private windUpCancels(): void {
+    for (const { id, token } of this.store.laneCancels()) if (!this.dispatcher.holds(id)) this.store.settleCancelledAttempt(id, token);
   }
 
-  private transitioned(t: Transition): void {
-    if (this.options.log === false && !this.options.onTransition) return;
-    const event: TransitionEvent = {
-      event: "job.transition",
-      lane: this.store.laneName,
-      jobId: t.job.id,
-      kind: t.job.kind,
-      from: t.from,
-      to: t.to,
-      outcome: t.job.outcome,
-      attempt: t.job.attempts,
-      generation: t.job.generation,
-      durationMs: t.durationMs,
-    };
-    // Told only once the write is durable: a crash before the commit must not leave a line (or a
-    // hook call) for a transition that never happened. The price: a crash right after the commit
-    // can lose the line instead.
-    this.unannounced.push(event);
-    if (this.unannounced.length === 1) void this.ctx.storage.sync().then(() => this.announce());
-  }
-
-  private announce(): void {
-    const events = this.unannounced;
-    this.unannounced = [];
-    for (const event of events) {
-      if (this.options.log !== false) this.logLine(event);
-      if (!this.options.onTransition) continue;
-      try {
-        this.options.onTransition(event);
-      } catch (error) {
-        this.logLine({ event: "lane.on_transition_failed", lane: event.lane, jobId: event.jobId, message: String(error) });
-      }
-    }
-  }
-
-  private logLine(record: object): void {
-    console.log(JSON.stringify(record));
+  /** An in-process attempt lost its lease: its own outcome, logged and told to `onLost`. */
+  private lost(job: ClaimedJob, cause: LostCause, message: string): void {
+    const event: LostEvent = { event: "job.lost", lane: this.store.lane, jobId: job.id, kind: job.kind, attempt: job.attempts, generation: job.lease.generation, cause, message };
+    if (this.options.log !== false) log(event);
+    const { lease, ...view } = job;
+    const seen: Job = { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } };
+    const onLost = this.options.onLost;
+    this.transitions.tell("onLost", onLost && ((e: LostEvent) => onLost(e, seen)), event);
   }
 
   /** The registry learns a lane once, on its first job: not a call per enqueue. */
@@ -443,32 +372,15 @@ export class Lane extends DurableObject<Env> {
     const registry = (this.env as Partial<Env>).REGISTRY;
     if (!registry) return;
     try {
-      await registry.getByName(REGISTRY_NAME).register(this.store.laneName, this.clock.now());
-      this.store.setName(this.store.laneName);
+      await registry.getByName(REGISTRY_NAME).register(this.store.lane, this.time.clock.now());
       this.store.markRegistered();
     } catch (error) {
-      this.logLine({ event: "lane.register_failed", lane: this.store.laneName, message: String(error) });
+      log({ event: "lane.register_failed", lane: this.store.lane, message: String(error) });
     }
   }
 
   private toSpec(request: EnqueueRequest): Result<JobSpec> {
-    const payload = serializeJson(request.payload, "payload");
-    if (!payload.ok) return payload;
-    const now = this.clock.now();
-    return ok({
-      id: request.id ?? this.entropy.id(),
-      kind: request.kind,
-      payload: payload.value,
-      queue: request.queue ?? null,
-      priority: request.priority ?? 0,
-      runAt: request.runAt ?? now + (request.delayMs ?? 0),
-      maxAttempts: request.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
-      backoffBaseMs: request.backoff?.baseMs ?? DEFAULT_BACKOFF_BASE_MS,
-      backoffMaxMs: request.backoff?.maxMs ?? DEFAULT_BACKOFF_MAX_MS,
-      timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      maxRecoveries: request.recovery?.maxRecoveries ?? DEFAULT_MAX_RECOVERIES,
-      recoveryWindowMs: request.recovery?.windowMs ?? DEFAULT_RECOVERY_WINDOW_MS,
-    });
+    return toSpec(request, this.time.clock.now(), () => this.time.entropy.id());
   }
 }
 
@@ -477,22 +389,4 @@ export function defineLane(options: LaneOptions): typeof Lane {
   return class extends Lane {
     static override options = options;
   };
-}
-
-function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return ok(parsed.data);
-  const details = toIssues(parsed.error);
-  return fail("invalid_request", `invalid request: ${details.map((d) => `${d.path.join(".") || "(body)"}: ${d.message}`).join("; ")}`, details);
-}
-
-function parseId(id: unknown): Result<string> {
-  const parsed = Name.safeParse(id);
-  return parsed.success ? ok(parsed.data) : fail("invalid_request", "invalid job id", toIssues(parsed.error, ["id"]));
-}
-
-function decodeCursor(cursor: string): number | null {
-  if (!cursor.startsWith(CURSOR_PREFIX)) return null;
-  const seq = Number.parseInt(cursor.slice(CURSOR_PREFIX.length), 36);
-  return Number.isSafeInteger(seq) && seq >= 0 && cursor === CURSOR_PREFIX + seq.toString(36) ? seq : null;
 }

@@ -102,16 +102,33 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX jobs_kind ON jobs (kind, priority DESC, seq) WHERE state = 'queued'`,
     ],
   },
+  {
+    version: 5,
+    name: "how a job's last attempt went back to queued",
+    statements: [
+      // A repeated fail with the token of an attempt whose fail queued a retry answers the job again
+      // (API.md); a release or a recovery ended the attempt otherwise. NULL: not queued by an attempt's end.
+      `ALTER TABLE jobs ADD COLUMN attempt_end TEXT CHECK (attempt_end IN ('retry', 'release', 'recovery'))`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
 
-/** Applies every migration above the database's version, up to `target`, each in its own transaction. */
-export function migrate(storage: DurableObjectStorage, nowMs: number, target = SCHEMA_VERSION): number {
+/** The schema a lane's database holds after `migrate`. */
+export type SchemaState = { ok: true; version: number } | { ok: false; stored: number };
+
+/**
+ * Applies every migration above the database's version, up to `target`, each in its own transaction.
+ * A database written by a newer Switchyard (a version above every migration known here: a
+ * rolled-back deploy) is left untouched: the lane refuses every operation rather than guess.
+ */
+export function migrate(storage: DurableObjectStorage, nowMs: number, target = SCHEMA_VERSION): SchemaState {
   const sql = storage.sql;
   sql.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
   const current = sql.exec<{ v: number | null }>(`SELECT MAX(version) AS v FROM schema_migrations`).one().v ?? 0;
+  if (current > SCHEMA_VERSION) return { ok: false, stored: current };
   for (const migration of MIGRATIONS) {
     if (migration.version <= current || migration.version > target) continue;
     storage.transactionSync(() => {
@@ -124,5 +141,5 @@ export function migrate(storage: DurableObjectStorage, nowMs: number, target = S
       );
     });
   }
-  return Math.max(current, Math.min(target, SCHEMA_VERSION));
+  return { ok: true, version: Math.max(current, Math.min(target, SCHEMA_VERSION)) };
 }

@@ -35,3 +35,40 @@ export const MAX_LIST_LIMIT = 500;
 export const MAX_DURATION_MS = 9_000_000_000_000;
 export const MAX_ERROR_MESSAGE_CHARS = 4096;
 export const MAX_REASON_CHARS = 1024;
+
+/** Bounds of the enqueue spec's other numbers. */
+export const MIN_PRIORITY = -1_000_000;
+export const MAX_PRIORITY = 1_000_000;
+export const MAX_RECOVERIES_LIMIT = 1000;
+
+/** Lease tokens a client may send back: at most this long. */
+export const MAX_TOKEN_CHARS = 256;
+/** A claim may name at most this many kinds. */
+export const MAX_CLAIM_KINDS = 100;
+/** A list cursor is short; anything longer is not one this API gave. */
+export const MAX_CURSOR_CHARS = 64;
+
+/**
+ * A page of jobs (a list, a claim's answer) holds at most this much JSON (API.md): fewer jobs when
+ * they are large, never none while one is there. Far under the 32 MiB of a Durable Object RPC answer
+ * and gentle on a Worker's 128 MB of memory.
+ */
+export const MAX_PAGE_BYTES = 4 * 1024 * 1024;
+
+/** Sweep: how many settled jobs one call deletes when it does not say. */
+export const DEFAULT_SWEEP_LIMIT = 10_000;
+export const MAX_SWEEP_LIMIT = 100_000;
+
+/** Lease recovery: expired leases handled per statement batch (the alarm loops until a batch is short). */
+export const RECOVERY_BATCH = 500;
+/** Outcome delivery: `completing` jobs read per flush. */
+export const COMPLETING_BATCH = 100;
+
+/** Lease of an in-process attempt; the dispatcher renews it every third of it while the executor runs. */
+export const DISPATCH_LEASE_MS = 30_000;
+/**
+ * An aborted in-process attempt keeps its concurrency slot until its executor returns (API.md). One
+ * that has not returned this long after its abort is logged `executor.stuck` and its slot is given
+ * back; its job still never gets a second in-process executor while the first has not returned.
+ */
+export const ABORT_GRACE_MS = 30_000;

@@ -1,4 +1,7 @@
-/** The closed set of error codes of the HTTP contract (shared/API.md), plus `internal` for bugs. */
+/**
+ * The closed set of error codes of the HTTP contract (shared/API.md), plus `internal` for bugs. Their
+ * HTTP statuses are the front worker's business (src/worker/status.ts).
+ */
 export type ErrorCode =
   | "invalid_request"
   | "unauthorized"
@@ -10,28 +13,14 @@ export type ErrorCode =
   | "lease_superseded"
   | "lease_expired"
   | "job_not_requeueable"
+  | "schedule_not_found"
+  | "checkpoint_limit"
   | "payload_too_large"
   | "unsupported_media_type"
+  | "upgrade_required"
   | "auth_not_configured"
+  | "lane_schema_too_new"
   | "internal";
-
-/** HTTP status of every code; `satisfies` makes an unmapped code a compile error. */
-export const ERROR_STATUS = {
-  invalid_request: 400,
-  unauthorized: 401,
-  job_not_found: 404,
-  not_found: 404,
-  job_conflict: 409,
-  job_settled: 409,
-  job_cancelled: 409,
-  lease_superseded: 409,
-  lease_expired: 409,
-  job_not_requeueable: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  auth_not_configured: 503,
-  internal: 500,
-} as const satisfies Record<ErrorCode, number>;
 
 /** One problem of an invalid request: where (a path into the input) and what. */
 export interface Issue {
@@ -58,10 +47,6 @@ export class QueueError extends Error {
     readonly details?: ErrorDetails,
   ) {
     super(message);
-  }
-
-  get status(): number {
-    return ERROR_STATUS[this.code];
   }
 
   toBody(): ErrorBody {

@@ -12,6 +12,17 @@ export function exceedsBytes(text: string, limit: number): boolean {
   return encoder.encode(text).byteLength > limit;
 }
 
+/** The length of a string's UTF-8 encoding, without encoding it. */
+export function utf8Length(text: string): number {
+  let bytes = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i);
+    // A surrogate pair (2 units) is 4 bytes: 2 counted already, 1 more for each unit.
+    if (unit >= 0x80) bytes += unit < 0x800 || (unit >= 0xd800 && unit <= 0xdfff) ? 1 : 2;
+  }
+  return bytes;
+}
+
 /**
  * Serializes a payload or result for storage: `undefined` is stored as null; anything
  * `JSON.stringify` refuses (cycles, BigInt, too deep) is `invalid_request`; more than 128 KiB is

@@ -8,13 +8,20 @@ import {
   MAX_ATTEMPTS_LIMIT,
   MAX_BATCH_JOBS,
   MAX_CLAIM,
+  MAX_CLAIM_KINDS,
   MAX_CONCURRENCY,
+  MAX_CURSOR_CHARS,
   MAX_DURATION_MS,
   MAX_ERROR_MESSAGE_CHARS,
   MAX_LEASE_MS,
   MAX_LIST_LIMIT,
+  MAX_PRIORITY,
   MAX_REASON_CHARS,
+  MAX_RECOVERIES_LIMIT,
+  MAX_SWEEP_LIMIT,
+  MAX_TOKEN_CHARS,
   MIN_LEASE_MS,
+  MIN_PRIORITY,
   NAME_PATTERN,
 } from "./defaults.js";
 import type { Issue } from "./errors.js";
@@ -36,7 +43,7 @@ export const EnqueueRequest = z
     kind: Name,
     payload: JsonValue.optional(),
     queue: Name.nullable().optional().openapi({ description: "serial key: at most one running job per queue" }),
-    priority: z.number().int().min(-1_000_000).max(1_000_000).optional(),
+    priority: z.number().int().min(MIN_PRIORITY).max(MAX_PRIORITY).optional(),
     runAt: ms().optional(),
     delayMs: ms().optional(),
     maxAttempts: z.number().int().min(1).max(MAX_ATTEMPTS_LIMIT).optional(),
@@ -45,7 +52,7 @@ export const EnqueueRequest = z
       .refine((b) => b.maxMs >= b.baseMs, { message: "maxMs must be at least baseMs", path: ["maxMs"] })
       .optional(),
     timeoutMs: ms(1).optional(),
-    recovery: z.strictObject({ maxRecoveries: z.number().int().min(0).max(1000), windowMs: ms(1) }).optional(),
+    recovery: z.strictObject({ maxRecoveries: z.number().int().min(0).max(MAX_RECOVERIES_LIMIT), windowMs: ms(1) }).optional(),
   })
   .refine((r) => r.runAt === undefined || r.delayMs === undefined, {
     message: "give at most one of runAt and delayMs",
@@ -65,7 +72,7 @@ export const ListQuery = z.strictObject({
   kind: Name.optional(),
   queue: Name.optional(),
   limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
-  cursor: z.string().max(64).optional(),
+  cursor: z.string().max(MAX_CURSOR_CHARS).optional(),
 });
 export type ListQuery = z.input<typeof ListQuery>;
 
@@ -81,16 +88,16 @@ export const LanePatch = z
 export type LanePatch = z.infer<typeof LanePatch>;
 
 export const SweepRequest = z
-  .strictObject({ settledBefore: ms(), limit: z.number().int().min(1).max(100_000).optional() })
+  .strictObject({ settledBefore: ms(), limit: z.number().int().min(1).max(MAX_SWEEP_LIMIT).optional() })
   .openapi("SweepRequest");
 export type SweepRequest = z.infer<typeof SweepRequest>;
 
 const leaseMs = z.number().int().min(MIN_LEASE_MS).max(MAX_LEASE_MS);
-const Token = z.string().min(1).max(256);
+const Token = z.string().min(1).max(MAX_TOKEN_CHARS);
 
 export const ClaimRequest = z
   .strictObject({
-    kinds: z.array(Name).min(1).max(100).optional(),
+    kinds: z.array(Name).min(1).max(MAX_CLAIM_KINDS).optional(),
     max: z.number().int().min(1).max(MAX_CLAIM).optional(),
     leaseMs: leaseMs.optional(),
   })

@@ -8,8 +8,10 @@ import type { ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { QueueError, type ErrorCode } from "../shared/errors.js";
+import { log } from "../shared/log.js";
 import { toIssues } from "../shared/schemas.js";
 import { isJsonContentType } from "./body.js";
+import { ERROR_STATUS } from "./status.js";
 
 /** Hono's own refusals (its validator, the media-type gate of zod-openapi) in the API's codes. */
 const HTTP_EXCEPTION_CODES: Partial<Record<number, [ErrorCode, string]>> = {
@@ -23,17 +25,15 @@ const HTTP_EXCEPTION_CODES: Partial<Record<number, [ErrorCode, string]>> = {
 export const onError: ErrorHandler = (error, c) => {
   const known = asQueueError(error);
   // An `internal` refusal (a lane's own bug report) is a bug like any other: logged, never detailed.
-  if (known && known.code !== "internal") return c.json({ error: known.toBody() }, known.status as ContentfulStatusCode);
-  console.error(
-    JSON.stringify({
-      event: "http.internal_error",
-      method: c.req.method,
-      path: c.req.path,
-      name: error instanceof Error ? error.name : typeof error,
-      message: error instanceof Error ? error.message : String(error),
-      stack: error instanceof Error ? error.stack : undefined,
-    }),
-  );
+  if (known && known.code !== "internal") return c.json({ error: known.toBody() }, ERROR_STATUS[known.code] as ContentfulStatusCode);
+  log({
+    event: "http.internal_error",
+    method: c.req.method,
+    path: c.req.path,
+    name: error instanceof Error ? error.name : typeof error,
+    message: error instanceof Error ? error.message : String(error),
+    stack: error instanceof Error ? error.stack : undefined,
+  });
   return c.json({ error: { code: "internal", message: "internal error" } }, 500);
 };
 

@@ -1,5 +1,5 @@
 /** The repo's default worker, for `wrangler dev` and `wrangler deploy`: the API, the demo executors. */
-import { demoExecutors } from "../durable/executors.js";
+import { demoExecutors } from "./demo-executors.js";
 import { defineLane } from "../durable/lane.js";
 import { createApp } from "./app.js";
 

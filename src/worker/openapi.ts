@@ -3,7 +3,7 @@
  * (with the validation hook), path parameters, body and response helpers, the bearer scheme.
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import { ErrorResponse } from "../shared/responses.js";
+import { ErrorResponse } from "./responses.js";
 import { Name } from "../shared/schemas.js";
 import { validationHook } from "./errors.js";
 

@@ -1,12 +1,14 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { AbortError, DISPATCH_LEASE_MS } from "../../src/durable/dispatcher.js";
+import { AbortError } from "../../src/durable/dispatcher.js";
+import { DISPATCH_LEASE_MS } from "../../src/shared/defaults.js";
 import { backoffBoundsMs } from "../../src/shared/backoff.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import { unwrap } from "../../src/shared/errors.js";
 import type { Job } from "../../src/shared/job.js";
 import { gate, transitions, waitForTransition } from "../helpers/executors.js";
+import { inject } from "../helpers/lane.js";
 
 const START = 4_000_000_000_000;
 
@@ -14,7 +16,7 @@ async function setup(options: { concurrency?: number } = {}) {
   const name = `dispatch-${crypto.randomUUID()}`;
   const lane = env.LANE.getByName(name);
   const clock = new ManualClock(START);
-  await runInDurableObject(lane, (l) => l.useClock(clock));
+  await inject(lane, clock);
   if (options.concurrency) unwrap(await lane.configure({ concurrency: options.concurrency }));
   const enqueue = async (request: Record<string, unknown>): Promise<Job> => unwrap(await lane.enqueue(request)).job;
   const get = async (id: string): Promise<Job> => unwrap(await lane.getJob(id));
@@ -51,7 +53,7 @@ describe("in-process executors", () => {
       expect(queued.runAt - clock.now()).toBeGreaterThanOrEqual(low);
       expect(queued.runAt - clock.now()).toBeLessThanOrEqual(high);
       expect(queued.error).toContain(`failing attempt ${attempt}`);
-      expect(await lane.nextWakeAt()).toBe(queued.runAt);
+      expect(await lane.storedAlarm()).toBe(queued.runAt);
       clock.set(queued.runAt);
       expect(await runDurableObjectAlarm(lane)).toBe(true);
     }
@@ -172,13 +174,13 @@ describe("in-process executors", () => {
     unwrap(await lane.configure({ paused: true }));
     const job = await enqueue({ kind: "demo.echo" });
     expect((await get(job.id)).state).toBe("queued");
-    expect(await lane.nextWakeAt()).toBeNull();
+    expect(await lane.storedAlarm()).toBeNull();
     unwrap(await lane.configure({ paused: false }));
     expect((await settled(job.id)).outcome).toBe("completed");
   });
 
-  it("aborts an attempt that lost its lease and refuses its late result", async () => {
-    const { lane, clock, enqueue, get, settled, inside, waitFor } = await setup();
+  it("aborts an attempt that lost its lease, refuses its late result, and starts the next attempt only once it returned", async () => {
+    const { lane, clock, enqueue, get, settled, inside } = await setup();
     const g = gate();
     const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
     const first = await inside(() => g.started());
@@ -186,76 +188,16 @@ describe("in-process executors", () => {
     await runDurableObjectAlarm(lane);
     expect(first.signal.aborted).toBe(true);
     expect((first.signal.reason as AbortError).abortCause).toBe("lost");
+    // Recovered, but not started again while the first executor still runs (it ignores its signal).
+    expect((await get(job.id)).state).toBe("queued");
+    expect(g.attempts).toHaveLength(1);
+    await inside(() => first.open({ from: "the first attempt" }));
     const second = await inside(() => g.started(2));
     expect((await get(job.id)).generation).toBe(2);
-    await inside(() => first.open({ from: "the first attempt" }));
-    await Promise.resolve();
-    expect((await get(job.id)).state).toBe("running");
     await inside(() => second.open({ from: "the second attempt" }));
     const done = await settled(job.id);
     expect(done.result).toEqual({ from: "the second attempt" });
     expect(transitions(job.id).filter((e) => e.outcome === "completed")).toHaveLength(1);
-  });
-
-  it("renews a running attempt's lease (a new token each time), so it outlives its first expiry", async () => {
-    const { lane, clock, enqueue, get, inside, settled } = await setup();
-    const g = gate();
-    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
-    const attempt = await inside(() => g.started());
-    const tokenBefore = await runInDurableObject(lane, (l) => l.store.leaseOf(job.id)!.token);
-    clock.advance(20_000);
-    await runInDurableObject(lane, (l) => l.dispatcher.renewAll());
-    expect((await get(job.id)).lease).toEqual({ generation: 1, expiresAt: START + 20_000 + DISPATCH_LEASE_MS });
-    expect(await runInDurableObject(lane, (l) => l.store.leaseOf(job.id)!.token)).not.toBe(tokenBefore);
-    clock.advance(20_000); // past the first expiry
-    await runDurableObjectAlarm(lane);
-    expect(attempt.signal.aborted).toBe(false);
-    await inside(() => attempt.open({ renewed: true }));
-    expect((await settled(job.id)).result).toEqual({ renewed: true });
-  });
-
-  it("aborts an attempt as lost when its renewal is refused", async () => {
-    const { lane, clock, enqueue, inside } = await setup();
-    const g = gate();
-    await enqueue({ kind: "test.gate", payload: { gate: g.key } });
-    const attempt = await inside(() => g.started());
-    clock.advance(DISPATCH_LEASE_MS);
-    await runInDurableObject(lane, (l) => l.dispatcher.renewAll());
-    expect(attempt.signal.aborted).toBe(true);
-    expect((attempt.signal.reason as AbortError).abortCause).toBe("lost");
-  });
-
-  it("recovers a job at once when the object restarts after a crash mid-run, and runs it again", async () => {
-    const { lane, name, enqueue, inside } = await setup();
-    const g = gate();
-    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key, honour: true } });
-    await inside(() => g.started());
-    // A crash, not a graceful eviction (which would wait for the executor): the object is reset and
-    // every stub to it is broken.
-    await expect(runInDurableObject(lane, (_l, state) => state.abort("simulated crash"))).rejects.toThrow();
-    // The new instance finds a lease its own dispatcher held: that executor is gone, so the job is
-    // recovered as the object starts, without waiting out the lease (and on the system clock).
-    const after = env.LANE.getByName(name);
-    const again = await runInDurableObject(after, () => g.started(2));
-    expect(unwrap(await after.getJob(job.id))).toMatchObject({ state: "running", generation: 2, attempts: 1 });
-    expect(unwrap(await after.getJob(job.id)).error).toContain("recovered (1 of 3");
-    await runInDurableObject(after, () => again.open({ recovered: true }));
-    await runInDurableObject(after, () => waitForTransition(job.id, (e) => e.to === "settled"));
-    const done = unwrap(await after.getJob(job.id));
-    expect(done.outcome).toBe("completed");
-    expect(done.result).toEqual({ recovered: true });
-    expect(transitions(job.id).filter((e) => e.to === "settled")).toHaveLength(1);
-  });
-
-  it("leaves a pull consumer's lease alone when the object restarts", async () => {
-    const { lane, name, clock, enqueue } = await setup();
-    const job = await enqueue({ kind: "pulled.kind" });
-    const [claimed] = unwrap(await lane.claim({ leaseMs: 60_000 })).jobs;
-    await expect(runInDurableObject(lane, (_l, state) => state.abort("simulated crash"))).rejects.toThrow();
-    const after = env.LANE.getByName(name);
-    await runInDurableObject(after, (l) => l.useClock(clock));
-    expect(unwrap(await after.getJob(job.id)).state).toBe("running");
-    expect(unwrap(await after.complete(job.id, { token: claimed!.lease.token, result: "ok" })).job.outcome).toBe("completed");
   });
 });
 
@@ -263,7 +205,7 @@ describe("transition log", () => {
   it("emits one JSON line per transition with job, lane, kind, states, attempt, generation and duration", async () => {
     const lane = env.PLAIN_LANE.getByName(`log-${crypto.randomUUID()}`);
     const clock = new ManualClock(START);
-    await runInDurableObject(lane, (l) => l.useClock(clock));
+    await inject(lane, clock);
     const lines: string[] = [];
     let token = "";
     const spy = vi.spyOn(console, "log").mockImplementation((line: unknown) => void lines.push(String(line)));
@@ -279,8 +221,9 @@ describe("transition log", () => {
       spy.mockRestore();
     }
     const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.event === "job.transition");
-    expect(records).toHaveLength(2);
-    expect(records[1]).toMatchObject({
+    expect(records).toHaveLength(3);
+    expect(records[0]).toMatchObject({ jobId: "logged", from: null, to: "queued", outcome: null, attempt: 0, generation: 0, durationMs: null });
+    expect(records[2]).toMatchObject({
       jobId: "logged",
       kind: "email.send",
       from: "running",

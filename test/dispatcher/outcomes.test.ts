@@ -5,6 +5,7 @@ import { ManualClock } from "../../src/shared/clock.js";
 import { unwrap } from "../../src/shared/errors.js";
 import { transitions, waitForTransition } from "../helpers/executors.js";
 import { deliveriesOf } from "../helpers/outcomes.js";
+import { inject } from "../helpers/lane.js";
 
 const START = 4_000_000_000_000;
 
@@ -12,7 +13,7 @@ async function setup() {
   const name = `hook-${crypto.randomUUID()}`;
   const lane = env.HOOK_LANE.getByName(name);
   const clock = new ManualClock(START);
-  await runInDurableObject(lane, (l) => l.useClock(clock));
+  await inject(lane, clock);
   const settled = (stub: typeof lane, id: string) =>
     runInDurableObject(stub, () => waitForTransition(id, (e) => e.to === "settled"));
   return { name, lane, clock, settled };
@@ -24,7 +25,7 @@ describe("two-phase outcomes (onOutcome)", () => {
     const job = unwrap(await lane.enqueue({ kind: "demo.echo", payload: { n: 1 } })).job;
     await settled(lane, job.id);
     const path = transitions(job.id).map((e) => `${e.from}>${e.to}`);
-    expect(path).toEqual(["queued>running", "running>completing", "completing>settled"]);
+    expect(path).toEqual(["null>queued", "queued>running", "running>completing", "completing>settled"]);
     const delivered = deliveriesOf(job.id);
     expect(delivered).toHaveLength(1);
     expect(delivered[0]).toMatchObject({ state: "completing", outcome: "completed", result: { n: 1 } });
@@ -59,18 +60,18 @@ describe("two-phase outcomes (onOutcome)", () => {
     expect(unwrap(await lane.getJob(job.id)).state).toBe("completing");
     await expect(runInDurableObject(lane, (_l, state) => state.abort("simulated crash"))).rejects.toThrow();
     const after = env.HOOK_LANE.getByName(name);
-    await runInDurableObject(after, (l) => l.useClock(clock));
+    await inject(after, clock);
     await runDurableObjectAlarm(after);
     await runInDurableObject(after, () => waitForTransition(job.id, (e) => e.to === "settled"));
     expect(deliveriesOf(job.id)).toHaveLength(2);
     expect(unwrap(await after.getJob(job.id))).toMatchObject({ state: "settled", outcome: "completed" });
-    expect(await after.nextWakeAt()).toBeNull();
+    expect(await after.storedAlarm()).toBeNull();
   });
 
   it("does not spin the alarm while a delivery is in progress", async () => {
     const { lane } = await setup();
     const job = unwrap(await lane.enqueue({ kind: "demo.echo", payload: { hook: "hang-once" } })).job;
     await runInDurableObject(lane, () => waitForTransition(job.id, (e) => e.to === "completing"));
-    expect(await lane.nextWakeAt()).toBeNull();
+    expect(await lane.storedAlarm()).toBeNull();
   });
 });

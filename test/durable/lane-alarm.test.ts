@@ -263,7 +263,7 @@ describe("eviction", () => {
     await evict(fixture);
     expect(await rows(stub)).toEqual(before);
     expect(value(await stub.info())).toMatchObject({ concurrency: 3, paused: false, counts: { queued: 1, running: 1, cancelled: 1 } });
-    expect(await stub.nextWakeAt()).toBe(T0 + DEFAULT_LEASE_MS);
+    expect(await stub.storedAlarm()).toBe(T0 + DEFAULT_LEASE_MS);
     clock.advance(10);
     expect(value(await stub.complete("a", { token: lease.token, result: 2 })).job).toMatchObject({ lane: fixture.name, result: 2 });
     expect(await wake(stub)).toBe(T0 + 60_000);

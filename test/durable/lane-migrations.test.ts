@@ -7,7 +7,7 @@ import { T0, claimOne, enqueue, evict, fireAlarm, refusal, row, rows, setup, sql
 async function downgradeTo(stub: LaneStub, version: number): Promise<void> {
   await runInDurableObject(stub, (_lane, state) => {
     for (const table of ["jobs", "lane", "schema_migrations"]) state.storage.sql.exec(`DROP TABLE IF EXISTS ${table}`);
-    expect(migrate(state.storage, T0, version)).toBe(version);
+    expect(migrate(state.storage, T0, version)).toEqual({ ok: true, version: version });
   });
 }
 
@@ -56,7 +56,7 @@ describe("migrations", () => {
     const { stub } = await setup();
     await enqueue(stub, { id: "a" });
     const before = await rows(stub);
-    await runInDurableObject(stub, (_lane, state) => expect(migrate(state.storage, T0 + 1)).toBe(SCHEMA_VERSION));
+    await runInDurableObject(stub, (_lane, state) => expect(migrate(state.storage, T0 + 1)).toEqual({ ok: true, version: SCHEMA_VERSION }));
     expect(await rows(stub)).toEqual(before);
     expect(await sql(stub, `SELECT COUNT(*) AS n FROM schema_migrations`)).toEqual([{ n: MIGRATIONS.length }]);
   });
@@ -97,6 +97,7 @@ describe("migrations", () => {
         recovery_window_start: null,
         cancel_reason: null,
         lease_holder: null,
+        attempt_end: null,
       })),
     );
     expect(value(await stub.info())).toMatchObject({

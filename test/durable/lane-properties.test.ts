@@ -7,7 +7,7 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
-import type { JobRow } from "../../src/durable/lane-store.js";
+import type { JobRow } from "../../src/durable/job-row.js";
 import type { Result } from "../../src/shared/errors.js";
 import { JOB_STATES, type Counts } from "../../src/shared/job.js";
 import { fireAlarm, setup, type LaneFixture } from "../helpers/lane.js";
@@ -213,7 +213,9 @@ async function apply(fixture: LaneFixture, step: Op, before: Snapshot, memory: M
     expect(used, `${context}: a stale token succeeded`).toBe(memory.newest(before, id));
     const held = before.jobs.find((j) => j.id === id)!;
     const live = held.state === "running" && held.lease_until! > before.now && held.cancel_requested === 0;
-    const repeat = held.state === "settled" && ((step.t === "complete" && held.outcome === "completed") || (step.t === "fail" && held.outcome === "failed"));
+    const repeat =
+      (held.state === "settled" && ((step.t === "complete" && held.outcome === "completed") || (step.t === "fail" && held.outcome === "failed"))) ||
+      (held.state === "queued" && step.t === "fail" && held.attempt_end === "retry");
     expect(live || repeat, `${context}: a write through the fence of ${JSON.stringify(held)}`).toBe(true);
   };
   switch (step.t) {

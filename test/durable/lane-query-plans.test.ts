@@ -1,34 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import {
-  COMPLETING_COUNT_SQL,
-  CLAIM_CANDIDATES_SQL,
-  CLAIM_KIND_CANDIDATES_SQL,
-  CLAIM_SQL,
-  COMPLETE_MANY_SQL,
-  WAKE_STATE_SQL,
-  DUE_EXECUTOR_HEAD_SQL,
-  EARLIEST_FUTURE_HEAD_SQL,
-  EARLIEST_LEASE_SQL,
-  EXPIRED_LEASES_SQL,
-  RUNNING_COUNT_SQL,
-} from "../../src/durable/lane-store.js";
+import { HOT_STATEMENTS } from "../../src/durable/statements.js";
 import { T0, claim, setup, value } from "../helpers/lane.js";
 
-const statements: [string, string, unknown[]][] = [
-  ["the claim (any kind)", CLAIM_CANDIDATES_SQL, [T0, null, "[]", 10]],
-  ["the claim (some kinds)", CLAIM_CANDIDATES_SQL, [T0, '["a","b"]', '["c"]', 10]],
-  ["the claim (one kind, as the dispatcher asks)", CLAIM_KIND_CANDIDATES_SQL, [T0, "a", 10]],
-  ["the wake: outcomes, earliest lease, running count at once", WAKE_STATE_SQL, []],
-  ["the claim itself (many jobs, one statement)", CLAIM_SQL, ['[[1,"t"],[2,"u"]]', T0 + 1, "lane", T0]],
-  ["in-process completions (many, one statement)", COMPLETE_MANY_SQL, ['[["a","t","1"]]', "settled", T0, T0]],
-  ["the wake: outcomes to deliver", COMPLETING_COUNT_SQL, []],
-  ["the wake: earliest lease", EARLIEST_LEASE_SQL, []],
-  ["the wake: running count", RUNNING_COUNT_SQL, []],
-  ["the wake: a due in-process head", DUE_EXECUTOR_HEAD_SQL, [T0, "a"]],
-  ["the wake: earliest future head", EARLIEST_FUTURE_HEAD_SQL, [T0]],
-  ["lease recovery", EXPIRED_LEASES_SQL, [T0, 500]],
-];
+const statements = HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);
 
 /** The plan of `statement` in a lane in use, and its steps that read the whole jobs table. */
 async function fullScans(statement: string, bindings: unknown[]): Promise<{ plan: string[]; scans: string[] }> {

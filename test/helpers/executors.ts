@@ -5,7 +5,8 @@
  */
 import type { ExecutorRegistry } from "../../src/durable/executors.js";
 import { NonRetryableError, RetryAfterError } from "../../src/durable/executors.js";
-import type { TransitionEvent } from "../../src/durable/lane.js";
+import type { LostEvent, TransitionEvent } from "../../src/durable/lane.js";
+import type { Job } from "../../src/shared/job.js";
 
 /** One started attempt of a `test.gate` job. */
 export interface GateAttempt {
@@ -53,6 +54,17 @@ export function transitions(jobId?: string): TransitionEvent[] {
 export function recordTransition(event: TransitionEvent): void {
   events.push(event);
   for (const watch of [...watchers]) watch();
+}
+
+const lostAttempts: { event: LostEvent; job: Job }[] = [];
+
+/** Every in-process attempt of a TestLane that lost its lease, as its `onLost` hook heard it. */
+export function lost(jobId: string): { event: LostEvent; job: Job }[] {
+  return lostAttempts.filter((l) => l.event.jobId === jobId);
+}
+
+export function recordLost(event: LostEvent, job: Job): void {
+  lostAttempts.push({ event, job });
 }
 
 /** Resolves with the first transition of `jobId` matching `predicate`, past or future. */

@@ -7,6 +7,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import { ManualClock } from "../../src/shared/clock.js";
 import type { ErrorCode } from "../../src/shared/errors.js";
+import { inject } from "./lane.js";
 
 export const TOKEN = "test-token";
 export const ROTATED_TOKEN = "rotated-in-token";
@@ -84,7 +85,7 @@ export async function setup(): Promise<LaneFixture> {
   const lane = crypto.randomUUID();
   const stub = env.LANE.getByName(lane);
   const clock = new ManualClock(T0);
-  await runInDurableObject(stub, (instance) => instance.useClock(clock));
+  await inject(stub, clock);
   return { lane, base: `/v1/lanes/${lane}`, clock, stub };
 }
 

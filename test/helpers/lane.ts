@@ -6,10 +6,11 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
-import type { JobRow } from "../../src/durable/lane-store.js";
-import { ManualClock, type Entropy } from "../../src/shared/clock.js";
+import type { JobRow } from "../../src/durable/job-row.js";
+import { ManualClock, type Clock, type Entropy } from "../../src/shared/clock.js";
 import type { ErrorBody, ErrorCode, Result } from "../../src/shared/errors.js";
 import type { ClaimedJob } from "../../src/shared/job.js";
+import type { TestableLane } from "./test-worker.js";
 
 /** Far in the future, so that an alarm set by a test never fires on its own. */
 export const T0 = 4_000_000_000_000;
@@ -49,8 +50,8 @@ export async function setup(options: { randoms?: number[] } = {}): Promise<LaneF
   return { name, stub, clock, entropy };
 }
 
-export async function inject(stub: LaneStub, clock: ManualClock, entropy: Entropy): Promise<void> {
-  await runInDurableObject(stub, (lane: Lane) => lane.useClock(clock, entropy));
+export async function inject(stub: DurableObjectStub<Lane>, clock: Clock, entropy?: Entropy): Promise<void> {
+  await runInDurableObject(stub, (lane: Lane) => (lane as TestableLane).useClock(clock, entropy));
 }
 
 /** Evicts the object (its memory is gone; storage stays), then injects the same clock and entropy again. */
@@ -111,7 +112,7 @@ export async function alarmAt(stub: LaneStub): Promise<number | null> {
 /** `info().nextWakeAt` and the stored alarm, which must agree. */
 export async function wake(stub: LaneStub): Promise<number | null> {
   const computed = value(await stub.info()).nextWakeAt;
-  expect(await stub.nextWakeAt()).toBe(computed);
+  expect(await stub.storedAlarm()).toBe(computed);
   return computed;
 }
 

@@ -1,26 +1,44 @@
-/** The worker the test suite runs in workerd: the real app and lanes, plus test executors. */
-import { demoExecutors } from "../../src/durable/executors.js";
-import { defineLane } from "../../src/durable/lane.js";
+/** The worker the test suite runs in workerd: the real app and lanes, plus test executors and a test clock. */
+import { defineLane, Lane } from "../../src/durable/lane.js";
+import type { Clock, Entropy } from "../../src/shared/clock.js";
 import { createApp } from "../../src/worker/app.js";
-import { recordTransition, testExecutors } from "./executors.js";
+import { demoExecutors } from "../../src/worker/demo-executors.js";
+import { recordLost, recordTransition, testExecutors } from "./executors.js";
 import { deliverOutcome } from "./outcomes.js";
 
 export { LaneRegistry } from "../../src/durable/registry.js";
-export { Lane } from "../../src/durable/lane.js";
+
+/**
+ * A lane whose clock and entropy a test can swap (a manual clock, deterministic tokens). Only test
+ * classes have `useClock`: the production lane's RPC surface has no such door.
+ */
+export function testable(base: typeof Lane) {
+  return class TestableLane extends base {
+    useClock(clock: Clock, entropy?: Entropy): void {
+      this.time.clock = clock;
+      if (entropy) this.time.entropy = entropy;
+      this.wake.know(undefined);
+    }
+  };
+}
+export type TestableLane = InstanceType<ReturnType<typeof testable>>;
 
 /** LANE in tests: the demo executors and the controllable test executors. */
-export class TestLane extends defineLane({
-  executors: { ...demoExecutors, ...testExecutors },
-  onTransition: recordTransition,
-  log: false,
-}) {}
+export class TestLane extends testable(
+  defineLane({ executors: { ...demoExecutors, ...testExecutors }, onTransition: recordTransition, onLost: recordLost, log: false, abortGraceMs: 200 }),
+) {}
+
+/** PLAIN_LANE in tests: no executors (pull-only semantics). */
+export class PlainLane extends testable(Lane) {}
 
 /** HOOK_LANE in tests: outcomes are recorded `completing`, handed to a hook, then settled. */
-export class HookLane extends defineLane({
-  executors: { ...demoExecutors, ...testExecutors },
-  onTransition: recordTransition,
-  onOutcome: deliverOutcome,
-  log: false,
-}) {}
+export class HookLane extends testable(
+  defineLane({
+    executors: { ...demoExecutors, ...testExecutors },
+    onTransition: recordTransition,
+    onOutcome: deliverOutcome,
+    log: false,
+  }),
+) {}
 
 export default createApp();

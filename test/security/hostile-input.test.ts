@@ -15,7 +15,8 @@ import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONCURRENCY, MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_PAYLOAD_BYTES, NAME_PATTERN } from "../../src/shared/defaults.js";
-import { ERROR_STATUS, type ErrorCode } from "../../src/shared/errors.js";
+import type { ErrorCode } from "../../src/shared/errors.js";
+import { ERROR_STATUS } from "../../src/worker/status.js";
 import { enqueue, get, post, PULL_KIND, ROTATED_TOKEN, setup, TOKEN, type LaneFixture } from "../helpers/http.js";
 import { fill, v1Routes, type JsonSchema, type Route } from "./routes.js";
 

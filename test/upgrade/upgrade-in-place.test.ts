@@ -18,7 +18,8 @@ import { ManualClock } from "../../src/shared/clock.js";
 import type { Result } from "../../src/shared/errors.js";
 import type { Job } from "../../src/shared/job.js";
 import { waitForTransition } from "../helpers/executors.js";
-import { T0, TestEntropy, fireAlarm, refusal, value } from "../helpers/lane.js";
+import { T0, TestEntropy, fireAlarm, inject, refusal, value } from "../helpers/lane.js";
+import type { TestableLane } from "../helpers/test-worker.js";
 
 const PREVIOUS = SCHEMA_VERSION - 1;
 type Stub = DurableObjectStub<Lane>;
@@ -57,10 +58,10 @@ async function previousVersionLane(): Promise<{ name: string; stub: Stub; clock:
   const stub = env.HOOK_LANE.getByName(name) as Stub;
   const clock = new ManualClock(T0);
   const columns = await runInDurableObject(stub, (lane: Lane, state) => {
-    lane.useClock(clock, new TestEntropy());
+    (lane as TestableLane).useClock(clock, new TestEntropy());
     const sql = state.storage.sql;
     for (const table of ["jobs", "lane", "schema_migrations"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
-    expect(migrate(state.storage, T0, PREVIOUS)).toBe(PREVIOUS);
+    expect(migrate(state.storage, T0, PREVIOUS)).toEqual({ ok: true, version: PREVIOUS });
     sql.exec(`UPDATE lane SET name = ?, concurrency = 7, registered = 1 WHERE id = 1`, name);
     const columns = sql.exec<{ name: string }>(`PRAGMA table_info(jobs)`).toArray().map((c) => c.name);
     for (const [id, fields] of Object.entries(OLD_ROWS)) {
@@ -71,7 +72,7 @@ async function previousVersionLane(): Promise<{ name: string; stub: Stub; clock:
   });
   // The next start runs the current code over these rows.
   await evictDurableObject(stub);
-  await runInDurableObject(stub, (lane: Lane) => lane.useClock(clock, new TestEntropy()));
+  await inject(stub, clock, new TestEntropy());
   return { name, stub, clock, columns };
 }
 

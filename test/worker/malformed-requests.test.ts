@@ -8,7 +8,8 @@ import { exports } from "cloudflare:workers";
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import { MAX_BODY_BYTES, MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
-import { ERROR_STATUS, type ErrorCode } from "../../src/shared/errors.js";
+import type { ErrorCode } from "../../src/shared/errors.js";
+import { ERROR_STATUS } from "../../src/worker/status.js";
 import { MAX_BODY_DEPTH } from "../../src/shared/defaults.js";
 import { enqueue, post, PULL_KIND, setup, TOKEN, ROTATED_TOKEN, type LaneFixture } from "../helpers/http.js";
 

@@ -5,7 +5,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { unwrap } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
-import { ClaimResponse, JobResponse, RenewResponse } from "../../shared/responses.js";
+import { ClaimResponse, JobResponse, RenewResponse } from "../responses.js";
 import { ClaimRequest, CompleteRequest, FailRequest, ReleaseRequest, RenewRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
 

@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { QueueError, unwrap } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
-import { BatchEnqueueResponse, CancelResponse, EnqueueResponse, Job, JobList, JobResponse } from "../../shared/responses.js";
+import { BatchEnqueueResponse, CancelResponse, EnqueueResponse, Job, JobList, JobResponse } from "../responses.js";
 import { BatchEnqueueRequest, CancelRequest, EnqueueRequest, ListQuery } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
 

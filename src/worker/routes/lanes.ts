@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { REGISTRY_NAME } from "../../durable/registry.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../../shared/defaults.js";
 import { unwrap } from "../../shared/errors.js";
-import { LaneInfo, LaneList, SweepResponse } from "../../shared/responses.js";
+import { LaneInfo, LaneList, SweepResponse } from "../responses.js";
 import { LanePatch, Name, SweepRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
 

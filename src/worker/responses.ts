@@ -3,9 +3,10 @@
  * They describe what the lane answers; nothing parses responses at run time.
  */
 import { z } from "@hono/zod-openapi";
-import { ERROR_STATUS, type ErrorCode } from "./errors.js";
-import { JOB_STATES, OUTCOMES, type Json } from "./job.js";
-import { Name } from "./schemas.js";
+import type { ErrorCode } from "../shared/errors.js";
+import { ERROR_STATUS } from "./status.js";
+import { JOB_STATES, OUTCOMES, type Json } from "../shared/job.js";
+import { Name } from "../shared/schemas.js";
 
 /**
  * Any JSON value (the empty schema), typed as the shared `Json` so that clients read payloads and

@@ -1,0 +1,193 @@
+/**
+ * A job as its row stores it, and the pure mappers between rows, specs and the API's `Job`. Nothing
+ * here runs SQL: the store runs statements, this file says what their rows mean.
+ */
+import { canonicalJson } from "../shared/json.js";
+import type { Job, JobState, Json, Outcome } from "../shared/job.js";
+
+/** A validated, defaulted enqueue request, ready to insert. Every field is part of the job's identity but `runAt`. */
+export interface JobSpec {
+  id: string;
+  kind: string;
+  /** The payload as JSON text. */
+  payload: string;
+  queue: string | null;
+  priority: number;
+  runAt: number;
+  maxAttempts: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  timeoutMs: number;
+  maxRecoveries: number;
+  recoveryWindowMs: number;
+}
+
+/** How a job's last attempt went back to `queued` (null: it has not, or a claim came since). */
+export type AttemptEnd = "retry" | "release" | "recovery";
+
+/** A row of `jobs`, column for column. */
+export type JobRow = {
+  seq: number;
+  id: string;
+  kind: string;
+  payload: string;
+  queue: string | null;
+  priority: number;
+  run_at: number;
+  state: JobState;
+  outcome: Outcome | null;
+  attempts: number;
+  max_attempts: number;
+  backoff_base_ms: number;
+  backoff_max_ms: number;
+  timeout_ms: number;
+  result: string | null;
+  error: string | null;
+  cancel_requested: number;
+  generation: number;
+  lease_token: string | null;
+  lease_until: number | null;
+  claimed_at: number | null;
+  created_at: number;
+  updated_at: number;
+  settled_at: number | null;
+  max_recoveries: number;
+  recovery_window_ms: number;
+  recovery_count: number;
+  recovery_window_start: number | null;
+  cancel_reason: string | null;
+  lease_holder: "lane" | "consumer" | null;
+  attempt_end: AttemptEnd | null;
+};
+
+/** Every column of `JobRow`, in order: what a statement that answers whole rows selects or returns. */
+export const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, state, outcome, attempts, max_attempts,
+  backoff_base_ms, backoff_max_ms, timeout_ms, result, error, cancel_requested, generation, lease_token,
+  lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
+  recovery_count, recovery_window_start, cancel_reason, lease_holder, attempt_end`;
+
+/** The columns a transition needs: enough for a log line, without parsing payload or result. */
+export const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at`;
+
+/** What a transition says of its job. */
+export type TransitionSubject = Pick<Job, "id" | "kind" | "state" | "outcome" | "attempts" | "generation">;
+export type SubjectRow = TransitionSubject & { claimed_at: number | null };
+
+/** The API's job from its row. Pure: the lane's name is given, not remembered. */
+export function toJob(row: JobRow, lane: string): Job {
+  return {
+    id: row.id,
+    lane,
+    kind: row.kind,
+    payload: JSON.parse(row.payload) as Json,
+    queue: row.queue,
+    priority: row.priority,
+    runAt: row.run_at,
+    state: row.state,
+    outcome: row.outcome,
+    attempts: row.attempts,
+    generation: row.generation,
+    maxAttempts: row.max_attempts,
+    timeoutMs: row.timeout_ms,
+    result: row.result === null ? null : (JSON.parse(row.result) as Json),
+    error: row.error,
+    cancelRequested: row.cancel_requested === 1,
+    lease: row.state === "running" && row.lease_until !== null ? { generation: row.generation, expiresAt: row.lease_until } : null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    settledAt: row.settled_at,
+  };
+}
+
+/**
+ * The row a spec becomes when it is inserted at `now`, as the insert statement writes it. Enqueue
+ * answers through `toJob(newRow(spec, now), lane)` instead of reading the row back (the enqueue
+ * target needs the saved read), and one mapper serves both.
+ */
+export function newRow(spec: JobSpec, now: number): JobRow {
+  return {
+    seq: 0,
+    id: spec.id,
+    kind: spec.kind,
+    payload: spec.payload,
+    queue: spec.queue,
+    priority: spec.priority,
+    run_at: spec.runAt,
+    state: "queued",
+    outcome: null,
+    attempts: 0,
+    max_attempts: spec.maxAttempts,
+    backoff_base_ms: spec.backoffBaseMs,
+    backoff_max_ms: spec.backoffMaxMs,
+    timeout_ms: spec.timeoutMs,
+    result: null,
+    error: null,
+    cancel_requested: 0,
+    generation: 0,
+    lease_token: null,
+    lease_until: null,
+    claimed_at: null,
+    created_at: now,
+    updated_at: now,
+    settled_at: null,
+    max_recoveries: spec.maxRecoveries,
+    recovery_window_ms: spec.recoveryWindowMs,
+    recovery_count: 0,
+    recovery_window_start: null,
+    cancel_reason: null,
+    lease_holder: null,
+    attempt_end: null,
+  };
+}
+
+/** The values of one new job for the insert statements, in `INSERT_COLUMNS` order. */
+export function specValues(spec: JobSpec): [string, string, string, string | null, number, number, number, number, number, number, number, number] {
+  return [
+    spec.id,
+    spec.kind,
+    spec.payload,
+    spec.queue,
+    spec.priority,
+    spec.runAt,
+    spec.maxAttempts,
+    spec.backoffBaseMs,
+    spec.backoffMaxMs,
+    spec.timeoutMs,
+    spec.maxRecoveries,
+    spec.recoveryWindowMs,
+  ];
+}
+
+/** What makes two enqueues with one id the same job (API.md, enqueue): the whole spec after defaults, but `runAt`. */
+export type Identity = Omit<JobSpec, "id" | "runAt">;
+
+export function identityOfRow(row: JobRow): Identity {
+  return {
+    kind: row.kind,
+    payload: row.payload,
+    queue: row.queue,
+    priority: row.priority,
+    maxAttempts: row.max_attempts,
+    backoffBaseMs: row.backoff_base_ms,
+    backoffMaxMs: row.backoff_max_ms,
+    timeoutMs: row.timeout_ms,
+    maxRecoveries: row.max_recoveries,
+    recoveryWindowMs: row.recovery_window_ms,
+  };
+}
+
+/** Same spec: every field of the identity equal, the payload as JSON whatever its key order. */
+export function sameIdentity(a: Identity, b: Identity): boolean {
+  return (
+    a.kind === b.kind &&
+    a.queue === b.queue &&
+    a.priority === b.priority &&
+    a.maxAttempts === b.maxAttempts &&
+    a.backoffBaseMs === b.backoffBaseMs &&
+    a.backoffMaxMs === b.backoffMaxMs &&
+    a.timeoutMs === b.timeoutMs &&
+    a.maxRecoveries === b.maxRecoveries &&
+    a.recoveryWindowMs === b.recoveryWindowMs &&
+    (a.payload === b.payload || canonicalJson(JSON.parse(a.payload) as Json) === canonicalJson(JSON.parse(b.payload) as Json))
+  );
+}

@@ -1,0 +1,29 @@
+/**
+ * A lane trusts no caller: every RPC argument is validated again here, with the same schemas as the
+ * HTTP routes, and a bad one is an `invalid_request` answer (data, not a throw: RPC keeps only an
+ * error's message).
+ */
+import type { ZodType } from "zod";
+import { fail, ok, type Result } from "../shared/errors.js";
+import { Name, toIssues } from "../shared/schemas.js";
+
+export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return ok(parsed.data);
+  const details = toIssues(parsed.error);
+  return fail("invalid_request", `invalid request: ${details.map((d) => `${d.path.join(".") || "(body)"}: ${d.message}`).join("; ")}`, details);
+}
+
+/** A job id, valid, or the refusal. */
+export function parseId(id: unknown): Result<string> {
+  const name = Name.safeParse(id);
+  return name.success ? ok(name.data) : fail("invalid_request", "invalid job id", toIssues(name.error, ["id"]));
+}
+
+/** A job id and a request about it, both valid, or the first refusal. */
+export function parseJobCall<T>(id: unknown, schema: ZodType<T>, input: unknown): Result<{ id: string; request: T }> {
+  const name = parseId(id);
+  if (!name.ok) return name;
+  const request = parse(schema, input);
+  return request.ok ? ok({ id: name.value, request: request.value }) : request;
+}

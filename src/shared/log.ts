@@ -1,0 +1,48 @@
+/**
+ * The one log of the project: a closed union of events, written as one JSON line each by `log()`.
+ * Every line names its lane (or its HTTP request). This is the only place that writes logs, so it is
+ * the one place to check that no secret leaks: lease tokens, API tokens and tickets never appear in
+ * any event's fields (the union has no field that could hold one).
+ */
+import type { JobState, Outcome } from "./job.js";
+
+/** Why an in-process attempt lost its lease. */
+export type LostCause = "expired" | "superseded" | "settled" | "recovered";
+
+export type LogEvent =
+  | {
+      event: "job.transition";
+      lane: string;
+      jobId: string;
+      kind: string;
+      /** null: the job was just enqueued. */
+      from: JobState | null;
+      to: JobState;
+      outcome: Outcome | null;
+      attempt: number;
+      generation: number;
+      durationMs: number | null;
+      at: number;
+    }
+  | { event: "job.lost"; lane: string; jobId: string; kind: string; attempt: number; generation: number; cause: LostCause; message: string }
+  | { event: "executor.stuck"; lane: string; jobId: string; kind: string; generation: number; abortedForMs: number }
+  | { event: "lane.flush_failed"; lane: string; message: string }
+  | { event: "lane.alarm_write_failed"; lane: string; message: string }
+  | { event: "lane.on_outcome_failed"; lane: string; jobId: string; message: string }
+  | { event: "lane.hook_failed"; lane: string; hook: "onTransition" | "onLost"; jobId: string; message: string }
+  | { event: "lane.register_failed"; lane: string; message: string }
+  | { event: "lane.schema_too_new"; lane: string; stored: number; supported: number }
+  | { event: "dispatcher.wind_up_failed"; lane: string; jobId: string; message: string }
+  | { event: "http.internal_error"; method: string; path: string; name: string; message: string; stack: string | undefined };
+
+/** A `job.transition` line: every change of a job's state, once durable. */
+export type TransitionEvent = Extract<LogEvent, { event: "job.transition" }>;
+/** A `job.lost` line: an in-process attempt that lost its lease (neither completed nor failed). */
+export type LostEvent = Extract<LogEvent, { event: "job.lost" }>;
+
+/** Writes one event as one JSON line: errors to stderr, the rest to stdout. */
+export function log(event: LogEvent): void {
+  const line = JSON.stringify(event);
+  if (event.event.endsWith("_failed") || event.event === "http.internal_error") console.error(line);
+  else console.log(line);
+}

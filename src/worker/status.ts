@@ -1,0 +1,24 @@
+/** The HTTP status of every error code (shared/API.md, "Errors"). */
+import type { ErrorCode } from "../shared/errors.js";
+
+/** `satisfies` makes an unmapped code a compile error. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  unauthorized: 401,
+  job_not_found: 404,
+  not_found: 404,
+  schedule_not_found: 404,
+  job_conflict: 409,
+  job_settled: 409,
+  job_cancelled: 409,
+  lease_superseded: 409,
+  lease_expired: 409,
+  job_not_requeueable: 409,
+  checkpoint_limit: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  upgrade_required: 426,
+  auth_not_configured: 503,
+  lane_schema_too_new: 503,
+  internal: 500,
+} as const satisfies Record<ErrorCode, number>;
