@@ -10,6 +10,7 @@ import type { Result } from "../shared/errors.js";
 import type { ClaimedJob, Job } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import { NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import type { SwitchyardEnv } from "./env.js";
 import type { LaneStore } from "./lane-store.js";
 
 /** Lease of an in-process attempt; renewed every third of it while the executor runs. */
@@ -33,7 +34,7 @@ interface Attempt {
 export interface DispatcherHost {
   readonly store: LaneStore;
   readonly clock: Clock;
-  readonly env: Env;
+  readonly env: SwitchyardEnv;
   /** Rows changed: re-arm the alarm (and pump again). */
   changed(): void;
   /** An attempt ended without a write: it lost its lease. */

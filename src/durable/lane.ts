@@ -34,6 +34,7 @@ import {
   toIssues,
 } from "../shared/schemas.js";
 import { Dispatcher } from "./dispatcher.js";
+import type { SwitchyardEnv } from "./env.js";
 import type { ExecutorRegistry } from "./executors.js";
 import { LaneStore, type JobSpec, type Transition } from "./lane-store.js";
 import { migrate } from "./migrations.js";
@@ -54,14 +55,14 @@ export interface TransitionEvent {
 }
 
 /** How a lane class is built (`defineLane`). */
-export interface LaneOptions {
+export interface LaneOptions<E = SwitchyardEnv> {
   /** Kind → in-process executor. Kinds not listed here wait for pull consumers. */
-  executors?: ExecutorRegistry;
+  executors?: ExecutorRegistry<E>;
   /**
    * Receives every recorded outcome, at least once: the outcome is stored as `completing`, handed
    * here, then settled. A throw is logged and the job settles all the same.
    */
-  onOutcome?: (job: Job, env: Env) => void | Promise<void>;
+  onOutcome?: (job: Job, env: E) => void | Promise<void>;
   /** Receives every transition (the same record as the log line). A throw is logged, never fatal. */
   onTransition?: (event: TransitionEvent) => void;
   /** One JSON log line per transition on stdout; default true. */
@@ -73,7 +74,7 @@ export type CancelAnswer = { status: "cancelled" | "cancelling"; job: Job };
 
 const CURSOR_PREFIX = "c1.";
 
-export class Lane extends DurableObject<Env> {
+export class Lane extends DurableObject<SwitchyardEnv> {
   /** Set by `defineLane`; a plain `Lane` has no executors. */
   static options: LaneOptions = {};
 
@@ -92,7 +93,7 @@ export class Lane extends DurableObject<Env> {
   /** Whether the pending flush should look for jobs to start (not after enqueueing pull-only kinds). */
   private pumpWanted = false;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
     this.options = (new.target as typeof Lane).options;
     const clock: Clock = { now: () => this.clock.now() };
@@ -440,7 +441,7 @@ export class Lane extends DurableObject<Env> {
   /** The registry learns a lane once, on its first job: not a call per enqueue. */
   private async register(): Promise<void> {
     if (this.store.settings().registered) return;
-    const registry = (this.env as Partial<Env>).REGISTRY;
+    const registry = (this.env as Partial<SwitchyardEnv>).REGISTRY;
     if (!registry) return;
     try {
       await registry.getByName(REGISTRY_NAME).register(this.store.laneName, this.clock.now());
@@ -473,9 +474,9 @@ export class Lane extends DurableObject<Env> {
 }
 
 /** Builds a lane class with executors and hooks, to export from a Worker under its binding's class name. */
-export function defineLane(options: LaneOptions): typeof Lane {
+export function defineLane<E = SwitchyardEnv>(options: LaneOptions<E>): typeof Lane {
   return class extends Lane {
-    static override options = options;
+    static override options = options as LaneOptions; // the runtime hands the lane the Worker's env: E
   };
 }
 
