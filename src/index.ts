@@ -5,6 +5,7 @@
 export { createApp, type AppType } from "./worker/app.js";
 export { defineLane, Lane, type LaneOptions, type LostEvent, type TransitionEvent } from "./durable/lane.js";
 export { LaneRegistry, REGISTRY_NAME } from "./durable/registry.js";
+export type { SwitchyardEnv } from "./durable/env.js";
 export {
   NonRetryableError,
   RetryAfterError,

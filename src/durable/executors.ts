@@ -1,7 +1,8 @@
 /** Executors: the functions a user registers, by kind, to run a lane's jobs in process. */
 import type { Job, Json } from "../shared/job.js";
+import type { SwitchyardEnv } from "./env.js";
 
-export interface ExecutorContext<E = Env> {
+export interface ExecutorContext<E = SwitchyardEnv> {
   /** Fires on cancel, on `timeoutMs`, and when the attempt loses its lease. Honour it. */
   signal: AbortSignal;
   job: Job;
@@ -11,9 +12,9 @@ export interface ExecutorContext<E = Env> {
 }
 
 /** Runs one attempt of a job. Its return value (JSON) is the job's result; a throw fails the attempt. */
-export type Executor<E = Env> = (payload: any, ctx: ExecutorContext<E>) => unknown;
+export type Executor<E = SwitchyardEnv> = (payload: any, ctx: ExecutorContext<E>) => unknown;
 
-export type ExecutorRegistry<E = Env> = Readonly<Record<string, Executor<E>>>;
+export type ExecutorRegistry<E = SwitchyardEnv> = Readonly<Record<string, Executor<E>>>;
 
 /** Throw it from an executor to fail the job now, with no retry. */
 export class NonRetryableError extends Error {

@@ -27,6 +27,7 @@ import {
 } from "../shared/schemas.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { Dispatcher } from "./dispatcher.js";
+import type { SwitchyardEnv } from "./env.js";
 import type { ExecutorRegistry } from "./executors.js";
 import type { JobSpec } from "./job-row.js";
 import { LaneStore } from "./lane-store.js";
@@ -41,14 +42,14 @@ import { earliest, Wake, wakeTerms } from "./wake.js";
 export type { TransitionEvent, LostEvent };
 
 /** How a lane class is built (`defineLane`). */
-export interface LaneOptions {
+export interface LaneOptions<E = SwitchyardEnv> {
   /** Kind → in-process executor. Kinds not listed here wait for pull consumers. */
-  executors?: ExecutorRegistry;
+  executors?: ExecutorRegistry<E>;
   /**
    * Receives every recorded outcome, at least once: the outcome is stored as `completing`, handed
    * here, then settled. A throw is logged and the job settles all the same.
    */
-  onOutcome?: (job: Job, env: Env) => void | Promise<void>;
+  onOutcome?: (job: Job, env: E) => void | Promise<void>;
   /** Receives every transition once durable (the same record as the log line). A throw is logged, never fatal. */
   onTransition?: (event: TransitionEvent) => void;
   /**
@@ -62,21 +63,21 @@ export interface LaneOptions {
   abortGraceMs?: number;
 }
 
-export class Lane extends DurableObject<Env> {
+export class Lane extends DurableObject<SwitchyardEnv> {
   /** Set by `defineLane`; a plain `Lane` has no executors. */
   static options: LaneOptions = {};
 
   /** Where time and randomness come from: the platform's. A test-only subclass swaps them. */
   protected readonly time: { clock: Clock; entropy: Entropy } = { clock: systemClock, entropy: systemEntropy };
   readonly store: LaneStore;
-  readonly dispatcher: Dispatcher<Env>;
+  readonly dispatcher: Dispatcher<SwitchyardEnv>;
   protected readonly wake: Wake;
   private readonly transitions: TransitionLog;
-  private readonly outcomes: OutcomeDelivery<Env>;
+  private readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
   private readonly options: LaneOptions;
   private readonly schema: SchemaState;
 
-  constructor(ctx: DurableObjectState, env: Env) {
+  constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
     const options = (this.options = (new.target as typeof Lane).options);
     const clock: Clock = { now: () => this.time.clock.now() };
@@ -93,7 +94,7 @@ export class Lane extends DurableObject<Env> {
       deleteAlarm: () => ctx.storage.deleteAlarm(),
       failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: String(error) }),
     });
-    this.dispatcher = new Dispatcher<Env>(
+    this.dispatcher = new Dispatcher<SwitchyardEnv>(
       {
         store: this.store,
         clock,
@@ -106,7 +107,7 @@ export class Lane extends DurableObject<Env> {
       },
       options.executors ?? {},
     );
-    this.outcomes = new OutcomeDelivery<Env>({ store: this.store, env, waitUntil: (p) => ctx.waitUntil(p), changed: () => this.wake.afterChange() }, options.onOutcome);
+    this.outcomes = new OutcomeDelivery<SwitchyardEnv>({ store: this.store, env, waitUntil: (p) => ctx.waitUntil(p), changed: () => this.wake.afterChange() }, options.onOutcome);
     void ctx.blockConcurrencyWhile(async () => {
       if (!this.schema.ok) {
         log({ event: "lane.schema_too_new", lane, stored: this.schema.stored, supported: SCHEMA_VERSION });
@@ -369,7 +370,7 @@ export class Lane extends DurableObject<Env> {
   /** The registry learns a lane once, on its first job: not a call per enqueue. */
   private async register(): Promise<void> {
     if (this.store.settings().registered) return;
-    const registry = (this.env as Partial<Env>).REGISTRY;
+    const registry = (this.env as Partial<SwitchyardEnv>).REGISTRY;
     if (!registry) return;
     try {
       await registry.getByName(REGISTRY_NAME).register(this.store.lane, this.time.clock.now());
@@ -385,8 +386,8 @@ export class Lane extends DurableObject<Env> {
 }
 
 /** Builds a lane class with executors and hooks, to export from a Worker under its binding's class name. */
-export function defineLane(options: LaneOptions): typeof Lane {
+export function defineLane<E = SwitchyardEnv>(options: LaneOptions<E>): typeof Lane {
   return class extends Lane {
-    static override options = options;
+    static override options = options as LaneOptions; // the runtime hands the lane the Worker's env: E
   };
 }

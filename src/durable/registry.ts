@@ -3,11 +3,12 @@
  * `GET /v1/lanes`. A lane registers itself once, on its first job, so enqueue never calls it.
  */
 import { DurableObject } from "cloudflare:workers";
+import type { SwitchyardEnv } from "./env.js";
 
 export const REGISTRY_NAME = "registry";
 
-export class LaneRegistry extends DurableObject<Env> {
-  constructor(ctx: DurableObjectState, env: Env) {
+export class LaneRegistry extends DurableObject<SwitchyardEnv> {
+  constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
     void ctx.blockConcurrencyWhile(async () => {
       ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS lanes (name TEXT PRIMARY KEY, registered_at INTEGER NOT NULL)`);

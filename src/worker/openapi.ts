@@ -3,12 +3,13 @@
  * (with the validation hook), path parameters, body and response helpers, the bearer scheme.
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
+import type { SwitchyardEnv } from "../durable/env.js";
 import { ErrorResponse } from "./responses.js";
 import { Name } from "../shared/schemas.js";
 import { validationHook } from "./errors.js";
 
-/** `Cloudflare.Env`: the bindings of wrangler.toml plus the `API_TOKEN` secret (src/env.d.ts). */
-export type AppEnv = { Bindings: Cloudflare.Env };
+/** The bindings the library reads (src/durable/env.ts). */
+export type AppEnv = { Bindings: SwitchyardEnv };
 
 /** A router whose validation failures are `invalid_request` with one detail per problem. */
 export function createRouter(): OpenAPIHono<AppEnv> {
