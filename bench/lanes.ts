@@ -218,7 +218,7 @@ export class PlainLane extends defineLane({ log: false }) {
       id: `${prefix}-${i}`, kind: PULL_KIND, payload: `{"i":${i}}`, queue: null, priority: 0, runAt: now, maxAttempts: 3,
       backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 60_000, maxRecoveries: 3, recoveryWindowMs: 3_600_000,
     });
-    this.store.configure({ concurrency: 1000 });
+    this.store.settings.configure({ concurrency: 1000 });
     await this.enqueue({ kind: PULL_KIND, payload: null }); // registers the lane: no enqueue below calls the registry
     const batch = { jobs: Array.from({ length: n }, (_, i) => ({ kind: PULL_KIND, payload: { i } })) };
     const batchSpecs = Array.from({ length: n }, (_, i) => spec(i, "batch"));
@@ -234,7 +234,7 @@ export class PlainLane extends defineLane({ log: false }) {
       insertJobs: us((i) => this.store.insertJobs([spec(i, "store")])),
       wakeNoExecutors: us(() => this.store.wakeRows([], [], 0)),
       wakeWithExecutors: us(() => this.store.wakeRows([NOOP_KIND], [], 0)),
-      settings: us(() => this.store.settings()),
+      settings: us(() => this.store.settings.read()),
       runningCount: us(() => this.store.runningCount()),
       enqueueInObject: us((i) => void this.enqueue({ kind: PULL_KIND, payload: { i } })),
       batchValidatePerJob: us(() => BatchEnqueueRequest.safeParse(batch), 1, n),

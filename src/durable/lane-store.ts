@@ -5,10 +5,9 @@
  * recoveries are decided by `policy.ts`. `now` and randomness are injected.
  */
 import type { Clock, Entropy } from "../shared/clock.js";
-import { DEFAULT_CONCURRENCY, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
+import { MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type ErrorBody, type Result } from "../shared/errors.js";
 import type { ClaimedJob, Counts, Job, JobState, Lease, Outcome } from "../shared/job.js";
-import { utf8Length } from "../shared/json.js";
 import { explainMiss, type FenceOp } from "./fence.js";
 import {
   identityOfRow,
@@ -21,7 +20,9 @@ import {
   type SubjectRow,
   type TransitionSubject,
 } from "./job-row.js";
+import { rowBytes, withinBytes, type Candidate } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
+import { LaneSettingsStore } from "./lane-settings.js";
 import * as Q from "./statements.js";
 
 /** One change of a job's state, for logs, hooks and events. */
@@ -33,15 +34,6 @@ export interface Transition {
   /** Milliseconds since the attempt was claimed, for transitions that end an attempt. */
   durationMs: number | null;
 }
-
-export interface LaneSettings {
-  name: string | null;
-  concurrency: number;
-  paused: boolean;
-  registered: boolean;
-}
-
-type LaneRow = { name: string | null; concurrency: number; paused: number; registered: number };
 
 export interface StoreOptions {
   /** The lane's name, as jobs carry it. */
@@ -90,11 +82,6 @@ export interface WakeRows {
   futureHead: number | null;
 }
 
-/**
- * A bound on the JSON of one job beyond its payload, result and error: ids, names, numbers and keys.
- */
-const JOB_JSON_OVERHEAD = 2_048;
-
 /** Thrown inside a transaction to roll it back with an answer. */
 class Rollback {
   constructor(readonly error: ErrorBody) {}
@@ -102,7 +89,6 @@ class Rollback {
 
 export class LaneStore {
   private readonly sql: SqlStorage;
-  private cachedSettings: LaneSettings | null = null;
   readonly lane: string;
 
   constructor(
@@ -113,39 +99,11 @@ export class LaneStore {
   ) {
     this.sql = storage.sql;
     this.lane = options.lane;
+    this.settings = new LaneSettingsStore(storage, options.lane);
   }
 
-  /** The lane's name as stored by an earlier instance (null: never stored), for an object addressed without one. */
-  static storedName(storage: DurableObjectStorage): string | null {
-    return storage.sql.exec<{ name: string | null }>(`SELECT name FROM lane WHERE id = 1`).toArray()[0]?.name ?? null;
-  }
-
-  // ---- lane settings ----
-
-  /** The lane row, read once: this object is its only writer, and every write goes through here. */
-  settings(): LaneSettings {
-    if (this.cachedSettings) return this.cachedSettings;
-    const row = this.sql.exec<LaneRow>(`SELECT name, concurrency, paused, registered FROM lane WHERE id = 1`).toArray()[0];
-    this.cachedSettings = row
-      ? { name: row.name, concurrency: row.concurrency, paused: row.paused === 1, registered: row.registered === 1 }
-      : { name: null, concurrency: DEFAULT_CONCURRENCY, paused: false, registered: false };
-    return this.cachedSettings;
-  }
-
-  /** Remembers the lane's name and that the registry knows it. */
-  markRegistered(): void {
-    this.sql.exec(`UPDATE lane SET name = ?1, registered = 1 WHERE id = 1`, this.lane);
-    this.cachedSettings = null;
-  }
-
-  configure(patch: { concurrency?: number | undefined; paused?: boolean | undefined }): void {
-    this.sql.exec(
-      `UPDATE lane SET concurrency = COALESCE(?1, concurrency), paused = COALESCE(?2, paused) WHERE id = 1`,
-      patch.concurrency ?? null,
-      patch.paused === undefined ? null : patch.paused ? 1 : 0,
-    );
-    this.cachedSettings = null;
-  }
+  /** The lane's settings (concurrency, pause, registration): a room of their own. */
+  readonly settings: LaneSettingsStore;
 
   counts(): Counts {
     const counts: Counts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
@@ -241,7 +199,7 @@ export class LaneStore {
   claimDue(filter: ClaimFilter): ClaimedJob[] {
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
-      const { concurrency, paused } = this.settings();
+      const { concurrency, paused } = this.settings.read();
       if (paused) return [];
       const free = concurrency - this.runningCount() - filter.heldSlots;
       const limit = Math.min(filter.max, free);
@@ -464,7 +422,7 @@ export class LaneStore {
   wakeRows(executorKinds: readonly string[], excludeIds: readonly string[], heldSlots: number): WakeRows {
     const now = this.clock.now();
     const state = this.sql.exec<{ completing: number; lease: number | null; running: number; cancels: number }>(Q.WAKE_STATE_SQL).one();
-    const { concurrency, paused } = this.settings();
+    const { concurrency, paused } = this.settings.read();
     const rows: WakeRows = { ...state, dueExecutorHead: false, futureHead: null };
     if (paused || state.running + heldSlots >= concurrency) return rows;
     const excluded = JSON.stringify(excludeIds);
@@ -509,25 +467,3 @@ export class LaneStore {
   }
 }
 
-type Candidate = { seq: number; priority: number; bytes: number };
-
-/**
- * A bound on the JSON of a job: its payload and result are stored as the JSON they are sent as, and
- * an error's text grows at most 6× when escaped.
- */
-function rowBytes(row: JobRow): number {
-  return utf8Length(row.payload) + (row.result === null ? 0 : utf8Length(row.result)) + 6 * (row.error?.length ?? 0) + JOB_JSON_OVERHEAD;
-}
-
-/** The first candidates whose answer stays within `maxBytes` (never none while one is there). */
-function withinBytes(candidates: Candidate[], maxBytes: number): Candidate[] {
-  if (maxBytes === Infinity) return candidates;
-  let bytes = 0;
-  let n = 0;
-  for (const candidate of candidates) {
-    bytes += candidate.bytes + JOB_JSON_OVERHEAD;
-    if (n > 0 && bytes > maxBytes) break;
-    n++;
-  }
-  return candidates.slice(0, n);
-}

@@ -30,6 +30,7 @@ import { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
 import type { ExecutorRegistry } from "./executors.js";
 import type { JobSpec } from "./job-row.js";
+import { LaneSettingsStore } from "./lane-settings.js";
 import { LaneStore } from "./lane-store.js";
 import { migrate, type SchemaState, SCHEMA_VERSION } from "./migrations.js";
 import { OutcomeDelivery } from "./outcomes.js";
@@ -84,7 +85,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => this.time.entropy.token(), random: () => this.time.entropy.random() };
     // Synchronous SQL: done before any request can reach the object.
     this.schema = migrate(ctx.storage, clock.now());
-    const lane = ctx.id.name ?? (this.schema.ok ? LaneStore.storedName(ctx.storage) : null) ?? ctx.id.toString();
+    const lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(ctx.storage) : null) ?? ctx.id.toString();
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
     this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
     this.wake = new Wake({
@@ -206,7 +207,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const patch = parse(LanePatch, input ?? {});
       if (!patch.ok) return patch;
-      this.store.configure(patch.value);
+      this.store.settings.configure(patch.value);
       this.wake.afterChange();
       return this.laneInfo();
     });
@@ -324,7 +325,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   }
 
   private laneInfo(): Result<LaneInfo> {
-    const { concurrency, paused } = this.store.settings();
+    const { concurrency, paused } = this.store.settings.read();
     return ok({ lane: this.store.lane, counts: this.store.counts(), paused, concurrency, nextWakeAt: this.computeWake() });
   }
 
@@ -369,12 +370,12 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** The registry learns a lane once, on its first job: not a call per enqueue. */
   private async register(): Promise<void> {
-    if (this.store.settings().registered) return;
+    if (this.store.settings.read().registered) return;
     const registry = (this.env as Partial<SwitchyardEnv>).REGISTRY;
     if (!registry) return;
     try {
       await registry.getByName(REGISTRY_NAME).register(this.store.lane, this.time.clock.now());
-      this.store.markRegistered();
+      this.store.settings.markRegistered();
     } catch (error) {
       log({ event: "lane.register_failed", lane: this.store.lane, message: String(error) });
     }

@@ -1,0 +1,34 @@
+/**
+ * A page of jobs (a list, a claim's answer) holds at most 4 MiB of JSON (API.md): fewer jobs when
+ * they are large, never none while one is there. These bound a job's JSON from its row without
+ * serializing it.
+ */
+import { utf8Length } from "../shared/json.js";
+import type { JobRow } from "./job-row.js";
+
+/** A bound on the JSON of one job beyond its payload, result and error: ids, names, numbers and keys. */
+export const JOB_JSON_OVERHEAD = 2_048;
+
+/** A claim candidate: its seq, priority, and the bytes its payload and error add to a page. */
+export type Candidate = { seq: number; priority: number; bytes: number };
+
+/**
+ * A bound on the JSON of a job: its payload and result are stored as the JSON they are sent as, and
+ * an error's text grows at most 6× when escaped.
+ */
+export function rowBytes(row: JobRow): number {
+  return utf8Length(row.payload) + (row.result === null ? 0 : utf8Length(row.result)) + 6 * (row.error?.length ?? 0) + JOB_JSON_OVERHEAD;
+}
+
+/** The first candidates whose answer stays within `maxBytes` (never none while one is there). */
+export function withinBytes(candidates: Candidate[], maxBytes: number): Candidate[] {
+  if (maxBytes === Infinity) return candidates;
+  let bytes = 0;
+  let n = 0;
+  for (const candidate of candidates) {
+    bytes += candidate.bytes + JOB_JSON_OVERHEAD;
+    if (n > 0 && bytes > maxBytes) break;
+    n++;
+  }
+  return candidates.slice(0, n);
+}
