@@ -5,9 +5,9 @@ import { ManualClock } from "../../src/shared/clock.js";
 import { unwrap } from "../../src/shared/errors.js";
 import { transitions, waitForTransition } from "../helpers/executors.js";
 import { deliveriesOf } from "../helpers/outcomes.js";
-import { inject } from "../helpers/lane.js";
+import { inject, T0 } from "../helpers/lane.js";
 
-const START = 4_000_000_000_000;
+const START = T0;
 
 async function setup() {
   const name = `hook-${crypto.randomUUID()}`;

@@ -123,6 +123,31 @@ describe("nextWakeAt (the computed wake and the alarm itself)", () => {
   });
 });
 
+describe("a cancellation awaiting its wind-up is a wake term", () => {
+  it("is now for an in-process job whose attempt no executor here holds, and the alarm settles it cancelled", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    // A lease of the lane's own dispatcher whose executor this process does not hold (one that died
+    // with a bug): nothing but the alarm will wind it up.
+    await runInDurableObject(stub, (lane: Lane) =>
+      lane.store.claimDue({ kinds: null, excludeKinds: [], excludeIds: [], heldSlots: 0, max: 1, leaseMs: DEFAULT_LEASE_MS, maxBytes: Infinity, holder: "lane" }),
+    );
+    expect(value(await stub.cancel("a")).status).toBe("cancelling");
+    expect(await wake(stub)).toBe(T0);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await row(stub, "a")).toMatchObject({ state: "settled", outcome: "cancelled" });
+    expect(await wake(stub)).toBeNull();
+  });
+
+  it("is the lease expiry for a pull consumer's job: its holder may still speak", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    await claimOne(stub, { leaseMs: 5_000 });
+    value(await stub.cancel("a"));
+    expect(await wake(stub)).toBe(T0 + 5_000);
+  });
+});
+
 describe("the alarm recovers expired leases", () => {
   it("queues the job again, gives the attempt back and notes why", async () => {
     const { stub, clock } = await setup();

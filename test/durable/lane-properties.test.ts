@@ -1,6 +1,8 @@
 /**
- * One property test: random sequences of operations and clock steps against a pull lane, with its
- * alarm fired when due, checked after every step against the lane's invariants (issue 2).
+ * One property test: random sequences of operations, clock steps, alarms (due, late and spurious)
+ * and evictions against a pull lane, checked after every step against the lane's invariants (issue 2),
+ * the wake's among them (issue 9): the stored alarm is the computed wake, so whenever the lane holds
+ * work that is due or will be, an alarm exists and is no later than it.
  * Deterministic: a fixed seed. To explore, change SEED; a failure prints the seed and shrunk path.
  */
 import { runInDurableObject } from "cloudflare:test";
@@ -10,7 +12,7 @@ import type { Lane } from "../../src/durable/lane.js";
 import type { JobRow } from "../../src/durable/job-row.js";
 import type { Result } from "../../src/shared/errors.js";
 import { JOB_STATES, type Counts } from "../../src/shared/job.js";
-import { fireAlarm, setup, type LaneFixture } from "../helpers/lane.js";
+import { evict, fireAlarm, setup, type LaneFixture } from "../helpers/lane.js";
 
 const SEED = 20_260_501;
 const NUM_RUNS = 40;
@@ -30,7 +32,8 @@ type Op =
   | { t: "configure"; paused: boolean | undefined; concurrency: number | undefined }
   | { t: "sweep"; ageMs: number }
   | { t: "tick"; ms: number; late: boolean }
-  | { t: "spuriousAlarm" };
+  | { t: "spuriousAlarm" }
+  | { t: "evict" };
 
 const id = fc.nat(IDS.length - 1);
 /** For a fenced write: which of the jobs that have had a lease (see `Memory.target`). */
@@ -52,6 +55,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant("sweep" as const), ageMs: fc.nat(3_000) }) },
   { weight: 4, arbitrary: fc.record({ t: fc.constant("tick" as const), ms: fc.integer({ min: 1, max: 2_500 }), late: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant("spuriousAlarm" as const) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant("evict" as const) }) },
 );
 
 interface Snapshot {
@@ -303,6 +307,10 @@ async function apply(fixture: LaneFixture, step: Op, before: Snapshot, memory: M
       // alarms are at-least-once and may come early: running one changes nothing that is not due
       await fireAlarm(stub);
       memory.alarmLate = false;
+      break;
+    case "evict":
+      // the object goes away (its memory, its idea of the stored alarm) and starts again over its rows
+      await evict(fixture);
       break;
   }
 }
