@@ -28,15 +28,15 @@ type Mode = "full" | "quick" | "smoke";
 
 const SIZES = {
   full: {
-    floorN: 2000, sqliteN: 50_000, profileN: 1000, enqueueN: 2000, httpN: 1000, batchTotal: 100_000, drainN: 20_000,
+    floorN: 2000, sqliteN: 50_000, profileN: 1000, enqueueN: 2000, singleN: 2000, serialPerQueue: 1000, httpN: 1000, batchTotal: 100_000, drainN: 20_000,
     pullN: 10_000, pullConsumers: 4, latencyN: 500, streamMs: 10_000, growth: [1000, 100_000, 1_000_000], growthOps: 500, scalePerLane: 5000,
   },
   quick: {
-    floorN: 1000, sqliteN: 50_000, profileN: 1000, enqueueN: 1000, httpN: 300, batchTotal: 20_000, drainN: 4000,
+    floorN: 1000, sqliteN: 50_000, profileN: 1000, enqueueN: 1000, singleN: 1000, serialPerQueue: 250, httpN: 300, batchTotal: 20_000, drainN: 4000,
     pullN: 1000, pullConsumers: 4, latencyN: 200, streamMs: 3000, growth: [1000, 10_000, 50_000], growthOps: 200, scalePerLane: 500,
   },
   smoke: {
-    floorN: 50, sqliteN: 1000, profileN: 100, enqueueN: 50, httpN: 20, batchTotal: 1000, drainN: 200,
+    floorN: 50, sqliteN: 1000, profileN: 100, enqueueN: 50, singleN: 50, serialPerQueue: 10, httpN: 20, batchTotal: 1000, drainN: 200,
     pullN: 50, pullConsumers: 2, latencyN: 10, streamMs: 500, growth: [100, 500], growthOps: 20, scalePerLane: 50,
   },
 } satisfies Record<Mode, unknown>;
@@ -178,6 +178,9 @@ await workload("drain", async () => ({
   // What-if: the same drain with setAlarm writing nothing, the most that coalescing alarm writes could gain.
   c16_noAlarmWrites: await bench("drain", { n: sizes.drainN, concurrency: 16, skipAlarmWrites: true }),
 }));
+
+await workload("single", () => bench("single", { n: sizes.singleN }));
+await workload("serialQueues", () => bench("serialQueues", { queues: 16, perQueue: sizes.serialPerQueue }));
 
 await workload("pull", async () => {
   const lane = `pull-${run}`;

@@ -89,10 +89,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
     this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
     this.wake = new Wake({
-      computeWake: () => this.computeWake(),
+      computeWake: (pumped) => this.computeWake(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
       setAlarm: (at) => ctx.storage.setAlarm(at),
-      deleteAlarm: () => ctx.storage.deleteAlarm(),
       failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: String(error) }),
     });
     this.dispatcher = new Dispatcher<SwitchyardEnv>(
@@ -342,8 +341,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   }
 
   /** The computed wake: what the rows and this process's memory ask for now (wake.ts). */
-  private computeWake(): number | null {
-    const rows = this.store.wakeRows(this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
+  private computeWake(pumped = false): number | null {
+    // Right after a pump, every due in-process head with a free slot was claimed: none to look for.
+    const rows = this.store.wakeRows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
     const heldCancels = rows.cancels > 0 ? this.store.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
     return earliest(wakeTerms(rows, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
   }
