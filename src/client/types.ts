@@ -3,8 +3,8 @@
  * namespace) or over HTTP. Every method answers the value of shared/API.md's success body, or throws
  * a `QueueError` carrying the API's code.
  */
-import type { CancelAnswer, EnqueueAnswer } from "../durable/lane.js";
-import type { ClaimedJob, EnqueueStatus, Job, LaneInfo, Lease } from "../shared/job.js";
+import type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
+import type { ClaimedJob, Job, LaneInfo, Lease } from "../shared/job.js";
 import type {
   BatchEnqueueRequest,
   CancelRequest,
@@ -19,9 +19,7 @@ import type {
   SweepRequest,
 } from "../shared/schemas.js";
 
-export type { CancelAnswer, EnqueueAnswer };
-export type BatchAnswer = { results: { id: string; status: EnqueueStatus }[] };
-export type JobPage = { jobs: Job[]; cursor: string | null };
+export type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage };
 
 export interface LaneClient {
   /** The lane's name. */
