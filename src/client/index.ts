@@ -1,7 +1,7 @@
 /**
  * `switchyard/client`: what code outside a Worker needs to talk to a Switchyard API (Node 20+,
  * browsers, other runtimes). Nothing here may import `cloudflare:workers` or a Durable Object, even
- * indirectly at run time; `scripts/check-client-node.ts` proves it against the built entry.
+ * indirectly; `npm run check:pack` proves it against the packed entry (scripts/pack-consumer/).
  */
 export { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
 export type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage, LaneClient } from "./types.js";
