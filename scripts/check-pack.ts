@@ -2,9 +2,12 @@
  * `npm run check:pack [-- --node /path/to/another/node …]`: what a user would install, checked.
  *
  * 1. `npm run build`, `npm pack`, then the tarball's file list: only what a user needs
- *    (dist, package.json, README, LICENSE, CHANGELOG) and every target of the `exports` map; no
- *    sources, tests, test helpers, benchmarks, scripts or examples.
- * 2. The tarball is copied to examples/switchyard.tgz, the fixed name the examples depend on.
+ *    (dist, package.json, README, LICENSE, CHANGELOG), every target of the `exports` map, and no
+ *    built entry the map leaves out; no sources, tests, test helpers, benchmarks, scripts or examples.
+ * 2. The tarball is copied to examples/switchyard.tgz, the fixed name the examples depend on
+ *    (`file:../switchyard.tgz`). Their lockfiles must not record its integrity: `npm ci` would then
+ *    install the tarball it cached under that integrity, silently, instead of the new one (seen
+ *    with npm 11), so an integrity that `npm install` wrote back is dropped here, and said so.
  * 3. It installs into an empty project (peer dependencies as npm resolves them); there
  *    scripts/pack-consumer/usage.ts type-checks against the packed declarations with skipLibCheck
  *    off, and smoke.mjs imports `switchyard/client` from plain Node: with this Node and with each
@@ -13,12 +16,13 @@
  * Exits 1 at the first broken check. Node runs this file by type stripping.
  */
 import { execFileSync } from "node:child_process";
-import { copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dirname, "..");
-const EXAMPLES_TARBALL = join(ROOT, "examples", "switchyard.tgz");
+const EXAMPLES = join(ROOT, "examples");
+const EXAMPLES_TARBALL = join(EXAMPLES, "switchyard.tgz");
 
 /** Whatever a user needs and nothing else. */
 const ALLOWED = [/^package\.json$/, /^README\.md$/, /^LICENSE$/, /^CHANGELOG\.md$/, /^dist\/[\w.-]+\.(js|d\.ts)$/];
@@ -48,6 +52,21 @@ function exportTargets(exports: unknown): string[] {
   return [];
 }
 
+/** Drops the tarball's integrity from every example's lockfile (see 2. above). */
+function unpinTarball(): void {
+  for (const example of readdirSync(EXAMPLES, { withFileTypes: true })) {
+    const lockPath = join(EXAMPLES, example.name, "package-lock.json");
+    if (!example.isDirectory() || !existsSync(lockPath)) continue;
+    const lock = JSON.parse(readFileSync(lockPath, "utf8")) as { packages: Record<string, { resolved?: string; integrity?: string }> };
+    const entry = lock.packages["node_modules/switchyard"];
+    if (entry?.resolved !== "file:../switchyard.tgz") fail(`${lockPath} must resolve switchyard to file:../switchyard.tgz`);
+    if (entry.integrity === undefined) continue;
+    delete entry.integrity;
+    writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
+    console.log(`check:pack: dropped the integrity of switchyard.tgz from examples/${example.name}/package-lock.json (commit that)`);
+  }
+}
+
 function otherNodes(argv: string[]): string[] {
   const nodes: string[] = [];
   for (let i = 0; i < argv.length; i++) if (argv[i] === "--node" && argv[i + 1]) nodes.push(argv[++i]!);
@@ -68,14 +87,19 @@ try {
     if (!ALLOWED.some((pattern) => pattern.test(path))) fail(`the tarball holds a file no user needs: ${path}`);
   }
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: unknown };
-  for (const required of [...exportTargets(pkg.exports), "README.md", "LICENSE", "CHANGELOG.md"]) {
+  const targets = exportTargets(pkg.exports);
+  for (const required of [...targets, "README.md", "LICENSE", "CHANGELOG.md"]) {
     if (!files.includes(required)) fail(`the tarball lacks ${required}`);
   }
+  // An entry of tsdown.config.ts that the exports map forgot (shared chunks carry a hash suffix).
+  const unexported = files.filter((path) => path.startsWith("dist/") && !/-[\w-]{8}\.(js|d\.ts)$/.test(path) && !targets.includes(path));
+  if (unexported.length > 0) fail(`built entries missing from the exports map of package.json: ${unexported.join(", ")}`);
   console.log(`check:pack: ${packed.filename} holds ${files.length} files, all expected:\n  ${files.join("\n  ")}`);
 
   // 2. The fixed name the examples' lockfiles point at.
   const tarball = join(work, packed.filename);
   copyFileSync(tarball, EXAMPLES_TARBALL);
+  unpinTarball();
 
   // 3. Install it as a user would, then use the client entry from plain Node.
   const consumer = join(work, "consumer");
