@@ -228,8 +228,24 @@ export class Dispatcher<E = unknown> {
     this.host.waitUntil(new Promise<void>((resolve) => (this.settleBusy = resolve)));
   }
 
-  /** Idle once no executor runs but stuck ones (which must not keep the object alive forever). */
+  /**
+   * Idle once no executor runs but stuck ones (which must not keep the object alive forever). Checked
+   * a microtask later: a completion's flush usually starts the next job right away (a serial queue,
+   * concurrency 1), and the renewal timer and keep-alive promise then carry on instead of being torn
+   * down and set up again for every job.
+   */
   private idleIfDone(): void {
+    if (this.idleCheck) return;
+    this.idleCheck = true;
+    queueMicrotask(() => queueMicrotask(() => {
+      this.idleCheck = false;
+      this.goIdleIfDone();
+    }));
+  }
+
+  private idleCheck = false;
+
+  private goIdleIfDone(): void {
     for (const attempt of this.attempts.values()) if (!attempt.stuck) return;
     clearInterval(this.renewer);
     clearTimeout(this.deadlineTimer);
