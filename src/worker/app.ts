@@ -7,6 +7,7 @@ import { except } from "hono/combine";
 import { requireBearer } from "./auth.js";
 import { jsonBody } from "./body.js";
 import { onError, onNotFound } from "./errors.js";
+import { dashboardRoutes } from "./dashboard/routes.js";
 import { createRouter, jsonResponse, serveDocument } from "./openapi.js";
 import { consumerRoutes } from "./routes/consumers.js";
 import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
@@ -32,7 +33,8 @@ export function createApp() {
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
     .route("/v1", consumerRoutes())
-    .route("/v1", eventRoutes());
+    .route("/v1", eventRoutes())
+    .route("/", dashboardRoutes());
   serveDocument(routes, "/openapi.json");
   return routes;
 }
