@@ -2,8 +2,10 @@
  * Live events (API.md "Live events"): tickets over HTTP, the ticket checked before the upgrade, and
  * what a lane's socket hears: hello first, then every durable transition in order, counts throttled.
  */
-import { exports } from "cloudflare:workers";
+import { createExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createApp } from "../../src/worker/app.js";
 import { issueTicket } from "../../src/worker/tickets.js";
 import { call, claimOne, enqueue, expectError, post, PULL_KIND, read, ROTATED_TOKEN, setup, T0, TOKEN } from "../helpers/http.js";
 import { eventsRequest, mintTicket, openEvents, path } from "../helpers/sockets.js";
@@ -64,6 +66,14 @@ describe("GET /v1/lanes/{lane}/events", () => {
       const socket = await openEvents(lane.lane, ticket);
       expect((await socket.until((m) => m.type === "hello")).lane).toBe(lane.lane);
       socket.ws.close();
+    }
+  });
+
+  it("fails closed without API_TOKEN: 503, whatever the ticket", async () => {
+    const ticket = await mintTicket("lane-1");
+    for (const apiToken of ["", " , "]) {
+      const response = await createApp().fetch(eventsRequest("lane-1", ticket), { ...env, API_TOKEN: apiToken }, createExecutionContext());
+      expectError(await read(response), 503, "auth_not_configured");
     }
   });
 
