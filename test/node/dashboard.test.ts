@@ -136,13 +136,15 @@ describe("the dashboard", () => {
     const lane = "live";
     const page = await laneView(lane);
     await page.evaluate(() => ((globalThis as any).__sameDocument = true));
-    const enqueuedAt = Date.now();
+    // Timed from the moment the API has the job (the enqueue's answer) and the moment it settled.
     const job = await enqueue(lane, { id: "live-1", kind: "demo.sleep", payload: { ms: 300 } });
+    const enqueuedAt = Date.now();
     await row(page, job.id).waitFor({ timeout: 1_000 });
     expect(Date.now() - enqueuedAt).toBeLessThan(1_000);
     await row(page, job.id, '[data-state="settled"][data-outcome="completed"]').waitFor({ timeout: 3_000 });
+    const seenSettledAt = Date.now();
     const settled = await jobUntil(lane, job.id, (j) => j.state === "settled");
-    expect(Date.now() - settled.settledAt).toBeLessThan(1_000);
+    expect(seenSettledAt - settled.settledAt).toBeLessThan(1_000);
     expect(await page.evaluate(() => (globalThis as any).__sameDocument)).toBe(true);
     await expect.poll(() => count(page, "completed").textContent()).toBe("1");
     await page.locator("[data-testid=feed] li", { hasText: "live-1" }).first().waitFor();
@@ -239,6 +241,27 @@ describe("the dashboard", () => {
     await page.getByRole("status").filter({ hasText: "Swept 1 settled job" }).waitFor();
     expect(asked).toMatch(/Delete every settled job of lane forms/);
     expect((await runtime.api("GET", `/v1/lanes/${lane}/jobs/from-form`)).status).toBe(404);
+  });
+
+  it("leaves nothing of a view behind when its reads answer after it is gone", async () => {
+    const lane = "slow";
+    const job = await enqueue(lane, { id: "slow-1", kind: "demo.sleep", payload: { ms: 60_000 } });
+    await jobUntil(lane, job.id, (j) => j.state === "running");
+    const page = await show("");
+    // Answers 2.5 s late: the view asks again every second while the job runs, so when it goes, two
+    // or three are in flight (hono/jsx/dom put a removed view back on the second late update).
+    await page.route(`**/v1/lanes/${lane}/jobs/${job.id}`, async (route) => {
+      await new Promise((r) => setTimeout(r, 2_500));
+      await route.continue().catch(() => {});
+    });
+    await page.goto(new URL(`/dashboard#/lanes/${lane}/jobs/${job.id}`, runtime.url).href);
+    await page.locator("[data-testid=job]").waitFor();
+    await new Promise((r) => setTimeout(r, 2_100));
+    await laneView(lane);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await page.locator("[data-testid=job]").count()).toBe(0);
+    await page.unroute(`**/v1/lanes/${lane}/jobs/${job.id}`);
+    await runtime.api("POST", `/v1/lanes/${lane}/jobs/${job.id}/cancel`);
   });
 
   it("has caused no script error, CSP violation or unexpected dialog", () => {

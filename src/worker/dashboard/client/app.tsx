@@ -4,6 +4,7 @@
  * the reason, never a blank page.
  */
 import { useMemo, useState } from "hono/jsx/dom";
+import { useAlive } from "./alive.js";
 import { Api, ApiError } from "./api.js";
 import { Alert } from "./components.js";
 import { EnqueueForm } from "./enqueue-form.js";
@@ -76,6 +77,7 @@ export function App() {
 function TokenForm({ refusal, onAccepted }: { refusal: string | null; onAccepted: (token: string) => void }) {
   const [problem, setProblem] = useState<string | null>(refusal);
   const [checking, setChecking] = useState(false);
+  const alive = useAlive();
   const submit = async (event: Event) => {
     event.preventDefault();
     const input = (event.target as HTMLFormElement).elements.namedItem("token") as HTMLInputElement;
@@ -87,6 +89,7 @@ function TokenForm({ refusal, onAccepted }: { refusal: string | null; onAccepted
       await new Api(token).get("/v1/lanes?limit=1");
       onAccepted(token);
     } catch (error) {
+      if (!alive.current) return;
       setProblem(explainRefusal(error));
       setChecking(false);
     }

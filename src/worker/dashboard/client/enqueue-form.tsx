@@ -1,6 +1,7 @@
 /** A form to enqueue one job, for trying things out: the request of API.md "Enqueue", field by field. */
 import { useState } from "hono/jsx/dom";
-import { ApiError, describe, lanePath, type Api } from "./api.js";
+import { useAlive } from "./alive.js";
+import { describe, lanePath, type Api } from "./api.js";
 import { Alert, Section } from "./components.js";
 import { href } from "./router.js";
 import type { Job } from "./types.js";
@@ -11,6 +12,7 @@ export function EnqueueForm({ api, lane }: { api: Api; lane: string | null }) {
   const [problem, setProblem] = useState<string | null>(null);
   const [done, setDone] = useState<{ status: string; job: Job } | null>(null);
   const [busy, setBusy] = useState(false);
+  const alive = useAlive();
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -29,12 +31,12 @@ export function EnqueueForm({ api, lane }: { api: Api; lane: string | null }) {
     for (const name of ["priority", "delayMs", "maxAttempts"]) if (value(name) !== "") request[name] = Number(value(name));
     setBusy(true);
     try {
-      setDone(await api.post<{ status: string; job: Job }>(`${lanePath(value("lane"))}/jobs`, request));
+      const answer = await api.post<{ status: string; job: Job }>(`${lanePath(value("lane"))}/jobs`, request);
+      if (alive.current) setDone(answer);
     } catch (error) {
-      const details = error instanceof ApiError && Array.isArray(error.details) ? error.details : [];
-      setProblem(details.length > 0 ? `${describe(error)}` : describe(error));
+      if (alive.current) setProblem(describe(error));
     } finally {
-      setBusy(false);
+      if (alive.current) setBusy(false);
     }
   };
 

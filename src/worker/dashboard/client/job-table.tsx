@@ -4,6 +4,7 @@
  * at most a few times a second, so new and settling jobs show without a reload of the page.
  */
 import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
 import { Alert, Section, StateBadge, When } from "./components.js";
 import { href } from "./router.js";
@@ -30,6 +31,7 @@ export function JobTable({ api, lane, changes }: { api: Api; lane: string; chang
   const [problem, setProblem] = useState<string | null>(null);
   const loading = useRef({ inFlight: false, again: false, lastAt: 0, timer: undefined as ReturnType<typeof setTimeout> | undefined });
   const current = cursors[cursors.length - 1] ?? null;
+  const alive = useAlive();
 
   const load = async () => {
     const state = loading.current;
@@ -43,13 +45,15 @@ export function JobTable({ api, lane, changes }: { api: Api; lane: string; chang
       const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
       for (const [key, value] of Object.entries(filter)) if (value !== "") query.set(key, value);
       if (current !== null) query.set("cursor", current);
-      setPage(await api.get<{ jobs: Job[]; cursor: string | null }>(`${lanePath(lane)}/jobs?${query}`));
+      const fresh = await api.get<{ jobs: Job[]; cursor: string | null }>(`${lanePath(lane)}/jobs?${query}`);
+      if (!alive.current) return;
+      setPage(fresh);
       setProblem(null);
     } catch (error) {
-      setProblem(`Could not list the jobs: ${describe(error)}`);
+      if (alive.current) setProblem(`Could not list the jobs: ${describe(error)}`);
     } finally {
       state.inFlight = false;
-      if (state.again) {
+      if (state.again && alive.current) {
         state.again = false;
         schedule();
       }

@@ -4,6 +4,7 @@
  * every second for its progress and lease.
  */
 import { useCallback, useEffect, useState } from "hono/jsx/dom";
+import { useAlive } from "./alive.js";
 import { ApiError, describe, jobPath, type Api } from "./api.js";
 import { Alert, Json, Notice, Section, StateBadge, When } from "./components.js";
 import { duration, relative } from "./format.js";
@@ -21,12 +22,16 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const path = jobPath(lane, id);
+  const alive = useAlive();
 
   const reload = useCallback(async () => {
     try {
-      setJob(await api.get<Job>(path));
+      const fresh = await api.get<Job>(path);
+      if (!alive.current) return;
+      setJob(fresh);
       setMissing(false);
     } catch (error) {
+      if (!alive.current) return;
       if (error instanceof ApiError && error.code === "job_not_found") setMissing(true);
       else setProblem(`Could not read the job: ${describe(error)}`);
     }
@@ -48,12 +53,13 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
     setNotice(null);
     try {
       const answer = await call();
+      if (!alive.current) return;
       setJob(answer.job);
       setNotice(answer.status === "cancelling" ? "Cancelling: the attempt is being stopped." : `${what}.`);
     } catch (error) {
-      setProblem(`${what} refused: ${describe(error)}`);
+      if (alive.current) setProblem(`${what} refused: ${describe(error)}`);
     } finally {
-      setBusy(false);
+      if (alive.current) setBusy(false);
     }
   };
   const cancel = () => {

@@ -1,5 +1,6 @@
 /** A lane's settings and maintenance: pause or resume, concurrency, retention (when the server has it), sweep. */
 import { useState } from "hono/jsx/dom";
+import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
 import { Alert, Notice } from "./components.js";
 import { duration } from "./format.js";
@@ -12,22 +13,25 @@ export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInf
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const path = lanePath(info.lane);
+  const alive = useAlive();
 
   const run = async (action: () => Promise<string | null>) => {
     setBusy(true);
     setProblem(null);
     setNotice(null);
     try {
-      setNotice(await action());
+      const said = await action();
+      if (alive.current) setNotice(said);
     } catch (error) {
-      setProblem(describe(error));
+      if (alive.current) setProblem(describe(error));
     } finally {
-      setBusy(false);
+      if (alive.current) setBusy(false);
     }
   };
   const configure = (patch: Record<string, unknown>, said: string) =>
     run(async () => {
-      onChanged(await api.patch<LaneInfo>(path, patch));
+      const fresh = await api.patch<LaneInfo>(path, patch);
+      if (alive.current) onChanged(fresh);
       return said;
     });
 

@@ -3,6 +3,7 @@
  * happen, the controls, and the job table (which reloads its page when a transition arrives).
  */
 import { useCallback, useEffect, useState } from "hono/jsx/dom";
+import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
 import { Alert, CountsStrip, Section, StateBadge } from "./components.js";
 import { clockTime } from "./format.js";
@@ -20,14 +21,16 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
   const [feed, setFeed] = useState<TransitionMessage[]>([]);
   const [changes, setChanges] = useState(0);
   const [problem, setProblem] = useState<string | null>(null);
+  const alive = useAlive();
 
   const reload = useCallback(async () => {
     try {
       const fresh = await api.get<LaneInfo>(lanePath(lane));
+      if (!alive.current) return;
       setInfo(fresh);
       setCounts(fresh.counts);
     } catch (error) {
-      setProblem(`Could not read the lane: ${describe(error)}`);
+      if (alive.current) setProblem(`Could not read the lane: ${describe(error)}`);
     }
   }, [api, lane]);
   useEffect(() => void reload(), [reload]);
