@@ -60,7 +60,9 @@ function bundleBenchWorker(dir: string): string {
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
     stdio: "pipe",
   });
-  const config = readFileSync(join(ROOT, "wrangler.bench.toml"), "utf8").replace(/^main = .*$/m, `main = ${JSON.stringify(join(dir, "worker.js"))}\nno_bundle = true`);
+  const config = readFileSync(join(ROOT, "wrangler.bench.toml"), "utf8")
+    .replace(/^main = .*$/m, `main = ${JSON.stringify(join(dir, "worker.js"))}\nno_bundle = true`)
+    .replace(/^\[build\]\n(?:[^[\n].*\n)*/m, ""); // built already, and its command runs in the repo only
   const path = join(dir, "wrangler.toml");
   writeFileSync(path, config);
   return path;

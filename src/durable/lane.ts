@@ -28,6 +28,7 @@ import {
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
+import { LaneEvents } from "./events.js";
 import type { ExecutorRegistry } from "./executors.js";
 import type { JobSpec } from "./job-row.js";
 import { LaneSettingsStore } from "./lane-settings.js";
@@ -74,6 +75,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
   protected readonly wake: Wake;
   private readonly transitions: TransitionLog;
+  private readonly events: LaneEvents;
   private readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
   private readonly options: LaneOptions;
   private readonly schema: SchemaState;
@@ -88,6 +90,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     const lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(ctx.storage) : null) ?? ctx.id.toString();
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
     this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
+    this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => this.store.counts() });
     this.wake = new Wake({
       computeWake: (pumped) => this.computeWake(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
@@ -311,6 +314,22 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.outcomes.settleUndeliverable();
     this.wake.afterChange();
     this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
+  }
+
+  // ---- events sockets (events.ts); the front worker has checked the ticket ----
+
+  override async fetch(request: Request): Promise<Response> {
+    return this.events.open(request, await this.info());
+  }
+
+  override webSocketMessage(): void {} // the sockets only listen
+
+  override webSocketClose(ws: WebSocket, code: number): void {
+    this.events.closed(ws, code);
+  }
+
+  override webSocketError(ws: WebSocket): void {
+    this.events.closed(ws);
   }
 
   // ---- internals ----
