@@ -14,8 +14,11 @@ import type { JobState } from "../shared/job.js";
 import { SUBJECT_COLUMNS, type SubjectRow } from "./job-row.js";
 import type { StoreOptions } from "./lane-store.js";
 
-/** Running jobs, in enqueue order. ?1 limit. */
-export const RUNNING_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs WHERE state = 'running' ORDER BY seq LIMIT ?1`;
+/**
+ * Running jobs, in enqueue order: the few of them, from `jobs_lease`, sorted. Named, since the
+ * planner would otherwise walk every job in seq order to find them. ?1 limit.
+ */
+export const RUNNING_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs INDEXED BY jobs_lease WHERE state = 'running' ORDER BY seq LIMIT ?1`;
 
 /** Queued jobs in enqueue order, on `jobs_queued`. ?1 limit. */
 export const QUEUED_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT ?1`;
