@@ -7,7 +7,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
-import { ABORT_GRACE_MS, DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH, MAX_PAGE_BYTES, PURGE_BATCH, RECOVERY_BATCH } from "../shared/defaults.js";
+import { ABORT_GRACE_MS, DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
 import type { ClaimedJob, Counts, Job, LaneInfo, Lease } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
@@ -434,22 +434,12 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     });
   }
 
-  /**
-   * Deletes the queue's queued jobs (a running or completing head runs on), those enqueued before the
-   * call: in batches, yielding between them, so that a long queue does not hold the lane.
-   */
+  /** Deletes the queue's queued jobs enqueued before the call (a running or completing head runs on). */
   async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> {
     return this.answer(async () => {
       const name = parseName(queue, "queue");
       if (!name.ok) return name;
-      const lastSeq = this.queues.lastSeq();
-      let purged = 0;
-      for (;;) {
-        const deleted = this.queues.purge(name.value, lastSeq, PURGE_BATCH);
-        purged += deleted;
-        if (deleted < PURGE_BATCH) break;
-        await new Promise((resolve) => setTimeout(resolve, 0));
-      }
+      const purged = await this.queues.purge(name.value);
       this.wake.afterChange();
       return ok({ purged });
     });

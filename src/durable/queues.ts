@@ -3,6 +3,7 @@
  * and purging its queued jobs. Every statement reads `jobs_queue` (queue, state, priority, seq).
  */
 import type { QueueInfo } from "../shared/answers.js";
+import { PURGE_BATCH } from "../shared/defaults.js";
 import { deleteJobs, type DeletedJob } from "./deletion.js";
 
 /** The job that holds a queue: running, or completing (its outcome is delivered before the next starts). ?1 queue. */
@@ -41,13 +42,18 @@ export class QueueStore {
     };
   }
 
-  /** The seq of the newest job: a purge takes only jobs enqueued before it began. */
-  lastSeq(): number {
-    return this.sql.exec<{ seq: number }>(LAST_SEQ_SQL).one().seq;
-  }
-
-  /** Deletes at most `limit` queued jobs of the queue with a seq up to `lastSeq`; answers how many. */
-  purge(queue: string, lastSeq: number, limit: number): number {
-    return this.storage.transactionSync(() => deleteJobs(this.sql, this.sql.exec<DeletedJob>(QUEUE_PURGE_SQL, queue, lastSeq, limit).toArray()));
+  /**
+   * Deletes the queue's queued jobs enqueued before the call (up to the newest seq now), `batch` per
+   * transaction, yielding between transactions so that the lane serves other calls meanwhile.
+   */
+  async purge(queue: string, batch = PURGE_BATCH): Promise<number> {
+    const lastSeq = this.sql.exec<{ seq: number }>(LAST_SEQ_SQL).one().seq;
+    let purged = 0;
+    for (;;) {
+      const deleted = this.storage.transactionSync(() => deleteJobs(this.sql, this.sql.exec<DeletedJob>(QUEUE_PURGE_SQL, queue, lastSeq, batch).toArray()));
+      purged += deleted;
+      if (deleted < batch) return purged;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
   }
 }
