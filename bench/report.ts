@@ -61,6 +61,7 @@ export function buildTargets(r: Results, mode: string): Target[] {
       `${fmt(first?.enqueue?.opsPerSec)} vs ${fmt(last?.enqueue?.opsPerSec)} ops/s`),
     target(`claim cost, ${sizes}`, ratio(first?.claim?.opsPerSec, last?.claim?.opsPerSec), "<=", 1.5, "x",
       `${fmt(first?.claim?.opsPerSec)} vs ${fmt(last?.claim?.opsPerSec)} ops/s`),
+    ...countsTargets(r, mode).map((t) => target(t.name, t.measured, t.comparison, t.target, t.unit, t.basis)),
   ];
 }
 
@@ -122,6 +123,7 @@ export function printTables(r: Results, targets: Target[]): void {
     const s = r.scale?.[`lanes_${lanes}`];
     row(lanes === 1 ? "8 scale-out" : "", `${lanes} lane(s) x ${fmt(s?.perLane)} jobs`, fmt(s?.jobsPerSec), "jobs/s", lanes === 1 ? mem(r.scale) : "");
   }
+  countsRows(r, row);
   console.log("\n" + table(["workload", "figure", "value", "unit", "RSS MB / cores", "notes"], rows));
 
   const p = r.profile;
@@ -137,4 +139,32 @@ export function printTables(r: Results, targets: Target[]): void {
         targets.map((t) => [t.name, t.basis, t.measured === null ? "-" : `${t.measured} ${t.unit}`, `${t.comparison} ${t.target} ${t.unit}`, t.met ? "yes" : "NO"]),
       ),
   );
+}
+
+// ---- issue 11 (bench/counts.ts): keeping counts, info() at any backlog, retention ----
+
+function countsTargets(r: Results, mode: string): Omit<Target, "met">[] {
+  const levels: any[] = r.info?.levels ?? [];
+  const [small, large] = [levels[0], levels.at(-1)];
+  const sizes = small && large ? `${fmt(large.queued)} vs ${fmt(small.queued)} queued${mode === "full" ? "" : ` (--${mode} sizes)`}` : "growth lanes";
+  return [
+    { name: `info() cost, ${sizes}`, measured: ratio(large?.usPerCall, small?.usPerCall), comparison: "<=", target: 1.5, unit: "x",
+      basis: `${fmt(large?.usPerCall)} vs ${fmt(small?.usPerCall)} µs per call` },
+    { name: `retention: longest alarm over ${fmt(r.retention?.n)} expired jobs`, measured: num(r.retention?.alarmMs?.max), comparison: "<=", target: 50, unit: "ms",
+      basis: `${r.retention?.alarms ?? "?"} alarms, p50 ${fmt(r.retention?.alarmMs?.p50)} ms, all gone in ${fmt(r.retention?.wallMs)} ms` },
+  ];
+}
+
+function countsRows(r: Results, row: (workload: string, figure: string, value: string, unit: string, usage?: string, note?: string) => void): void {
+  const c = r.countsCost;
+  const mem = (w: any) => (w?.process ? `${fmt(w.process.peakRssMb, 0)} / ${fmt(w.process.cpuCores, 2)}` : "");
+  for (const [i, s] of (["triggers", "store", "none"] as const).entries()) {
+    const keeping = s === "none" ? "no counts at all (the floor)" : `keeping counts: +${fmt(c?.keepingCostUs?.[s]?.enqueueUs, 2)} / +${fmt(c?.keepingCostUs?.[s]?.drainUs, 2)} µs`;
+    row(i === 0 ? "11 counts" : "", `batch enqueue / drain, counts kept by ${s}`, `${fmt(c?.perJobUs?.[s]?.enqueueUs, 2)} / ${fmt(c?.perJobUs?.[s]?.drainUs, 2)}`, "µs/job",
+      i === 0 ? mem(c) : "", keeping);
+  }
+  for (const [i, level] of (r.info?.levels ?? []).entries()) row(i === 0 ? "11 info()" : "", `at ${fmt(level.queued)} queued`, fmt(level.usPerCall), "µs/call", i === 0 ? mem(r.info) : "");
+  const p = r.retention;
+  row("11 retention", `${fmt(p?.n)} expired jobs`, `${fmt(p?.alarmMs?.max)} max / ${fmt(p?.alarmMs?.p50)} p50`, "ms/alarm", mem(p),
+    `${p?.alarms ?? "?"} alarms of ~${fmt(p?.jobsPerAlarm)} jobs; all gone in ${fmt(p?.wallMs)} ms; an info() waited ${fmt(p?.infoWaitedMaxMs)} ms at most`);
 }

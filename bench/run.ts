@@ -247,6 +247,12 @@ await workload("growth", async () => {
   return { levels, rounds, note: mode === "full" ? undefined : `reduced sizes (${sizes.growth.join(", ")}) in --${mode} mode, not 1k/100k/1M` };
 });
 
+// Issue 11 (bench/counts.ts): the cost of keeping counts, info() at the growth lanes' backlogs, one retention pass.
+const countsSizes = { full: { n: 20_000, expired: 100_000 }, quick: { n: 10_000, expired: 100_000 }, smoke: { n: 1000, expired: 2000 } }[mode];
+await workload("countsCost", () => bench("countsCost", { n: countsSizes.n }));
+await workload("info", () => bench("infoGrowth", { lanes: sizes.growth.map((size) => `growth-${size}-${run}`) }));
+await workload("retention", () => bench("retentionPass", { n: countsSizes.expired }));
+
 await workload("scale", async () => {
   const out: Record<string, unknown> = {};
   for (const lanes of [1, 4, 16]) out[`lanes_${lanes}`] = await bench("drain", { n: sizes.scalePerLane, lanes, concurrency: 16 });

@@ -76,6 +76,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         complete: (id, request) => value(lane.jobs[":id"].complete.$post({ param: job(id), json: request })),
         fail: (id, request) => value(lane.jobs[":id"].fail.$post({ param: job(id), json: request })),
         release: (id, request) => value(lane.jobs[":id"].release.$post({ param: job(id), json: request })),
+        failLane: (request) => value(lane.fail.$post({ param, json: request })),
+        queue: (queue) => value(lane.queues[":queue"].$get({ param: { lane: name, queue } })),
+        purgeQueue: (queue) => value(lane.queues[":queue"].purge.$post({ param: { lane: name, queue }, json: {} })),
       };
     },
   };

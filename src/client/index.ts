@@ -4,15 +4,16 @@
  * indirectly; `npm run check:pack` proves it against the packed entry (scripts/pack-consumer/).
  */
 export { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
-export type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage, LaneClient } from "./types.js";
+export type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, LaneClient, PurgeAnswer, QueueInfo } from "./types.js";
 export { QueueError, type ErrorBody, type ErrorCode, type ErrorDetails, type Issue, type Result } from "../shared/errors.js";
-export type { ClaimedJob, Counts, EnqueueStatus, Job, JobState, Json, LaneInfo, Lease, LeaseView, Outcome } from "../shared/job.js";
+export type { ClaimedJob, Counts, EnqueueStatus, Job, JobState, Json, LaneInfo, LaneStats, Lease, LeaseView, Outcome, Retention } from "../shared/job.js";
 export type {
   BatchEnqueueRequest,
   CancelRequest,
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
+  FailLaneRequest,
   FailRequest,
   LanePatch,
   ListQuery,

@@ -44,6 +44,9 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         complete: (id, request) => value(stub.complete(id, request)),
         fail: (id, request) => value(stub.fail(id, request)),
         release: (id, request) => value(stub.release(id, request)),
+        failLane: (request) => value(stub.failLane(request)),
+        queue: (queue) => value(stub.queueInfo(queue)),
+        purgeQueue: (queue) => value(stub.purgeQueue(queue)),
       };
     },
   };

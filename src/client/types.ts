@@ -3,7 +3,7 @@
  * namespace) or over HTTP. Every method answers the value of shared/API.md's success body, or throws
  * a `QueueError` carrying the API's code.
  */
-import type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
+import type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import type { ClaimedJob, Job, LaneInfo, Lease } from "../shared/job.js";
 import type {
   BatchEnqueueRequest,
@@ -11,6 +11,7 @@ import type {
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
+  FailLaneRequest,
   FailRequest,
   LanePatch,
   ListQuery,
@@ -19,7 +20,7 @@ import type {
   SweepRequest,
 } from "../shared/schemas.js";
 
-export type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage };
+export type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo };
 
 export interface LaneClient {
   /** The lane's name. */
@@ -43,4 +44,13 @@ export interface LaneClient {
   complete(id: string, request: CompleteRequest): Promise<{ job: Job }>;
   fail(id: string, request: FailRequest): Promise<{ job: Job }>;
   release(id: string, request: ReleaseRequest): Promise<{ job: Job }>;
+  /**
+   * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order),
+   * aborting their in-process attempts; call again while `more` is true.
+   */
+  failLane(request: FailLaneRequest): Promise<FailLaneAnswer>;
+  /** Who holds the queue (a completing job reports `running`), else its next job, and how many are queued. */
+  queue(name: string): Promise<QueueInfo>;
+  /** Deletes the queue's queued jobs; a running head runs on. */
+  purgeQueue(name: string): Promise<PurgeAnswer>;
 }

@@ -112,11 +112,11 @@ export class Dispatcher<E = unknown> {
     }
   }
 
-  /** Aborts the in-process attempt of a job, if any. */
-  abort(jobId: string, cause: AbortCause): boolean {
+  /** Aborts the in-process attempt of a job, if any (`lostCause`: why, when the attempt lost its lease). */
+  abort(jobId: string, cause: AbortCause, lostCause: LostCause = "expired"): boolean {
     const attempt = this.attempts.get(jobId);
     if (!attempt || attempt.ended) return false;
-    this.abortAttempt(attempt, cause);
+    this.abortAttempt(attempt, cause, lostCause);
     return true;
   }
 

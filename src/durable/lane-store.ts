@@ -22,6 +22,7 @@ import {
 } from "./job-row.js";
 import { rowBytes, withinBytes, type Candidate } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
+import { LaneCounts } from "./counts.js";
 import { LaneSettingsStore } from "./lane-settings.js";
 import * as Q from "./statements.js";
 
@@ -100,18 +101,18 @@ export class LaneStore {
     this.sql = storage.sql;
     this.lane = options.lane;
     this.settings = new LaneSettingsStore(storage, options.lane);
+    this.laneCounts = new LaneCounts(storage);
   }
 
   /** The lane's settings (concurrency, pause, registration): a room of their own. */
   readonly settings: LaneSettingsStore;
 
+  /** The lane's kept counts and lifetime stats (counts.ts): a room of their own. */
+  readonly laneCounts: LaneCounts;
+
+  /** The counts of jobs now, kept as they change: one row read at any size. */
   counts(): Counts {
-    const counts: Counts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
-    for (const row of this.sql.exec<{ state: JobState; outcome: Outcome | null; n: number }>(Q.COUNTS_SQL)) {
-      if (row.state === "settled" && row.outcome) counts[row.outcome] += row.n;
-      else if (row.state !== "settled") counts[row.state] += row.n;
-    }
-    return counts;
+    return this.laneCounts.counts();
   }
 
   // ---- enqueue ----
@@ -357,11 +358,6 @@ export class LaneStore {
     const updated = this.sql.exec<JobRow>(Q.REQUEUE_SQL, row.seq, now).one();
     this.emit(updated, "settled", null);
     return ok(toJob(updated, this.lane));
-  }
-
-  sweep(settledBefore: number, limit: number): number {
-    this.sql.exec(Q.SWEEP_SQL, settledBefore, limit);
-    return this.sql.exec<{ n: number }>(Q.CHANGES_SQL).one().n;
   }
 
   // ---- what the alarm does ----

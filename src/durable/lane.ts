@@ -5,11 +5,11 @@
  * thrown coded errors.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
+import type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
-import { ABORT_GRACE_MS, DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
+import { ABORT_GRACE_MS, DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
-import type { ClaimedJob, Job, LaneInfo, Lease } from "../shared/job.js";
+import type { ClaimedJob, Counts, Job, LaneInfo, Lease } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
 import {
@@ -18,6 +18,7 @@ import {
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
+  FailLaneRequest,
   FailRequest,
   LanePatch,
   ListQuery,
@@ -31,12 +32,15 @@ import type { SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events.js";
 import type { ExecutorRegistry } from "./executors.js";
 import type { JobSpec } from "./job-row.js";
+import { LaneFailure } from "./lane-failure.js";
 import { LaneSettingsStore } from "./lane-settings.js";
 import { LaneStore } from "./lane-store.js";
 import { migrate, type SchemaState, SCHEMA_VERSION } from "./migrations.js";
 import { OutcomeDelivery } from "./outcomes.js";
+import { QueueStore } from "./queues.js";
 import { REGISTRY_NAME } from "./registry.js";
-import { parse, parseId, parseJobCall } from "./rpc-input.js";
+import { RetentionStore } from "./retention.js";
+import { parse, parseId, parseJobCall, parseName } from "./rpc-input.js";
 import { toSpec } from "./spec.js";
 import { TransitionLog } from "./transitions.js";
 import { earliest, Wake, wakeTerms } from "./wake.js";
@@ -77,6 +81,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   private readonly transitions: TransitionLog;
   private readonly events: LaneEvents;
   private readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
+  private readonly retention: RetentionStore;
+  private readonly queues: QueueStore;
+  private readonly failure: LaneFailure;
   private readonly options: LaneOptions;
   private readonly schema: SchemaState;
 
@@ -91,6 +98,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
     this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
     this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => this.store.counts() });
+    this.retention = new RetentionStore(ctx.storage, clock);
+    this.queues = new QueueStore(ctx.storage);
+    this.failure = new LaneFailure(ctx.storage, clock, { deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
     this.wake = new Wake({
       computeWake: (pumped) => this.computeWake(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
@@ -238,7 +248,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const request = parse(SweepRequest, input);
       if (!request.ok) return request;
-      const removed = this.store.sweep(request.value.settledBefore, request.value.limit ?? DEFAULT_SWEEP_LIMIT);
+      const removed = this.retention.sweep(request.value.settledBefore, request.value.limit ?? DEFAULT_SWEEP_LIMIT);
       this.wake.afterChange();
       return ok({ removed });
     });
@@ -312,6 +322,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.dispatcher.reconcile();
     this.windUpCancels();
     this.outcomes.settleUndeliverable();
+    this.retention.pass(this.store.settings.read().retention);
     this.wake.afterChange();
     this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
   }
@@ -343,8 +354,12 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   }
 
   private laneInfo(): Result<LaneInfo> {
-    const { concurrency, paused } = this.store.settings.read();
-    return ok({ lane: this.store.lane, counts: this.store.counts(), paused, concurrency, nextWakeAt: this.computeWake() });
+    const { concurrency, paused, retention } = this.store.settings.read();
+    const { laneCounts } = this.store;
+    return ok({
+      lane: this.store.lane, counts: laneCounts.counts(), paused, concurrency, nextWakeAt: this.computeWake(),
+      retention, stats: laneCounts.stats(), oldestDueAt: laneCounts.oldestDueAt(this.time.clock.now()),
+    });
   }
 
   /** A write that answers a job: flush after it, whatever it answered. */
@@ -364,7 +379,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     // Right after a pump, every due in-process head with a free slot was claimed: none to look for.
     const rows = this.store.wakeRows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
     const heldCancels = rows.cancels > 0 ? this.store.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
-    return earliest(wakeTerms(rows, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
+    const retentionPass = this.retention.nextPass(this.store.settings.read().retention);
+    return earliest(wakeTerms({ ...rows, retentionPass }, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
   }
 
   private recoverExpired(): void {
@@ -379,6 +395,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** An in-process attempt lost its lease: its own outcome, logged and told to `onLost`. */
   private lost(job: ClaimedJob, cause: LostCause, message: string): void {
+    this.store.laneCounts.countLost();
     const event: LostEvent = { event: "job.lost", lane: this.store.lane, jobId: job.id, kind: job.kind, attempt: job.attempts, generation: job.lease.generation, cause, message };
     if (this.options.log !== false) log(event);
     const { lease, ...view } = job;
@@ -402,6 +419,49 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   private toSpec(request: EnqueueRequest): Result<JobSpec> {
     return toSpec(request, this.time.clock.now(), () => this.time.entropy.id());
+  }
+
+  // ---- the operator's lane (issue 11) ----
+
+  /** The kept counts alone: what `GET /v1/lanes` shows of each lane, one row read. */
+  async counts(): Promise<Result<Counts>> {
+    return this.answer(() => ok(this.store.counts()));
+  }
+
+  /**
+   * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order)
+   * and aborts their in-process attempts; `more`: whether any queued or running job is left.
+   */
+  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> {
+    return this.answer(() => {
+      const request = parse(FailLaneRequest, input);
+      if (!request.ok) return request;
+      const { failed, running } = this.failure.fail(request.value.reason, FAIL_LANE_BATCH);
+      // Its lease is gone with the job settled: the attempt is lost (a cancelled one, cancelled).
+      for (const job of running) this.dispatcher.abort(job.id, job.outcome === "cancelled" ? "cancelled" : "lost", "settled");
+      this.wake.afterChange();
+      const { queued, running: stillRunning } = this.store.counts();
+      return ok({ failed, more: queued + stillRunning > 0 });
+    });
+  }
+
+  /** Who holds a queue (a completing job reports `running`), else its next job, and how many are queued. */
+  async queueInfo(queue: unknown): Promise<Result<QueueInfo>> {
+    return this.answer(() => {
+      const name = parseName(queue, "queue");
+      return name.ok ? ok(this.queues.info(name.value)) : name;
+    });
+  }
+
+  /** Deletes the queue's queued jobs enqueued before the call (a running or completing head runs on). */
+  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> {
+    return this.answer(async () => {
+      const name = parseName(queue, "queue");
+      if (!name.ok) return name;
+      const purged = await this.queues.purge(name.value);
+      this.wake.afterChange();
+      return ok({ purged });
+    });
   }
 }
 

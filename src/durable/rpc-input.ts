@@ -27,3 +27,9 @@ export function parseJobCall<T>(id: unknown, schema: ZodType<T>, input: unknown)
   const request = parse(schema, input);
   return request.ok ? ok({ id: name.value, request: request.value }) : request;
 }
+
+/** A name of `what` (a queue, …), valid, or the refusal. */
+export function parseName(value: unknown, what: string): Result<string> {
+  const name = Name.safeParse(value);
+  return name.success ? ok(name.data) : fail("invalid_request", `invalid ${what} name`, toIssues(name.error, [what]));
+}

@@ -25,7 +25,15 @@ export interface WakeTerms {
    * else the earliest future head's runAt.
    */
   claimableHead: number | null;
+  /**
+   * The next retention pass (retention.ts): now while settled jobs past their horizon remain (one
+   * bounded batch per alarm), else the next horizon plus a little slack.
+   */
+  retention: number | null;
 }
+
+/** What the terms are computed from: the jobs' rows (lane-store.ts) and the next retention pass (retention.ts). */
+export type WakeInputs = WakeRows & { retentionPass: number | null };
 
 /** What the lane itself holds in memory that the rows cannot say. */
 export interface WakeMemory {
@@ -35,12 +43,13 @@ export interface WakeMemory {
   heldCancels: number;
 }
 
-export function wakeTerms(rows: WakeRows, memory: WakeMemory, now: number): WakeTerms {
+export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): WakeTerms {
   return {
     undelivered: rows.completing > memory.delivering ? now : null,
     leaseExpiry: rows.lease,
     cancelWindUp: rows.cancels > memory.heldCancels ? now : null,
     claimableHead: rows.dueExecutorHead ? now : rows.futureHead,
+    retention: rows.retentionPass,
   };
 }
 

@@ -72,3 +72,18 @@ export const DISPATCH_LEASE_MS = 30_000;
  * back; its job still never gets a second in-process executor while the first has not returned.
  */
 export const ABORT_GRACE_MS = 30_000;
+
+/** Retention (API.md "The lane"): a settled job is deleted once it has been settled this long, unless the lane says otherwise. */
+export const DEFAULT_COMPLETED_RETENTION_MS = 7 * 24 * 3_600_000;
+export const DEFAULT_FAILED_RETENTION_MS = 30 * 24 * 3_600_000;
+/** Jobs one retention pass (one alarm) deletes at most, so that no alarm holds the lane for long (issue 11: ≤ 50 ms). */
+export const RETENTION_BATCH = 1000;
+/**
+ * Retention wakes this long after the next horizon rather than at it, so that one pass takes the
+ * jobs that expire close together instead of an alarm for each (API.md: within seconds of the horizon).
+ */
+export const RETENTION_SLACK_MS = 1000;
+/** Failing a lane: jobs settled per call at most (API.md). */
+export const FAIL_LANE_BATCH = 500;
+/** Purging a queue: jobs deleted per transaction; the lane serves other calls between them. */
+export const PURGE_BATCH = 1000;

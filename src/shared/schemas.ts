@@ -83,6 +83,12 @@ export const LanePatch = z
   .strictObject({
     concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).optional(),
     paused: z.boolean().optional(),
+    retention: z
+      .strictObject({
+        completedMs: ms().nullable().optional().openapi({ description: "keep completed jobs this long after they settle; null keeps them" }),
+        failedMs: ms().nullable().optional().openapi({ description: "the same for failed, cancelled and interrupted jobs" }),
+      })
+      .optional(),
   })
   .openapi("LanePatch");
 export type LanePatch = z.infer<typeof LanePatch>;
@@ -133,3 +139,8 @@ export function toIssues(error: z.ZodError, prefix: (string | number)[] = []): I
     return [{ path, message: issue.message }];
   });
 }
+
+export const FailLaneRequest = z
+  .strictObject({ reason: z.string().min(1).max(MAX_ERROR_MESSAGE_CHARS).openapi({ description: "the error the failed jobs carry" }) })
+  .openapi("FailLaneRequest");
+export type FailLaneRequest = z.infer<typeof FailLaneRequest>;

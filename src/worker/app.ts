@@ -13,6 +13,7 @@ import { consumerRoutes } from "./routes/consumers.js";
 import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { laneRoutes } from "./routes/lanes.js";
+import { queueRoutes } from "./routes/queues.js";
 
 const healthz = createRoute({
   method: "get",
@@ -33,6 +34,7 @@ export function createApp() {
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
     .route("/v1", consumerRoutes())
+    .route("/v1", queueRoutes())
     .route("/v1", eventRoutes())
     .route("/", dashboardRoutes());
   serveDocument(routes, "/openapi.json");

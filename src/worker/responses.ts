@@ -62,8 +62,33 @@ export const Counts = z
   })
   .openapi("Counts");
 
+const msOrKeep = z.number().int().nullable().openapi({ description: "milliseconds after they settle; null keeps them" });
+
+export const LaneStats = z
+  .object({
+    enqueued: z.number().int(),
+    claimed: z.number().int(),
+    completed: z.number().int(),
+    failed: z.number().int(),
+    cancelled: z.number().int(),
+    interrupted: z.number().int(),
+    retried: z.number().int().openapi({ description: "attempts that failed and were queued again" }),
+    recovered: z.number().int().openapi({ description: "expired leases queued again" }),
+    lost: z.number().int().openapi({ description: "in-process attempts that lost their lease" }),
+  })
+  .openapi("LaneStats", { description: "lifetime counters of the lane; they never go down" });
+
 export const LaneInfo = z
-  .object({ lane: z.string(), counts: Counts, paused: z.boolean(), concurrency: z.number().int(), nextWakeAt: epochMs.nullable() })
+  .object({
+    lane: z.string(),
+    counts: Counts,
+    paused: z.boolean(),
+    concurrency: z.number().int(),
+    nextWakeAt: epochMs.nullable(),
+    retention: z.object({ completedMs: msOrKeep, failedMs: msOrKeep }),
+    stats: LaneStats,
+    oldestDueAt: epochMs.nullable().openapi({ description: "the runAt of the longest-waiting queued job that is due now" }),
+  })
   .openapi("LaneInfo");
 
 export const EnqueueResponse = z.object({ status: z.enum(["queued", "duplicate"]), job: Job }).openapi("EnqueueResponse");
@@ -108,3 +133,20 @@ export const ErrorResponse = z
     }),
   })
   .openapi("ErrorResponse");
+
+export const FailLaneResponse = z
+  .object({ failed: z.array(Name), more: z.boolean().openapi({ description: "queued or running jobs are left: call again" }) })
+  .openapi("FailLaneResponse");
+
+export const QueueInfo = z
+  .object({
+    queue: Name,
+    head: z
+      .object({ id: Name, state: z.enum(["running", "queued"]), cancelRequested: z.boolean() })
+      .nullable()
+      .openapi({ description: "the job holding the queue (running, or completing: reported running), else the queued job that runs next; null: idle" }),
+    queued: z.number().int(),
+  })
+  .openapi("QueueInfo");
+
+export const PurgeResponse = z.object({ purged: z.number().int() }).openapi("PurgeResponse");

@@ -8,8 +8,9 @@ import { expect } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
 import type { JobRow } from "../../src/durable/job-row.js";
 import { ManualClock, type Clock, type Entropy } from "../../src/shared/clock.js";
+import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS, RETENTION_SLACK_MS } from "../../src/shared/defaults.js";
 import type { ErrorBody, ErrorCode, Result } from "../../src/shared/errors.js";
-import type { ClaimedJob } from "../../src/shared/job.js";
+import type { ClaimedJob, Outcome } from "../../src/shared/job.js";
 import type { TestableLane } from "./test-worker.js";
 
 /** Far in the future, so that an alarm set by a test never fires on its own. */
@@ -135,4 +136,20 @@ export async function sql<T extends Record<string, SqlStorageValue>>(
   ...bindings: unknown[]
 ): Promise<T[]> {
   return runInDurableObject(stub, (_lane, state) => state.storage.sql.exec<T>(query, ...bindings).toArray());
+}
+
+/**
+ * Drops every table of a lane's database (their indexes and triggers go with them), so that `migrate`
+ * can rebuild it at an older version, as an older release left it. The platform's own tables stay.
+ */
+export function dropTables(storage: DurableObjectStorage): void {
+  const tables = storage.sql
+    .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%'`)
+    .toArray();
+  for (const { name } of tables) storage.sql.exec(`DROP TABLE "${name}"`);
+}
+
+/** The wake a job settled at `settledAt` with `outcome` sets under the default retention: its horizon, plus the slack. */
+export function retentionWakeOf(settledAt: number, outcome: Outcome): number {
+  return settledAt + (outcome === "completed" ? DEFAULT_COMPLETED_RETENTION_MS : DEFAULT_FAILED_RETENTION_MS) + RETENTION_SLACK_MS;
 }
