@@ -3,6 +3,8 @@
  * registry) for its Durable Object bindings, and serves `createApp()`; code elsewhere uses a client.
  */
 export { createApp, type AppType } from "./worker/app.js";
+export { createWorker } from "./worker/worker.js";
+export { checkAlarms, type BeltReport } from "./worker/belt.js";
 export { defineLane, Lane, type LaneOptions, type LostEvent, type TransitionEvent } from "./durable/lane.js";
 export { LaneRegistry, REGISTRY_NAME } from "./durable/registry.js";
 export type { SwitchyardEnv } from "./durable/env.js";
@@ -34,3 +36,5 @@ export type {
   RenewRequest,
   SweepRequest,
 } from "./shared/schemas.js";
+export type { Schedule, ScheduledJob, SchedulePage } from "./shared/schedule.js";
+export type { ScheduleListQuery, ScheduleRequest } from "./shared/schemas.js";

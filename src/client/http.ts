@@ -76,6 +76,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         complete: (id, request) => value(lane.jobs[":id"].complete.$post({ param: job(id), json: request })),
         fail: (id, request) => value(lane.jobs[":id"].fail.$post({ param: job(id), json: request })),
         release: (id, request) => value(lane.jobs[":id"].release.$post({ param: job(id), json: request })),
+        putSchedule: (schedule, request) => value(lane.schedules[":name"].$put({ param: { lane: name, name: schedule }, json: request })),
+        getSchedule: (schedule) => value(lane.schedules[":name"].$get({ param: { lane: name, name: schedule } })),
+        listSchedules: (query = {}) => value(lane.schedules.$get({ param, query: stringify(query) })),
+        deleteSchedule: (schedule) => value(lane.schedules[":name"].$delete({ param: { lane: name, name: schedule } })),
       };
     },
   };

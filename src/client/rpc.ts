@@ -44,6 +44,10 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         complete: (id, request) => value(stub.complete(id, request)),
         fail: (id, request) => value(stub.fail(id, request)),
         release: (id, request) => value(stub.release(id, request)),
+        putSchedule: async (schedule, request) => ({ schedule: (await value(stub.putSchedule(schedule, request))).schedule }),
+        getSchedule: (schedule) => value(stub.getSchedule(schedule)),
+        listSchedules: (query) => value(stub.listSchedules(query ?? {})),
+        deleteSchedule: (schedule) => value(stub.deleteSchedule(schedule)),
       };
     },
   };

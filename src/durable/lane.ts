@@ -25,6 +25,10 @@ import {
   RenewRequest,
   SweepRequest,
 } from "../shared/schemas.js";
+import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
+import { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
+import { Belt, type WakeCheck } from "./belt.js";
+import { ScheduleStore } from "./schedules.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
@@ -35,7 +39,7 @@ import { LaneStore } from "./lane-store.js";
 import { migrate, type SchemaState, SCHEMA_VERSION } from "./migrations.js";
 import { OutcomeDelivery } from "./outcomes.js";
 import { REGISTRY_NAME } from "./registry.js";
-import { parse, parseId, parseJobCall } from "./rpc-input.js";
+import { parse, parseId, parseJobCall, parseScheduleName } from "./rpc-input.js";
 import { toSpec } from "./spec.js";
 import { TransitionLog } from "./transitions.js";
 import { earliest, Wake, wakeTerms } from "./wake.js";
@@ -72,7 +76,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   protected readonly time: { clock: Clock; entropy: Entropy } = { clock: systemClock, entropy: systemEntropy };
   readonly store: LaneStore;
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
+  readonly schedules: ScheduleStore;
   protected readonly wake: Wake;
+  private readonly belt: Belt;
   private readonly transitions: TransitionLog;
   private readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
   private readonly options: LaneOptions;
@@ -88,6 +94,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     const lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(ctx.storage) : null) ?? ctx.id.toString();
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
     this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
+    this.schedules = new ScheduleStore(ctx.storage, clock, lane);
+    const registry = () => (env as Partial<SwitchyardEnv>).REGISTRY?.getByName(REGISTRY_NAME);
+    this.belt = new Belt(ctx.storage, { lane, registry, waitUntil: (p) => ctx.waitUntil(p) });
     this.wake = new Wake({
       computeWake: () => this.computeWake(),
       flushSteps: (pump) => this.flushSteps(pump),
@@ -306,12 +315,17 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   override async alarm(): Promise<void> {
     if (!this.schema.ok) return; // a newer version's lane: touch nothing
     this.wake.consumed();
+    const fired = this.schedules.fireDue((request) => {
+      const spec = this.toSpec(request);
+      return spec.ok ? this.store.insertJob(spec.value) : spec;
+    });
     this.recoverExpired();
     this.dispatcher.reconcile();
     this.windUpCancels();
     this.outcomes.settleUndeliverable();
     this.wake.afterChange();
     this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
+    if (fired > 0) await this.register();
   }
 
   // ---- internals ----
@@ -341,11 +355,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.outcomes.deliverPending();
   }
 
-  /** The computed wake: what the rows and this process's memory ask for now (wake.ts). */
+  /** The computed wake: what the rows and this process's memory ask for now (wake.ts). The belt follows it. */
   private computeWake(): number | null {
     const rows = this.store.wakeRows(this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
     const heldCancels = rows.cancels > 0 ? this.store.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
-    return earliest(wakeTerms(rows, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
+    const rooms = { nextScheduleFire: this.schedules.nextFire() };
+    const wake = earliest(wakeTerms({ ...rows, ...rooms }, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
+    this.belt.noteWake(wake);
+    return wake;
   }
 
   private recoverExpired(): void {
@@ -383,6 +400,67 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   private toSpec(request: EnqueueRequest): Result<JobSpec> {
     return toSpec(request, this.time.clock.now(), () => this.time.entropy.id());
+  }
+
+  // ---- schedules ----
+
+  /** Creates or replaces a schedule (`created` says which); its next fire is a wake term. */
+  async putSchedule(name: unknown, input: unknown): Promise<Result<SchedulePut>> {
+    return this.answer(() => {
+      const schedule = parseScheduleName(name);
+      if (!schedule.ok) return schedule;
+      const request = parse(ScheduleRequest, input);
+      if (!request.ok) return request;
+      const put = this.schedules.put(schedule.value, request.value);
+      if (put.ok) this.wake.afterChange(false);
+      return put;
+    });
+  }
+
+  async getSchedule(name: unknown): Promise<Result<Schedule>> {
+    return this.answer(() => {
+      const schedule = parseScheduleName(name);
+      return schedule.ok ? this.schedules.get(schedule.value) : schedule;
+    });
+  }
+
+  /** Schedules by name, a page at a time: `cursor` continues after the page (null: the end). */
+  async listSchedules(input?: unknown): Promise<Result<SchedulePage>> {
+    return this.answer(() => {
+      const query = parse(ScheduleListQuery, input ?? {});
+      return query.ok ? ok(this.schedules.list(query.value.cursor ?? null, query.value.limit)) : query;
+    });
+  }
+
+  /** Deletes a schedule; the jobs it enqueued stay. */
+  async deleteSchedule(name: unknown): Promise<Result<{ deleted: true }>> {
+    return this.answer(() => {
+      const schedule = parseScheduleName(name);
+      if (!schedule.ok) return schedule;
+      const deleted = this.schedules.delete(schedule.value);
+      if (deleted.ok) this.wake.afterChange(false);
+      return deleted;
+    });
+  }
+
+  // ---- the belt ----
+
+  /**
+   * The belt's check (the front worker's cron, worker/belt.ts), idempotent: the stored alarm becomes
+   * the computed wake, so an alarm the platform lost, or holds later than the wake, is set again. A
+   * lane with nothing to wake for tells the belt that it may stop watching it (belt.ts).
+   */
+  async checkWake(): Promise<Result<WakeCheck>> {
+    return this.answer(async () => {
+      const alarmWas = await this.ctx.storage.getAlarm();
+      this.wake.know(alarmWas);
+      const wakeAt = this.computeWake();
+      const rearmed = wakeAt !== null && (alarmWas === null || alarmWas > wakeAt);
+      if (rearmed) log({ event: "lane.alarm_rearmed", lane: this.store.lane, alarmWas, wakeAt });
+      this.wake.rearm();
+      if (wakeAt === null) this.belt.idle();
+      return ok({ wakeAt, alarmWas, rearmed, watch: wakeAt !== null });
+    });
   }
 }
 

@@ -22,6 +22,18 @@ export interface WakeTerms {
    * else the earliest future head's runAt.
    */
   claimableHead: number | null;
+  /**
+   * The next fire of an unpaused schedule (schedules.ts). Past when the lane missed it (it could not
+   * run): the alarm then fires at once, and the missed fires collapse to the latest. A lane's own
+   * pause does not stop its schedules: they enqueue, the lane starts nothing new.
+   */
+  scheduleFire: number | null;
+}
+
+/** What the rooms beside the jobs table say, each from one indexed query of its own store. */
+export interface RoomRows {
+  /** The earliest `next_run_at` of the schedules (`ScheduleStore.nextFire`). */
+  nextScheduleFire: number | null;
 }
 
 /** What the lane itself holds in memory that the rows cannot say. */
@@ -32,12 +44,13 @@ export interface WakeMemory {
   heldCancels: number;
 }
 
-export function wakeTerms(rows: WakeRows, memory: WakeMemory, now: number): WakeTerms {
+export function wakeTerms(rows: WakeRows & RoomRows, memory: WakeMemory, now: number): WakeTerms {
   return {
     undelivered: rows.completing > memory.delivering ? now : null,
     leaseExpiry: rows.lease,
     cancelWindUp: rows.cancels > memory.heldCancels ? now : null,
     claimableHead: rows.dueExecutorHead ? now : rows.futureHead,
+    scheduleFire: rows.nextScheduleFire,
   };
 }
 

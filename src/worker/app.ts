@@ -10,6 +10,7 @@ import { createRouter, jsonResponse, serveDocument } from "./openapi.js";
 import { consumerRoutes } from "./routes/consumers.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { laneRoutes } from "./routes/lanes.js";
+import { scheduleRoutes } from "./routes/schedules.js";
 
 const healthz = createRoute({
   method: "get",
@@ -28,7 +29,8 @@ export function createApp() {
   const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
-    .route("/v1", consumerRoutes());
+    .route("/v1", consumerRoutes())
+    .route("/v1", scheduleRoutes());
   serveDocument(routes, "/openapi.json");
   return routes;
 }

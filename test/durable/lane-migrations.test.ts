@@ -6,7 +6,7 @@ import { T0, claimOne, enqueue, evict, fireAlarm, refusal, row, rows, setup, sql
 /** Rebuilds the lane's database at an older schema version, as an older release left it. */
 async function downgradeTo(stub: LaneStub, version: number): Promise<void> {
   await runInDurableObject(stub, (_lane, state) => {
-    for (const table of ["jobs", "lane", "schema_migrations"]) state.storage.sql.exec(`DROP TABLE IF EXISTS ${table}`);
+    for (const table of ["jobs", "lane", "schema_migrations", "schedules"]) state.storage.sql.exec(`DROP TABLE IF EXISTS ${table}`);
     expect(migrate(state.storage, T0, version)).toEqual({ ok: true, version: version });
   });
 }

@@ -1,7 +1,7 @@
 /** The worker the test suite runs in workerd: the real app and lanes, plus test executors and a test clock. */
 import { defineLane, Lane } from "../../src/durable/lane.js";
 import type { Clock, Entropy } from "../../src/shared/clock.js";
-import { createApp } from "../../src/worker/app.js";
+import { createWorker } from "../../src/worker/worker.js";
 import { demoExecutors } from "../../src/worker/demo-executors.js";
 import { recordLost, recordTransition, testExecutors } from "./executors.js";
 import { deliverOutcome } from "./outcomes.js";
@@ -41,4 +41,4 @@ export class HookLane extends testable(
   }),
 ) {}
 
-export default createApp();
+export default createWorker();

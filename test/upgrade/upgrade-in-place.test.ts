@@ -60,7 +60,7 @@ async function previousVersionLane(): Promise<{ name: string; stub: Stub; clock:
   const columns = await runInDurableObject(stub, (lane: Lane, state) => {
     (lane as TestableLane).useClock(clock, new TestEntropy());
     const sql = state.storage.sql;
-    for (const table of ["jobs", "lane", "schema_migrations"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
+    for (const table of ["jobs", "lane", "schema_migrations", "schedules"]) sql.exec(`DROP TABLE IF EXISTS ${table}`);
     expect(migrate(state.storage, T0, PREVIOUS)).toEqual({ ok: true, version: PREVIOUS });
     sql.exec(`UPDATE lane SET name = ?, concurrency = 7, registered = 1 WHERE id = 1`, name);
     const columns = sql.exec<{ name: string }>(`PRAGMA table_info(jobs)`).toArray().map((c) => c.name);
