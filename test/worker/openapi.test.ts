@@ -18,6 +18,10 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/jobs/{id}/complete",
   "post /v1/lanes/{lane}/jobs/{id}/fail",
   "post /v1/lanes/{lane}/jobs/{id}/release",
+  "put /v1/lanes/{lane}/schedules/{name}",
+  "get /v1/lanes/{lane}/schedules",
+  "get /v1/lanes/{lane}/schedules/{name}",
+  "delete /v1/lanes/{lane}/schedules/{name}",
   "get /healthz",
 ];
 
