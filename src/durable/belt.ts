@@ -33,7 +33,8 @@ export class Belt {
   private readonly sql: SqlStorage;
   /** Whether the registry watches this lane, as the lane's row says (undefined: read it). */
   private watched: boolean | undefined = undefined;
-  private telling = false;
+  /** The registry call under way, if any: at most one at a time. */
+  private telling: Promise<void> | null = null;
 
   constructor(
     storage: DurableObjectStorage,
@@ -47,13 +48,18 @@ export class Belt {
     if (wake === null || this.telling || this.isWatched()) return;
     const registry = this.host.registry();
     if (!registry) return;
-    this.telling = true;
     const told = registry
       .watch(this.host.lane)
       .then(() => this.write(true))
       .catch((error: unknown) => log({ event: "lane.watch_failed", lane: this.host.lane, message: String(error) }))
-      .finally(() => (this.telling = false));
+      .finally(() => (this.telling = null));
+    this.telling = told;
     this.host.waitUntil(told);
+  }
+
+  /** Resolves once no registry call is under way (for tests, and a lane that wants to know). */
+  async settled(): Promise<void> {
+    await this.telling;
   }
 
   /** The belt found the lane idle: it stops watching, and the next work tells the registry again. */

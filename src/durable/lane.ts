@@ -78,7 +78,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
   readonly schedules: ScheduleStore;
   protected readonly wake: Wake;
-  private readonly belt: Belt;
+  protected readonly belt: Belt;
   private readonly transitions: TransitionLog;
   private readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
   private readonly options: LaneOptions;

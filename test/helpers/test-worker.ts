@@ -19,6 +19,10 @@ export function testable(base: typeof Lane) {
       if (entropy) this.time.entropy = entropy;
       this.wake.know(undefined);
     }
+    /** Resolves once the lane is done telling the registry that it has work (the belt's watch list). */
+    async beltSettled(): Promise<void> {
+      await this.belt.settled();
+    }
   };
 }
 export type TestableLane = InstanceType<ReturnType<typeof testable>>;
