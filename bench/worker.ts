@@ -4,10 +4,12 @@
  * auth; everything under `/v1` is the real, authenticated API.
  */
 import { createApp } from "../src/worker/app.js";
+import { scheduleWorkloads } from "./schedules.js";
 import { workloads, type BenchEnv } from "./workloads.js";
 
 export { LaneRegistry } from "../src/durable/registry.js";
 export { BenchLane, PlainLane } from "./lanes.js";
+export { ScheduleBenchLane } from "./schedules.js";
 
 const app = createApp();
 
@@ -15,7 +17,7 @@ export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {
     const { pathname } = new URL(request.url);
     if (!pathname.startsWith("/bench/")) return app.fetch(request, env as unknown as Env, ctx);
-    const workload = workloads[pathname.slice("/bench/".length)];
+    const workload = workloads[pathname.slice("/bench/".length)] ?? scheduleWorkloads[pathname.slice("/bench/".length)];
     if (!workload) return Response.json({ error: `no workload ${pathname}` }, { status: 404 });
     try {
       const params = request.method === "POST" ? ((await request.json()) as Record<string, unknown>) : {};
