@@ -94,7 +94,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     const lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(ctx.storage) : null) ?? ctx.id.toString();
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
     this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
-    this.schedules = new ScheduleStore(ctx.storage, clock, lane);
+    this.schedules = new ScheduleStore(ctx.storage, clock, lane, { store: this.store, toSpec: (request) => this.toSpec(request) });
     const registry = () => (env as Partial<SwitchyardEnv>).REGISTRY?.getByName(REGISTRY_NAME);
     this.belt = new Belt(ctx.storage, { lane, registry, waitUntil: (p) => ctx.waitUntil(p) });
     this.wake = new Wake({
@@ -315,10 +315,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   override async alarm(): Promise<void> {
     if (!this.schema.ok) return; // a newer version's lane: touch nothing
     this.wake.consumed();
-    const fired = this.schedules.fireDue((request) => {
-      const spec = this.toSpec(request);
-      return spec.ok ? this.store.insertJob(spec.value) : spec;
-    });
+    const fired = this.schedules.fireDue();
     this.recoverExpired();
     this.dispatcher.reconcile();
     this.windUpCancels();

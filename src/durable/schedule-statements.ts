@@ -42,11 +42,12 @@ export const DELETE_SCHEDULE_SQL = `DELETE FROM schedules WHERE name = ?1 RETURN
 export const DUE_SCHEDULES_SQL = `SELECT ${COLUMNS} FROM schedules WHERE next_run_at <= ?1 ORDER BY next_run_at LIMIT ?2`;
 
 /**
- * A fire recorded and the next one set, only while the row still waits for the fire it was read for.
- * ?1 name, ?2 the next_run_at read, ?3 new next_run_at, ?4 last_run_at, ?5 last_job_id.
+ * Fires recorded and their next ones set, each only while its row still waits for the fire it was
+ * read for. ?1 JSON array of [name, next_run_at read, new next_run_at, last_run_at, last_job_id].
  */
-export const ADVANCE_SCHEDULE_SQL = `UPDATE schedules SET next_run_at = ?3, last_run_at = ?4, last_job_id = ?5
-  WHERE name = ?1 AND next_run_at = ?2`;
+export const ADVANCE_SCHEDULES_SQL = `UPDATE schedules SET next_run_at = f.f_next, last_run_at = f.f_at, last_job_id = f.f_id
+  FROM (SELECT value->>0 AS f_name, value->>1 AS f_due, value->>2 AS f_next, value->>3 AS f_at, value->>4 AS f_id FROM json_each(?1)) AS f
+  WHERE schedules.name = f.f_name AND schedules.next_run_at = f.f_due`;
 
 /** The wake's schedule term: the earliest next fire of an unpaused schedule. */
 export const EARLIEST_FIRE_SQL = `SELECT next_run_at FROM schedules WHERE next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1`;
@@ -54,7 +55,7 @@ export const EARLIEST_FIRE_SQL = `SELECT next_run_at FROM schedules WHERE next_r
 /** The statements the alarm and the wake run, for the query-plan test: none may read the whole table. */
 export const SCHEDULE_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [
   ["the due schedules", DUE_SCHEDULES_SQL, (now) => [now, 500]],
-  ["a fire's advance", ADVANCE_SCHEDULE_SQL, (now) => ["s", now, now + 1, now, "s@1"]],
+  ["the fires' advance", ADVANCE_SCHEDULES_SQL, (now) => [JSON.stringify([["s1", now, now + 1, now, "s1@1"], ["s2", now, null, now, "s2@1"]])]],
   ["the wake: earliest schedule fire", EARLIEST_FIRE_SQL, () => []],
   ["one schedule", SCHEDULE_BY_NAME_SQL, () => ["s"]],
 ];

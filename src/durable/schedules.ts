@@ -6,7 +6,6 @@
  * Missed fires collapse: the alarm enqueues only the latest instant at or before now, then the
  * schedule goes on from now.
  */
-import type { EnqueueAnswer } from "../shared/answers.js";
 import type { Clock } from "../shared/clock.js";
 import { latestCronFire, nextCronFire } from "../shared/cron.js";
 import { DEFAULT_SCHEDULE_TIMEZONE, MAX_PAGE_BYTES, SCHEDULE_FIRE_BATCH } from "../shared/defaults.js";
@@ -16,8 +15,16 @@ import { canonicalJson, serializeJson, utf8Length } from "../shared/json.js";
 import { log } from "../shared/log.js";
 import type { Schedule, ScheduledJob, SchedulePage, SchedulePut } from "../shared/schedule.js";
 import type { EnqueueRequest, ScheduleJob, ScheduleRequest } from "../shared/schemas.js";
+import type { JobSpec } from "./job-row.js";
+import type { LaneStore } from "./lane-store.js";
 import * as Q from "./schedule-statements.js";
 import type { ScheduleRow } from "./schedule-statements.js";
+
+/** The normal enqueue, as fires use it: the lane's `toSpec` (defaults, payload) and the store's inserts. */
+export interface FireEnqueue {
+  toSpec(request: EnqueueRequest): Result<JobSpec>;
+  store: Pick<LaneStore, "insertJob" | "insertJobs">;
+}
 
 /** A bound on the JSON of one schedule beyond its job: names, numbers, keys. */
 const SCHEDULE_JSON_OVERHEAD = 1_024;
@@ -63,6 +70,7 @@ export class ScheduleStore {
     private readonly storage: DurableObjectStorage,
     private readonly clock: Clock,
     private readonly lane: string,
+    private readonly enqueue: FireEnqueue,
   ) {
     this.sql = storage.sql;
   }
@@ -125,24 +133,44 @@ export class ScheduleStore {
 
   /**
    * Fires the schedules due now (at most a batch; the wake asks for the alarm again at once when more
-   * are due), each in one transaction with its enqueue. Answers how many fired.
+   * are due): their jobs enqueued as one batch, their advances as one statement, in one transaction.
+   * Answers how many fired.
    */
-  fireDue(enqueue: (request: EnqueueRequest) => Result<EnqueueAnswer>): number {
+  fireDue(): number {
     const now = this.clock.now();
-    const due = this.sql.exec<ScheduleRow>(Q.DUE_SCHEDULES_SQL, now, SCHEDULE_FIRE_BATCH).toArray();
-    for (const row of due) {
+    // The remembered earliest fire: an alarm that came for other work costs no query here.
+    if ((this.nextFire() ?? Infinity) > now) return 0;
+    const fires = this.sql.exec<ScheduleRow>(Q.DUE_SCHEDULES_SQL, now, SCHEDULE_FIRE_BATCH).toArray().map((row) => {
       const at = latestFire(row, row.next_run_at!, now);
-      const id = `${row.name}@${at}`;
-      this.storage.transactionSync(() => {
-        const answer = enqueue({ ...(JSON.parse(row.job) as ScheduleJob), id, runAt: at });
-        // Refused (the id taken by a job of another spec): logged, and the schedule goes on all the same.
-        if (!answer.ok) log({ event: "schedule.fire_failed", lane: this.lane, schedule: row.name, jobId: id, code: answer.error.code, message: answer.error.message });
-        const next = row.every_ms !== null ? at + row.every_ms : firstFireAfter(row, now);
-        this.sql.exec(Q.ADVANCE_SCHEDULE_SQL, row.name, row.next_run_at, next, at, id);
-      });
+      const next = row.every_ms !== null ? at + row.every_ms : firstFireAfter(row, now);
+      const request: EnqueueRequest = { ...(JSON.parse(row.job) as ScheduleJob), id: `${row.name}@${at}`, runAt: at };
+      return { name: row.name, due: row.next_run_at!, at, next, request };
+    });
+    this.storage.transactionSync(() => {
+      // A batch is all or nothing: one id taken by a job of another spec refuses it all. Then each
+      // fire alone, the refused one logged; the schedule goes on all the same.
+      if (!this.enqueueAll(fires.map((f) => f.request))) {
+        for (const { name, request } of fires) {
+          const spec = this.enqueue.toSpec(request);
+          const one = spec.ok ? this.enqueue.store.insertJob(spec.value) : spec;
+          if (!one.ok) log({ event: "schedule.fire_failed", lane: this.lane, schedule: name, jobId: request.id!, code: one.error.code, message: one.error.message });
+        }
+      }
+      this.sql.exec(Q.ADVANCE_SCHEDULES_SQL, JSON.stringify(fires.map((f) => [f.name, f.due, f.next, f.at, f.request.id])));
+    });
+    this.earliest = undefined;
+    return fires.length;
+  }
+
+  /** The fires' jobs as one batch enqueue; false when it refused (nothing was enqueued then). */
+  private enqueueAll(requests: EnqueueRequest[]): boolean {
+    const specs: JobSpec[] = [];
+    for (const request of requests) {
+      const spec = this.enqueue.toSpec(request);
+      if (!spec.ok) return false;
+      specs.push(spec.value);
     }
-    if (due.length > 0) this.earliest = undefined;
-    return due.length;
+    return this.enqueue.store.insertJobs(specs).ok;
   }
 
   private row(name: string): ScheduleRow | undefined {

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
 import { SCHEDULE_FIRE_BATCH } from "../../src/shared/defaults.js";
 import type { Schedule } from "../../src/shared/schedule.js";
-import { T0, enqueue, fireAlarm, refusal, rows, setup, sql, value, wake, type LaneFixture, type LaneStub } from "../helpers/lane.js";
+import { T0, enqueue, evict, fireAlarm, refusal, rows, setup, sql, value, wake, type LaneFixture, type LaneStub } from "../helpers/lane.js";
 
 const MINUTE = 60_000;
 
@@ -217,11 +217,28 @@ describe("fires repeated", () => {
     await put(stub, "tick", { everyMs: MINUTE });
     const at = await fireNext(fixture, "tick");
     const before = await rows(stub);
-    // As if the fire's advance had never been written: the row waits for the same fire again.
+    // As if the fire's advance had never been written before a crash: the row waits for the same fire again.
     await sql(stub, `UPDATE schedules SET next_run_at = ?, last_run_at = NULL, last_job_id = NULL WHERE name = 'tick'`, at);
+    await evict(fixture);
+    expect(await wake(stub)).toBe(at);
     expect(await fireAlarm(stub)).toBe(true);
     expect(await rows(stub)).toEqual(before); // the same one job, untouched
     expect(await schedule(stub, "tick")).toMatchObject({ lastRunAt: at, lastJobId: `tick@${at}`, nextRunAt: at + MINUTE });
+  });
+
+  it("a fire whose id a job of another spec holds is refused alone; the other fires and the schedules go on", async () => {
+    const { stub, clock } = await setup();
+    await put(stub, "a", { everyMs: MINUTE });
+    await put(stub, "b", { everyMs: MINUTE });
+    const taken = `a@${T0 + MINUTE}`;
+    await runInDurableObject(stub, (lane: Lane) => {
+      const spec = { id: taken, kind: "other", payload: "null", queue: null, priority: 0, runAt: T0, maxAttempts: 1, backoffBaseMs: 1_000, backoffMaxMs: 1_000, timeoutMs: 1_000, maxRecoveries: 0, recoveryWindowMs: 1_000 };
+      value(lane.store.insertJob(spec));
+    });
+    clock.set(T0 + MINUTE);
+    await fireAlarm(stub);
+    expect((await rows(stub)).map((j) => [j.id, j.kind])).toEqual([[taken, "other"], [`b@${T0 + MINUTE}`, "tick"]]);
+    for (const name of ["a", "b"]) expect((await schedule(stub, name)).nextRunAt).toBe(T0 + 2 * MINUTE);
   });
 
   it("fires more due schedules than one alarm takes over alarms that come back at once", async () => {
