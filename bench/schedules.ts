@@ -85,7 +85,7 @@ export const scheduleWorkloads: Record<string, (env: BenchEnv, params: Params) =
     for (let i = 0; i < n; i += 50) {
       await Promise.all(Array.from({ length: Math.min(50, n - i) }, (_, k) => lane.putSchedule(`s${i + k}`, { everyMs, job: { kind: PULL_KIND, payload: { k } } })));
     }
-    return { schedules: n, everyMs, putMs: Date.now() - t0, startedAt: Date.now() };
+    return { schedules: n, everyMs, putMs: Date.now() - t0, startedAt: t0 };
   },
 
   /** Deletes the load's schedules; how many fires they made, and at what rate. */
