@@ -17,12 +17,14 @@ import { join, resolve } from "node:path";
 import type * as RuntimeModule from "../scripts/local-runtime.js";
 import type * as ProcessWatchModule from "./process-watch.js";
 import type * as ReportModule from "./report.js";
+import type * as ScheduleRunModule from "./schedules-run.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
 const { LocalRuntime } = await load<typeof RuntimeModule>("../scripts/local-runtime.ts");
 const { ProcessWatch } = await load<typeof ProcessWatchModule>("./process-watch.ts");
 const { buildTargets, printTables } = await load<typeof ReportModule>("./report.ts");
+const { scheduleTargets, scheduleWorkload } = await load<typeof ScheduleRunModule>("./schedules-run.ts");
 
 type Mode = "full" | "quick" | "smoke";
 
@@ -259,8 +261,10 @@ await workload("scale", async () => {
   return out;
 });
 
+await workload("schedules", () => scheduleWorkload(bench, mode, run));
+
 const finishedAt = new Date();
-const targets = buildTargets(results, mode);
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results)];
 printTables(results, targets);
 
 const report = {

@@ -4,6 +4,8 @@
  * (`switchyard/client`, which imports nothing of the Workers runtime).
  */
 export { createApp, type AppType } from "./worker/app.js";
+export { createWorker } from "./worker/worker.js";
+export { checkAlarms, type BeltReport } from "./worker/belt.js";
 export { defineLane, Lane, type LaneOptions, type LostEvent, type TransitionEvent } from "./durable/lane.js";
 export { LaneRegistry, REGISTRY_NAME } from "./durable/registry.js";
 export type { SwitchyardEnv } from "./durable/env.js";

@@ -79,6 +79,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         failLane: (request) => value(lane.fail.$post({ param, json: request })),
         queue: (queue) => value(lane.queues[":queue"].$get({ param: { lane: name, queue } })),
         purgeQueue: (queue) => value(lane.queues[":queue"].purge.$post({ param: { lane: name, queue }, json: {} })),
+        putSchedule: (schedule, request) => value(lane.schedules[":name"].$put({ param: { lane: name, name: schedule }, json: request })),
+        getSchedule: (schedule) => value(lane.schedules[":name"].$get({ param: { lane: name, name: schedule } })),
+        listSchedules: (query = {}) => value(lane.schedules.$get({ param, query: stringify(query) })),
+        deleteSchedule: (schedule) => value(lane.schedules[":name"].$delete({ param: { lane: name, name: schedule } })),
       };
     },
   };

@@ -47,6 +47,10 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         failLane: (request) => value(stub.failLane(request)),
         queue: (queue) => value(stub.queueInfo(queue)),
         purgeQueue: (queue) => value(stub.purgeQueue(queue)),
+        putSchedule: async (schedule, request) => ({ schedule: (await value(stub.putSchedule(schedule, request))).schedule }),
+        getSchedule: (schedule) => value(stub.getSchedule(schedule)),
+        listSchedules: (query) => value(stub.listSchedules(query ?? {})),
+        deleteSchedule: (schedule) => value(stub.deleteSchedule(schedule)),
       };
     },
   };

@@ -19,6 +19,8 @@ import type {
   RenewRequest,
   SweepRequest,
 } from "../shared/schemas.js";
+import type { Schedule, SchedulePage } from "../shared/schedule.js";
+import type { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
 
 export type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo };
 
@@ -53,4 +55,11 @@ export interface LaneClient {
   queue(name: string): Promise<QueueInfo>;
   /** Deletes the queue's queued jobs; a running head runs on. */
   purgeQueue(name: string): Promise<PurgeAnswer>;
+  /** Creates or replaces the schedule `name`: a cron expression (in a time zone) or an interval, and the job it enqueues. */
+  putSchedule(name: string, request: ScheduleRequest): Promise<{ schedule: Schedule }>;
+  getSchedule(name: string): Promise<Schedule>;
+  /** The lane's schedules by name (every one, unless over 1,000 or 4 MiB of them: then pass `cursor` back). */
+  listSchedules(query?: ScheduleListQuery): Promise<SchedulePage>;
+  /** Deletes a schedule; the jobs it enqueued stay. */
+  deleteSchedule(name: string): Promise<{ deleted: true }>;
 }

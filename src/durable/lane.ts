@@ -26,6 +26,10 @@ import {
   RenewRequest,
   SweepRequest,
 } from "../shared/schemas.js";
+import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
+import { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
+import { Belt, type WakeCheck } from "./belt.js";
+import { ScheduleStore } from "./schedules.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
@@ -40,7 +44,7 @@ import { OutcomeDelivery } from "./outcomes.js";
 import { QueueStore } from "./queues.js";
 import { REGISTRY_NAME } from "./registry.js";
 import { RetentionStore } from "./retention.js";
-import { parse, parseId, parseJobCall, parseName } from "./rpc-input.js";
+import { parse, parseId, parseJobCall, parseName, parseScheduleName } from "./rpc-input.js";
 import { toSpec } from "./spec.js";
 import { TransitionLog } from "./transitions.js";
 import { earliest, Wake, wakeTerms } from "./wake.js";
@@ -77,7 +81,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   protected readonly time: { clock: Clock; entropy: Entropy } = { clock: systemClock, entropy: systemEntropy };
   readonly store: LaneStore;
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
+  readonly schedules: ScheduleStore;
   protected readonly wake: Wake;
+  protected readonly belt: Belt;
   private readonly transitions: TransitionLog;
   private readonly events: LaneEvents;
   private readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
@@ -101,6 +107,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.retention = new RetentionStore(ctx.storage, clock);
     this.queues = new QueueStore(ctx.storage);
     this.failure = new LaneFailure(ctx.storage, clock, { deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
+    this.schedules = new ScheduleStore(ctx.storage, clock, lane, { store: this.store, toSpec: (request) => this.toSpec(request) });
+    const registry = () => (env as Partial<SwitchyardEnv>).REGISTRY?.getByName(REGISTRY_NAME);
+    this.belt = new Belt(ctx.storage, { lane, registry, waitUntil: (p) => ctx.waitUntil(p) });
     this.wake = new Wake({
       computeWake: (pumped) => this.computeWake(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
@@ -318,6 +327,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   override async alarm(): Promise<void> {
     if (!this.schema.ok) return; // a newer version's lane: touch nothing
     this.wake.consumed();
+    const fired = this.schedules.fireDue();
     this.recoverExpired();
     this.dispatcher.reconcile();
     this.windUpCancels();
@@ -325,6 +335,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.retention.pass(this.store.settings.read().retention);
     this.wake.afterChange();
     this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
+    if (fired > 0) await this.register();
   }
 
   // ---- events sockets (events.ts); the front worker has checked the ticket ----
@@ -374,13 +385,15 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.outcomes.deliverPending();
   }
 
-  /** The computed wake: what the rows and this process's memory ask for now (wake.ts). */
+  /** The computed wake: what the rows and this process's memory ask for now (wake.ts). The belt follows it. */
   private computeWake(pumped = false): number | null {
     // Right after a pump, every due in-process head with a free slot was claimed: none to look for.
     const rows = this.store.wakeRows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
     const heldCancels = rows.cancels > 0 ? this.store.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
-    const retentionPass = this.retention.nextPass(this.store.settings.read().retention);
-    return earliest(wakeTerms({ ...rows, retentionPass }, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
+    const rooms = { retentionPass: this.retention.nextPass(this.store.settings.read().retention), nextScheduleFire: this.schedules.nextFire() };
+    const wake = earliest(wakeTerms({ ...rows, ...rooms }, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
+    this.belt.noteWake(wake);
+    return wake;
   }
 
   private recoverExpired(): void {
@@ -461,6 +474,67 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       const purged = await this.queues.purge(name.value);
       this.wake.afterChange();
       return ok({ purged });
+    });
+  }
+
+  // ---- schedules ----
+
+  /** Creates or replaces a schedule (`created` says which); its next fire is a wake term. */
+  async putSchedule(name: unknown, input: unknown): Promise<Result<SchedulePut>> {
+    return this.answer(() => {
+      const schedule = parseScheduleName(name);
+      if (!schedule.ok) return schedule;
+      const request = parse(ScheduleRequest, input);
+      if (!request.ok) return request;
+      const put = this.schedules.put(schedule.value, request.value);
+      if (put.ok) this.wake.afterChange(false);
+      return put;
+    });
+  }
+
+  async getSchedule(name: unknown): Promise<Result<Schedule>> {
+    return this.answer(() => {
+      const schedule = parseScheduleName(name);
+      return schedule.ok ? this.schedules.get(schedule.value) : schedule;
+    });
+  }
+
+  /** Schedules by name, a page at a time: `cursor` continues after the page (null: the end). */
+  async listSchedules(input?: unknown): Promise<Result<SchedulePage>> {
+    return this.answer(() => {
+      const query = parse(ScheduleListQuery, input ?? {});
+      return query.ok ? ok(this.schedules.list(query.value.cursor ?? null, query.value.limit)) : query;
+    });
+  }
+
+  /** Deletes a schedule; the jobs it enqueued stay. */
+  async deleteSchedule(name: unknown): Promise<Result<{ deleted: true }>> {
+    return this.answer(() => {
+      const schedule = parseScheduleName(name);
+      if (!schedule.ok) return schedule;
+      const deleted = this.schedules.delete(schedule.value);
+      if (deleted.ok) this.wake.afterChange(false);
+      return deleted;
+    });
+  }
+
+  // ---- the belt ----
+
+  /**
+   * The belt's check (the front worker's cron, worker/belt.ts), idempotent: the stored alarm becomes
+   * the computed wake, so an alarm the platform lost, or holds later than the wake, is set again. A
+   * lane with nothing to wake for tells the belt that it may stop watching it (belt.ts).
+   */
+  async checkWake(): Promise<Result<WakeCheck>> {
+    return this.answer(async () => {
+      const alarmWas = await this.ctx.storage.getAlarm();
+      this.wake.know(alarmWas);
+      const wakeAt = this.computeWake();
+      const rearmed = wakeAt !== null && (alarmWas === null || alarmWas > wakeAt);
+      if (rearmed) log({ event: "lane.alarm_rearmed", lane: this.store.lane, alarmWas, wakeAt });
+      this.wake.rearm(false);
+      if (wakeAt === null) this.belt.idle();
+      return ok({ wakeAt, alarmWas, rearmed, watch: wakeAt !== null });
     });
   }
 }

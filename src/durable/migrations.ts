@@ -191,6 +191,33 @@ export const MIGRATIONS: readonly Migration[] = [
       `CREATE INDEX jobs_queued ON jobs (seq) WHERE state = 'queued'`,
     ],
   },
+  {
+    version: 8,
+    name: "schedules, and whether the registry watches the lane's alarm",
+    statements: [
+      // Exactly one of cron and every_ms; a zone for cron only; a paused schedule has no next fire.
+      `CREATE TABLE schedules (
+        name TEXT PRIMARY KEY,
+        cron TEXT,
+        timezone TEXT,
+        every_ms INTEGER CHECK (every_ms >= 1000),
+        job TEXT NOT NULL,
+        paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
+        next_run_at INTEGER,
+        last_run_at INTEGER,
+        last_job_id TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        CHECK ((cron IS NULL) <> (every_ms IS NULL)),
+        CHECK ((timezone IS NULL) = (cron IS NULL)),
+        CHECK (paused = 0 OR next_run_at IS NULL)
+      ) WITHOUT ROWID`,
+      // Due fires and the wake's schedule term: the earliest next fire.
+      `CREATE INDEX schedules_next_run ON schedules (next_run_at) WHERE next_run_at IS NOT NULL`,
+      // 1: the registry lists this lane for the belt (belt.ts); told once when work comes, cleared by the belt.
+      `ALTER TABLE lane ADD COLUMN watched INTEGER NOT NULL DEFAULT 0 CHECK (watched IN (0, 1))`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -5,7 +5,7 @@
  */
 import type { ZodType } from "zod";
 import { fail, ok, type Result } from "../shared/errors.js";
-import { Name, toIssues } from "../shared/schemas.js";
+import { JobId, Name, ScheduleName, toIssues } from "../shared/schemas.js";
 
 export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
   const parsed = schema.safeParse(input);
@@ -14,9 +14,9 @@ export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
   return fail("invalid_request", `invalid request: ${details.map((d) => `${d.path.join(".") || "(body)"}: ${d.message}`).join("; ")}`, details);
 }
 
-/** A job id, valid, or the refusal. */
+/** A job id (a schedule's `<name>@<T>` too), valid, or the refusal. */
 export function parseId(id: unknown): Result<string> {
-  const name = Name.safeParse(id);
+  const name = JobId.safeParse(id);
   return name.success ? ok(name.data) : fail("invalid_request", "invalid job id", toIssues(name.error, ["id"]));
 }
 
@@ -32,4 +32,10 @@ export function parseJobCall<T>(id: unknown, schema: ZodType<T>, input: unknown)
 export function parseName(value: unknown, what: string): Result<string> {
   const name = Name.safeParse(value);
   return name.success ? ok(name.data) : fail("invalid_request", `invalid ${what} name`, toIssues(name.error, [what]));
+}
+
+/** A schedule's name, valid, or the refusal. */
+export function parseScheduleName(name: unknown): Result<string> {
+  const parsed = ScheduleName.safeParse(name);
+  return parsed.success ? ok(parsed.data) : fail("invalid_request", "invalid schedule name", toIssues(parsed.error, ["name"]));
 }

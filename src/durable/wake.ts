@@ -30,10 +30,19 @@ export interface WakeTerms {
    * bounded batch per alarm), else the next horizon plus a little slack.
    */
   retention: number | null;
+  /**
+   * The next fire of an unpaused schedule (schedules.ts). Past when the lane missed it (it could not
+   * run): the alarm then fires at once, and the missed fires collapse to the latest. A lane's own
+   * pause does not stop its schedules: they enqueue, the lane starts nothing new.
+   */
+  scheduleFire: number | null;
 }
 
-/** What the terms are computed from: the jobs' rows (lane-store.ts) and the next retention pass (retention.ts). */
-export type WakeInputs = WakeRows & { retentionPass: number | null };
+/**
+ * What the terms are computed from: the jobs' rows (lane-store.ts), the next retention pass
+ * (retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
+ */
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null };
 
 /** What the lane itself holds in memory that the rows cannot say. */
 export interface WakeMemory {
@@ -50,6 +59,7 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     cancelWindUp: rows.cancels > memory.heldCancels ? now : null,
     claimableHead: rows.dueExecutorHead ? now : rows.futureHead,
     retention: rows.retentionPass,
+    scheduleFire: rows.nextScheduleFire,
   };
 }
 

@@ -87,3 +87,23 @@ export const RETENTION_SLACK_MS = 1000;
 export const FAIL_LANE_BATCH = 500;
 /** Purging a queue: jobs deleted per transaction; the lane serves other calls between them. */
 export const PURGE_BATCH = 1000;
+/** Schedules (API.md "Schedules"). A schedule's name is a name of at most 100 characters. */
+export const SCHEDULE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
+/**
+ * A job id: a name, or the id of a schedule's fire, `<schedule name>@<T>` (T in epoch ms). `@` is
+ * reserved for those: every route that takes a job id accepts them, no enqueue can choose one.
+ */
+export const JOB_ID_PATTERN = /^(?:[A-Za-z0-9][A-Za-z0-9._:-]{0,127}|[A-Za-z0-9][A-Za-z0-9._:-]{0,99}@(?:0|[1-9][0-9]{0,15}))$/;
+/** The shortest interval of an `everyMs` schedule. */
+export const MIN_SCHEDULE_EVERY_MS = 1_000;
+/** A cron schedule's time zone when it names none. */
+export const DEFAULT_SCHEDULE_TIMEZONE = "UTC";
+/** An IANA time zone name is short; anything longer is not one. */
+export const MAX_TIMEZONE_CHARS = 64;
+export const MAX_CRON_CHARS = 256;
+/** Fires per alarm run: when more are due, the alarm comes back at once for the rest. */
+export const SCHEDULE_FIRE_BATCH = 500;
+/** A page of schedules holds at most this many (and at most `MAX_PAGE_BYTES` of JSON). */
+export const MAX_SCHEDULE_PAGE = 1_000;
+/** Lanes the belt (the front worker's cron) checks at once, per page of the registry. */
+export const BELT_PAGE = 100;

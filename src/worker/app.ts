@@ -14,6 +14,7 @@ import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { laneRoutes } from "./routes/lanes.js";
 import { queueRoutes } from "./routes/queues.js";
+import { scheduleRoutes } from "./routes/schedules.js";
 
 const healthz = createRoute({
   method: "get",
@@ -35,6 +36,7 @@ export function createApp() {
     .route("/v1", laneRoutes())
     .route("/v1", consumerRoutes())
     .route("/v1", queueRoutes())
+    .route("/v1", scheduleRoutes())
     .route("/v1", eventRoutes())
     .route("/", dashboardRoutes());
   serveDocument(routes, "/openapi.json");

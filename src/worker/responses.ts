@@ -6,7 +6,7 @@ import { z } from "@hono/zod-openapi";
 import type { ErrorCode } from "../shared/errors.js";
 import { ERROR_STATUS } from "./status.js";
 import { JOB_STATES, OUTCOMES, type Json } from "../shared/job.js";
-import { Name } from "../shared/schemas.js";
+import { JobId, Name, ScheduleJob, ScheduleName } from "../shared/schemas.js";
 
 /**
  * Any JSON value (the empty schema), typed as the shared `Json` so that clients read payloads and
@@ -25,7 +25,7 @@ export const Lease = z
   .openapi("Lease", { description: "a lease as its holder sees it, in claim and renew answers only" });
 
 const jobFields = {
-  id: Name,
+  id: JobId,
   lane: z.string(),
   kind: Name,
   payload: JsonValue,
@@ -150,3 +150,28 @@ export const QueueInfo = z
   .openapi("QueueInfo");
 
 export const PurgeResponse = z.object({ purged: z.number().int() }).openapi("PurgeResponse");
+// ---- schedules ----
+
+export const Schedule = z
+  .object({
+    name: ScheduleName,
+    cron: z.string().nullable(),
+    everyMs: z.number().int().nullable(),
+    timezone: z.string().nullable().openapi({ description: "the cron schedule's IANA time zone; null for everyMs" }),
+    job: ScheduleJob.extend({ payload: JsonValue.optional() }),
+    paused: z.boolean(),
+    nextRunAt: epochMs.nullable().openapi({ description: "the next fire; null while paused" }),
+    lastRunAt: epochMs.nullable(),
+    lastJobId: JobId.nullable(),
+    createdAt: epochMs,
+    updatedAt: epochMs,
+  })
+  .openapi("Schedule");
+
+export const ScheduleResponse = z.object({ schedule: Schedule }).openapi("ScheduleResponse");
+
+export const ScheduleList = z
+  .object({ schedules: z.array(Schedule), cursor: z.string().nullable().openapi({ description: "pass back to continue; null: the end" }) })
+  .openapi("ScheduleList");
+
+export const ScheduleDeleted = z.object({ deleted: z.literal(true) }).openapi("ScheduleDeleted");

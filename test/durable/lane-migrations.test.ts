@@ -7,6 +7,7 @@ import { T0, claimOne, dropTables, enqueue, evict, fireAlarm, refusal, row, rows
 async function downgradeTo(stub: LaneStub, version: number): Promise<void> {
   await runInDurableObject(stub, (_lane, state) => {
     dropTables(state.storage);
+    for (const table of ["jobs", "lane", "schema_migrations", "schedules"]) state.storage.sql.exec(`DROP TABLE IF EXISTS ${table}`);
     expect(migrate(state.storage, T0, version)).toEqual({ ok: true, version: version });
   });
 }

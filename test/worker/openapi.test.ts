@@ -22,6 +22,10 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/fail",
   "get /v1/lanes/{lane}/queues/{queue}",
   "post /v1/lanes/{lane}/queues/{queue}/purge",
+  "put /v1/lanes/{lane}/schedules/{name}",
+  "get /v1/lanes/{lane}/schedules",
+  "get /v1/lanes/{lane}/schedules/{name}",
+  "delete /v1/lanes/{lane}/schedules/{name}",
   "get /healthz",
 ];
 
