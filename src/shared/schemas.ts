@@ -30,7 +30,6 @@ import {
   DEFAULT_SCHEDULE_TIMEZONE,
   JOB_ID_PATTERN,
   MAX_CRON_CHARS,
-  MAX_SCHEDULE_PAGE,
   MAX_TIMEZONE_CHARS,
   MIN_SCHEDULE_EVERY_MS,
   SCHEDULE_NAME_PATTERN,
@@ -199,7 +198,7 @@ export const ScheduleRequest = z
 export type ScheduleRequest = z.infer<typeof ScheduleRequest>;
 
 export const ScheduleListQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(MAX_SCHEDULE_PAGE).default(MAX_SCHEDULE_PAGE),
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
   cursor: ScheduleName.optional().openapi({ description: "the cursor of the previous page" }),
 });
 export type ScheduleListQuery = z.input<typeof ScheduleListQuery>;
