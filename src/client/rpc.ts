@@ -44,6 +44,9 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         complete: (id, request) => value(stub.complete(id, request)),
         fail: (id, request) => value(stub.fail(id, request)),
         release: (id, request) => value(stub.release(id, request)),
+        saveCheckpoint: (id, name, request) => value(stub.saveCheckpoint(id, name, request)),
+        checkpoints: (id) => value(stub.listCheckpoints(id)),
+        progress: (id, request) => value(stub.progress(id, request)),
       };
     },
   };
