@@ -4,10 +4,11 @@
  * a `QueueError` carrying the API's code.
  */
 import type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
-import type { ClaimedJob, Job, LaneInfo, Lease } from "../shared/job.js";
+import type { Checkpoint, CheckpointInfo, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import type {
   BatchEnqueueRequest,
   CancelRequest,
+  CheckpointRequest,
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
@@ -15,6 +16,7 @@ import type {
   FailRequest,
   LanePatch,
   ListQuery,
+  ProgressRequest,
   ReleaseRequest,
   RenewRequest,
   SweepRequest,
@@ -39,8 +41,8 @@ export interface LaneClient {
   cancel(id: string, request?: CancelRequest): Promise<CancelAnswer>;
   requeue(id: string): Promise<{ job: Job }>;
   sweep(request: SweepRequest): Promise<{ removed: number }>;
-  /** Pull consumers: claims up to `max` due jobs, each with its lease token. */
-  claim(request?: ClaimRequest): Promise<{ jobs: ClaimedJob[] }>;
+  /** Pull consumers: claims up to `max` due jobs, each with its lease token and what its earlier attempts recorded. */
+  claim(request?: ClaimRequest): Promise<{ jobs: PulledJob[] }>;
   /** A new token for the lease; the old one is then `lease_superseded`. */
   renew(id: string, request: RenewRequest): Promise<{ lease: Lease }>;
   complete(id: string, request: CompleteRequest): Promise<{ job: Job }>;
@@ -62,4 +64,10 @@ export interface LaneClient {
   listSchedules(query?: ScheduleListQuery): Promise<SchedulePage>;
   /** Deletes a schedule; the jobs it enqueued stay. */
   deleteSchedule(name: string): Promise<{ deleted: true }>;
+  /** Records a checkpoint for the attempt holding `request.token` (fenced like complete). */
+  saveCheckpoint(id: string, name: string, request: CheckpointRequest): Promise<{ checkpoint: CheckpointInfo }>;
+  /** Every checkpoint of a job, in name order. */
+  checkpoints(id: string): Promise<{ checkpoints: Checkpoint[] }>;
+  /** Records the job's progress for the attempt holding `request.token` (fenced like complete; keeps the token). */
+  progress(id: string, request: ProgressRequest): Promise<{ job: Job }>;
 }

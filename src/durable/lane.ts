@@ -7,14 +7,24 @@
 import { DurableObject } from "cloudflare:workers";
 import type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
-import { ABORT_GRACE_MS, DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
+import {
+  ABORT_GRACE_MS,
+  DEFAULT_LEASE_MS,
+  DEFAULT_SWEEP_LIMIT,
+  FAIL_LANE_BATCH,
+  MAX_CHECKPOINT_BYTES,
+  MAX_PAGE_BYTES,
+  MAX_PROGRESS_BYTES,
+  RECOVERY_BATCH,
+} from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
-import type { ClaimedJob, Counts, Job, LaneInfo, Lease } from "../shared/job.js";
+import type { Checkpoint, CheckpointInfo, ClaimedJob, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
 import {
   BatchEnqueueRequest,
   CancelRequest,
+  CheckpointRequest,
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
@@ -22,6 +32,7 @@ import {
   FailRequest,
   LanePatch,
   ListQuery,
+  ProgressRequest,
   ReleaseRequest,
   RenewRequest,
   SweepRequest,
@@ -31,6 +42,7 @@ import { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
 import { Belt, type WakeCheck } from "./belt.js";
 import { ScheduleStore } from "./schedules.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
+import { CheckpointStore } from "./checkpoints.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events.js";
@@ -80,6 +92,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Where time and randomness come from: the platform's. A test-only subclass swaps them. */
   protected readonly time: { clock: Clock; entropy: Entropy } = { clock: systemClock, entropy: systemEntropy };
   readonly store: LaneStore;
+  /** What attempts record for their jobs: checkpoints and progress. */
+  readonly checkpointStore: CheckpointStore;
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
   readonly schedules: ScheduleStore;
   protected readonly wake: Wake;
@@ -110,6 +124,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.schedules = new ScheduleStore(ctx.storage, clock, lane, { store: this.store, toSpec: (request) => this.toSpec(request) });
     const registry = () => (env as Partial<SwitchyardEnv>).REGISTRY?.getByName(REGISTRY_NAME);
     this.belt = new Belt(ctx.storage, { lane, registry, waitUntil: (p) => ctx.waitUntil(p) });
+    this.checkpointStore = new CheckpointStore(ctx.storage, clock, { lane, missed: (id, token, op) => this.store.missed(id, token, op) });
     this.wake = new Wake({
       computeWake: (pumped) => this.computeWake(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
@@ -119,6 +134,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.dispatcher = new Dispatcher<SwitchyardEnv>(
       {
         store: this.store,
+        checkpoints: this.checkpointStore,
         clock,
         env,
         changed: () => this.wake.afterChange(),
@@ -265,7 +281,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   // ---- pull consumers: the fence ----
 
-  async claim(input?: unknown): Promise<Result<{ jobs: ClaimedJob[] }>> {
+  /** Claims due jobs for a pull consumer, each with its lease token and what its earlier attempts recorded. */
+  async claim(input?: unknown): Promise<Result<{ jobs: PulledJob[] }>> {
     return this.answer(() => {
       const request = parse(ClaimRequest, input ?? {});
       if (!request.ok) return request;
@@ -280,7 +297,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
         holder: "consumer",
       });
       if (jobs.length > 0) this.wake.afterChange();
-      return ok({ jobs });
+      return ok({ jobs: this.checkpointStore.attach(jobs) });
     });
   }
 
@@ -288,8 +305,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const call = parseJobCall(id, RenewRequest, input);
       if (!call.ok) return call;
-      const { token, leaseMs } = call.value.request;
-      const lease = this.store.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS);
+      const { token, leaseMs, progress } = call.value.request;
+      let progressJson: string | null = null;
+      if (progress !== undefined) {
+        const serialized = serializeJson(progress, "progress", MAX_PROGRESS_BYTES);
+        if (!serialized.ok) return serialized;
+        progressJson = serialized.value;
+      }
+      const lease = this.store.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS, progressJson);
       this.wake.afterChange();
       return lease.ok ? ok({ lease: lease.value }) : lease;
     });
@@ -535,6 +558,46 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       this.wake.rearm(false);
       if (wakeAt === null) this.belt.idle();
       return ok({ wakeAt, alarmWas, rearmed, watch: wakeAt !== null });
+    });
+  }
+
+  // ---- checkpoints and progress (durable steps) ----
+
+  /** Records a checkpoint for the attempt holding the token: fenced like complete; within the job's limits. */
+  async saveCheckpoint(id: unknown, name: unknown, input: unknown): Promise<Result<{ checkpoint: CheckpointInfo }>> {
+    return this.answer(() => {
+      const call = parseJobCall(id, CheckpointRequest, input);
+      if (!call.ok) return call;
+      const checkpoint = parseName(name, "checkpoint");
+      if (!checkpoint.ok) return checkpoint;
+      const value = serializeJson(call.value.request.value, "value", MAX_CHECKPOINT_BYTES);
+      if (!value.ok) return value;
+      const saved = this.checkpointStore.save(call.value.id, call.value.request.token, checkpoint.value, value.value);
+      if (!saved.ok) this.wake.afterChange(); // the holder of a cancel-requested job spoke: it settled
+      return saved.ok ? ok({ checkpoint: saved.value }) : saved;
+    });
+  }
+
+  /** Every checkpoint of a job, in name order (the operator's view). */
+  async listCheckpoints(id: unknown): Promise<Result<{ checkpoints: Checkpoint[] }>> {
+    return this.answer(() => {
+      const name = parseId(id);
+      if (!name.ok) return name;
+      const listed = this.checkpointStore.list(name.value);
+      return listed.ok ? ok({ checkpoints: listed.value }) : listed;
+    });
+  }
+
+  /** Records the job's progress for the attempt holding the token: fenced like complete; the token is kept. */
+  async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
+    return this.answer(() => {
+      const call = parseJobCall(id, ProgressRequest, input);
+      if (!call.ok) return call;
+      const progress = serializeJson(call.value.request.progress, "progress", MAX_PROGRESS_BYTES);
+      if (!progress.ok) return progress;
+      const recorded = this.checkpointStore.progress(call.value.id, call.value.request.token, progress.value);
+      if (!recorded.ok) this.wake.afterChange();
+      return recorded.ok ? ok({ job: recorded.value }) : recorded;
     });
   }
 }

@@ -9,6 +9,7 @@ import { jsonBody } from "./body.js";
 import { onError, onNotFound } from "./errors.js";
 import { dashboardRoutes } from "./dashboard/routes.js";
 import { createRouter, jsonResponse, serveDocument } from "./openapi.js";
+import { checkpointRoutes } from "./routes/checkpoints.js";
 import { consumerRoutes } from "./routes/consumers.js";
 import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
 import { jobRoutes } from "./routes/jobs.js";
@@ -37,6 +38,7 @@ export function createApp() {
     .route("/v1", consumerRoutes())
     .route("/v1", queueRoutes())
     .route("/v1", scheduleRoutes())
+    .route("/v1", checkpointRoutes())
     .route("/v1", eventRoutes())
     .route("/", dashboardRoutes());
   serveDocument(routes, "/openapi.json");

@@ -4,6 +4,7 @@ import { EARLIEST_QUEUED_RUN_AT_SQL } from "../../src/durable/counts.js";
 import { QUEUED_TO_FAIL_SQL, RUNNING_TO_FAIL_SQL } from "../../src/durable/lane-failure.js";
 import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL, QUEUE_QUEUED_SQL } from "../../src/durable/queues.js";
 import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../src/durable/retention.js";
+import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/checkpoint-statements.js";
 import { HOT_STATEMENTS } from "../../src/durable/statements.js";
 import { T0, claim, setup, value } from "../helpers/lane.js";
 
@@ -55,5 +56,17 @@ describe("query plans", () => {
   it("would see a full scan (a control for the check above)", async () => {
     const { scans } = await fullScans(`SELECT seq FROM jobs WHERE kind = ?`, ["a"]);
     expect(scans).toEqual(["SCAN jobs"]);
+  });
+});
+
+describe("query plans of durable steps", () => {
+  const checkpointStatements = CHECKPOINT_HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);
+
+  it.each(checkpointStatements)("%s looks rows up by key, never reading a whole table", async (_what, statement, bindings) => {
+    const { plan } = await fullScans(statement, bindings);
+    // Only a bound JSON list (a virtual table) may be walked; every table is searched by a key.
+    const walks = plan.filter((detail) => /\bSCAN\b/.test(detail) && !/VIRTUAL TABLE|USING (COVERING )?INDEX|PRIMARY KEY/.test(detail));
+    expect(walks, plan.join("\n")).toEqual([]);
+    expect(plan.join("\n")).toMatch(/SEARCH/);
   });
 });

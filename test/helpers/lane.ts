@@ -10,7 +10,7 @@ import type { JobRow } from "../../src/durable/job-row.js";
 import { ManualClock, type Clock, type Entropy } from "../../src/shared/clock.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS, RETENTION_SLACK_MS } from "../../src/shared/defaults.js";
 import type { ErrorBody, ErrorCode, Result } from "../../src/shared/errors.js";
-import type { ClaimedJob, Outcome } from "../../src/shared/job.js";
+import type { ClaimedJob, Outcome, PulledJob } from "../../src/shared/job.js";
 import type { TestableLane } from "./test-worker.js";
 
 /** Far in the future, so that an alarm set by a test never fires on its own. */
@@ -80,12 +80,12 @@ export async function enqueue(stub: LaneStub, request: Record<string, unknown>):
 }
 
 /** Claims with `request`; returns the claimed jobs. */
-export async function claim(stub: LaneStub, request: Record<string, unknown> = {}): Promise<ClaimedJob[]> {
+export async function claim(stub: LaneStub, request: Record<string, unknown> = {}): Promise<PulledJob[]> {
   return value(await stub.claim({ max: 100, ...request })).jobs;
 }
 
 /** Claims exactly one job and returns it. */
-export async function claimOne(stub: LaneStub, request: Record<string, unknown> = {}): Promise<ClaimedJob> {
+export async function claimOne(stub: LaneStub, request: Record<string, unknown> = {}): Promise<PulledJob> {
   const jobs = value(await stub.claim({ ...request, max: 1 })).jobs;
   expect(jobs).toHaveLength(1);
   return jobs[0]!;
