@@ -16,12 +16,14 @@ export {
 } from "./durable/executors.js";
 export { createLaneClient, type LaneNamespaceClient } from "./client/rpc.js";
 export { createHttpClient, type HttpClient, type HttpClientOptions } from "./client/http.js";
-export type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage, LaneClient } from "./client/types.js";
+export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage, LaneClient } from "./client/types.js";
 export { ERROR_STATUS } from "./worker/status.js";
 export { QueueError, type ErrorBody, type ErrorCode, type ErrorDetails, type Issue, type Result } from "./shared/errors.js";
 export { ManualClock, systemClock, type Clock } from "./shared/clock.js";
 export type { ClaimedJob, Counts, EnqueueStatus, Job, JobState, Json, LaneInfo, Lease, LeaseView, Outcome } from "./shared/job.js";
 export type {
+  AckItem,
+  AcksRequest,
   BatchEnqueueRequest,
   CancelRequest,
   ClaimRequest,

@@ -76,6 +76,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         complete: (id, request) => value(lane.jobs[":id"].complete.$post({ param: job(id), json: request })),
         fail: (id, request) => value(lane.jobs[":id"].fail.$post({ param: job(id), json: request })),
         release: (id, request) => value(lane.jobs[":id"].release.$post({ param: job(id), json: request })),
+        acks: (request) => value(lane.acks.$post({ param, json: request })),
       };
     },
   };

@@ -44,6 +44,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         complete: (id, request) => value(stub.complete(id, request)),
         fail: (id, request) => value(stub.fail(id, request)),
         release: (id, request) => value(stub.release(id, request)),
+        acks: (request) => value(stub.acks(request)),
       };
     },
   };

@@ -3,9 +3,10 @@
  * namespace) or over HTTP. Every method answers the value of shared/API.md's success body, or throws
  * a `QueueError` carrying the API's code.
  */
-import type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
+import type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
 import type { ClaimedJob, Job, LaneInfo, Lease } from "../shared/job.js";
 import type {
+  AcksRequest,
   BatchEnqueueRequest,
   CancelRequest,
   ClaimRequest,
@@ -19,7 +20,7 @@ import type {
   SweepRequest,
 } from "../shared/schemas.js";
 
-export type { BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage };
+export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage };
 
 export interface LaneClient {
   /** The lane's name. */
@@ -43,4 +44,9 @@ export interface LaneClient {
   complete(id: string, request: CompleteRequest): Promise<{ job: Job }>;
   fail(id: string, request: FailRequest): Promise<{ job: Job }>;
   release(id: string, request: ReleaseRequest): Promise<{ job: Job }>;
+  /**
+   * Up to 100 complete, fail, release and progress items, each fenced on its own: one answer per item
+   * (`ok`, or the refusal its single route would answer). A malformed item refuses the whole batch.
+   */
+  acks(request: AcksRequest): Promise<AcksAnswer>;
 }

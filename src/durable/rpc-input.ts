@@ -3,7 +3,7 @@
  * HTTP routes, and a bad one is an `invalid_request` answer (data, not a throw: RPC keeps only an
  * error's message).
  */
-import type { ZodType } from "zod";
+import { z, type ZodType } from "zod";
 import { fail, ok, type Result } from "../shared/errors.js";
 import { Name, toIssues } from "../shared/schemas.js";
 
@@ -27,3 +27,6 @@ export function parseJobCall<T>(id: unknown, schema: ZodType<T>, input: unknown)
   const request = parse(schema, input);
   return request.ok ? ok({ id: name.value, request: request.value }) : request;
 }
+
+/** The front worker's name for a held claim (a UUID it makes): only ever sent over RPC. */
+export const HoldName = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "a hold name is 1..64 letters, digits or dashes");

@@ -1,7 +1,11 @@
 /** What the lane answers, shared by the lane, the front worker and both clients (shared/API.md). */
+import type { ErrorBody } from "./errors.js";
 import type { EnqueueStatus, Job } from "./job.js";
 
 export type EnqueueAnswer = { status: EnqueueStatus; job: Job };
 export type BatchAnswer = { results: { id: string; status: EnqueueStatus }[] };
 export type JobPage = { jobs: Job[]; cursor: string | null };
 export type CancelAnswer = { status: "cancelled" | "cancelling"; job: Job };
+/** One item of a batch ack answered: applied, or refused with the code its single route would answer. */
+export type AckAnswer = { id: string; ok: true } | { id: string; ok: false; error: Pick<ErrorBody, "code" | "message"> };
+export type AcksAnswer = { results: AckAnswer[] };

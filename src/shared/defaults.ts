@@ -72,3 +72,21 @@ export const DISPATCH_LEASE_MS = 30_000;
  * back; its job still never gets a second in-process executor while the first has not returned.
  */
 export const ABORT_GRACE_MS = 30_000;
+
+/** Long-poll claims (`waitMs`): the longest a claim may be held waiting for a claimable job. */
+export const MAX_CLAIM_WAIT_MS = 30_000;
+/**
+ * Held claims per lane object: far more consumers than one lane's throughput needs, and a bound on
+ * what a flush may ask (one claim statement per distinct set of kinds waited for). A claim that would
+ * wait beyond them is answered at once, as with `waitMs` 0 (often `{"jobs": []}`), so the earlier
+ * ones keep their place in arrival order; `createWorker` backs off on such an early empty answer.
+ */
+export const MAX_CLAIM_WAITERS = 256;
+/**
+ * How many answered long-poll claims the lane remembers (their jobs and tokens) in case the front
+ * worker reports that the client left before the answer reached it: those jobs are released at once
+ * rather than run out their lease. Only the last few matter: that report comes within milliseconds.
+ */
+export const ABANDONED_CLAIM_MEMORY = 256;
+/** Batch acks: items per request. */
+export const MAX_ACKS = 100;

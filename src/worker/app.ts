@@ -7,6 +7,7 @@ import { requireBearer } from "./auth.js";
 import { jsonBody } from "./body.js";
 import { onError, onNotFound } from "./errors.js";
 import { createRouter, jsonResponse, serveDocument } from "./openapi.js";
+import { ackRoutes } from "./routes/acks.js";
 import { consumerRoutes } from "./routes/consumers.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { laneRoutes } from "./routes/lanes.js";
@@ -28,7 +29,8 @@ export function createApp() {
   const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
-    .route("/v1", consumerRoutes());
+    .route("/v1", consumerRoutes())
+    .route("/v1", ackRoutes());
   serveDocument(routes, "/openapi.json");
   return routes;
 }

@@ -108,3 +108,12 @@ export const ErrorResponse = z
     }),
   })
   .openapi("ErrorResponse");
+
+export const AckAnswer = z
+  .union([
+    z.object({ id: Name, ok: z.literal(true) }),
+    z.object({ id: Name, ok: z.literal(false), error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }) }),
+  ])
+  .openapi("AckAnswer");
+
+export const AcksResponse = z.object({ results: z.array(AckAnswer) }).openapi("AcksResponse");

@@ -18,6 +18,7 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/jobs/{id}/complete",
   "post /v1/lanes/{lane}/jobs/{id}/fail",
   "post /v1/lanes/{lane}/jobs/{id}/release",
+  "post /v1/lanes/{lane}/acks",
   "get /healthz",
 ];
 
