@@ -36,3 +36,14 @@ export type {
   RenewRequest,
   SweepRequest,
 } from "./shared/schemas.js";
+export {
+  createWorker,
+  WorkerAbortError,
+  type PullWorker,
+  type WorkerAbortCause,
+  type WorkerContext,
+  type WorkerEvent,
+  type WorkerHandler,
+  type WorkerOptions,
+  type WorkerStats,
+} from "./client/worker.js";
