@@ -20,18 +20,35 @@ export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, J
 export { ERROR_STATUS } from "./worker/status.js";
 export { QueueError, type ErrorBody, type ErrorCode, type ErrorDetails, type Issue, type Result } from "./shared/errors.js";
 export { ManualClock, systemClock, type Clock } from "./shared/clock.js";
-export type { ClaimedJob, Counts, EnqueueStatus, Job, JobState, Json, LaneInfo, Lease, LeaseView, Outcome } from "./shared/job.js";
+export type {
+  AttemptError,
+  Checkpoint,
+  CheckpointInfo,
+  ClaimedJob,
+  Counts,
+  EnqueueStatus,
+  Job,
+  JobState,
+  Json,
+  LaneInfo,
+  Lease,
+  LeaseView,
+  Outcome,
+  PulledJob,
+} from "./shared/job.js";
 export type {
   AckItem,
   AcksRequest,
   BatchEnqueueRequest,
   CancelRequest,
+  CheckpointRequest,
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
   FailRequest,
   LanePatch,
   ListQuery,
+  ProgressRequest,
   ReleaseRequest,
   RenewRequest,
   SweepRequest,

@@ -77,6 +77,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         fail: (id, request) => value(lane.jobs[":id"].fail.$post({ param: job(id), json: request })),
         release: (id, request) => value(lane.jobs[":id"].release.$post({ param: job(id), json: request })),
         acks: (request) => value(lane.acks.$post({ param, json: request })),
+        saveCheckpoint: (id, name, request) => value(lane.jobs[":id"].checkpoints[":name"].$put({ param: { ...job(id), name }, json: request })),
+        checkpoints: (id) => value(lane.jobs[":id"].checkpoints.$get({ param: job(id) })),
+        progress: (id, request) => value(lane.jobs[":id"].progress.$post({ param: job(id), json: request })),
       };
     },
   };

@@ -45,6 +45,9 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         fail: (id, request) => value(stub.fail(id, request)),
         release: (id, request) => value(stub.release(id, request)),
         acks: (request) => value(stub.acks(request)),
+        saveCheckpoint: (id, name, request) => value(stub.saveCheckpoint(id, name, request)),
+        checkpoints: (id) => value(stub.listCheckpoints(id)),
+        progress: (id, request) => value(stub.progress(id, request)),
       };
     },
   };

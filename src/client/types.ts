@@ -4,17 +4,19 @@
  * a `QueueError` carrying the API's code.
  */
 import type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
-import type { ClaimedJob, Job, LaneInfo, Lease } from "../shared/job.js";
+import type { Checkpoint, CheckpointInfo, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import type {
   AcksRequest,
   BatchEnqueueRequest,
   CancelRequest,
+  CheckpointRequest,
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
   FailRequest,
   LanePatch,
   ListQuery,
+  ProgressRequest,
   ReleaseRequest,
   RenewRequest,
   SweepRequest,
@@ -37,8 +39,8 @@ export interface LaneClient {
   cancel(id: string, request?: CancelRequest): Promise<CancelAnswer>;
   requeue(id: string): Promise<{ job: Job }>;
   sweep(request: SweepRequest): Promise<{ removed: number }>;
-  /** Pull consumers: claims up to `max` due jobs, each with its lease token. */
-  claim(request?: ClaimRequest): Promise<{ jobs: ClaimedJob[] }>;
+  /** Pull consumers: claims up to `max` due jobs, each with its lease token and what its earlier attempts recorded. */
+  claim(request?: ClaimRequest): Promise<{ jobs: PulledJob[] }>;
   /** A new token for the lease; the old one is then `lease_superseded`. */
   renew(id: string, request: RenewRequest): Promise<{ lease: Lease }>;
   complete(id: string, request: CompleteRequest): Promise<{ job: Job }>;
@@ -49,4 +51,10 @@ export interface LaneClient {
    * (`ok`, or the refusal its single route would answer). A malformed item refuses the whole batch.
    */
   acks(request: AcksRequest): Promise<AcksAnswer>;
+  /** Records a checkpoint for the attempt holding `request.token` (fenced like complete). */
+  saveCheckpoint(id: string, name: string, request: CheckpointRequest): Promise<{ checkpoint: CheckpointInfo }>;
+  /** Every checkpoint of a job, in name order. */
+  checkpoints(id: string): Promise<{ checkpoints: Checkpoint[] }>;
+  /** Records the job's progress for the attempt holding `request.token` (fenced like complete; keeps the token). */
+  progress(id: string, request: ProgressRequest): Promise<{ job: Job }>;
 }

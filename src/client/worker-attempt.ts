@@ -153,7 +153,7 @@ export class Attempt {
 
   private context(): WorkerContext {
     const { lease, checkpoints: _checkpoints, ...view } = this.job;
-    const load = async () => ({ ...(this.job.checkpoints ?? {}), ...this.saved });
+    const load = async () => ({ ...this.job.checkpoints, ...this.saved });
     const save = async (name: string, value: unknown) => {
       const json = JSON.parse(JSON.stringify(value ?? null)) as Json;
       await this.write("checkpoint", () => this.fenced((token) => this.host.http.saveCheckpoint(this.job.id, name, { token, value: json }, this.requestTimeout())));

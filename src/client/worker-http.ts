@@ -5,11 +5,10 @@
  */
 import type { AcksAnswer } from "../shared/answers.js";
 import { QueueError, type ErrorBody } from "../shared/errors.js";
-import type { ClaimedJob, Json, Lease } from "../shared/job.js";
+import type { Json, Lease, PulledJob } from "../shared/job.js";
 import type { ClaimRequest } from "../shared/schemas.js";
 
-/** A claimed job as the claim answers it: with its lease token and, once the API has them, its checkpoints. */
-export type PulledJob = ClaimedJob & { checkpoints?: Record<string, Json> };
+export type { PulledJob };
 
 export interface WorkerHttpOptions {
   /** Where the API is served, e.g. `https://queue.example.com` (no `/v1`). */

@@ -8,6 +8,7 @@
  * A result or progress over its size limit is that item's `payload_too_large`, as its route's 413.
  */
 import type { AckAnswer } from "../shared/answers.js";
+import { MAX_PROGRESS_BYTES } from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
 import type { Job } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
@@ -21,7 +22,7 @@ export interface AckWrites {
   completeBatch(items: readonly { id: string; token: string; resultJson: string }[]): Set<string>;
   fail(id: string, token: string, message: string, retry: boolean, retryAfterMs: number | null): Result<Job>;
   release(id: string, token: string): Result<Job>;
-  progress(id: string, token: string, progress: unknown): Result<unknown>;
+  progress(id: string, token: string, progressJson: string): Result<unknown>;
 }
 
 type Prepared = { item: AckItem; json: Result<string> | null };
@@ -29,9 +30,11 @@ type Prepared = { item: AckItem; json: Result<string> | null };
 export function applyAcks(acks: readonly AckItem[], writes: AckWrites): Result<AckAnswer[]> {
   const prepared: Prepared[] = [];
   for (const [index, item] of acks.entries()) {
-    const json = item.op === "complete" ? serializeJson(item.result, "result") : null;
+    const json =
+      item.op === "complete" ? serializeJson(item.result, "result") : item.op === "progress" ? serializeJson(item.progress, "progress", MAX_PROGRESS_BYTES) : null;
     if (json && !json.ok && json.error.code === "invalid_request") {
-      return fail("invalid_request", `acks[${index}]: ${json.error.message}`, [{ path: ["acks", index, "result"], message: json.error.message }]);
+      const field = item.op === "complete" ? "result" : "progress";
+      return fail("invalid_request", `acks[${index}]: ${json.error.message}`, [{ path: ["acks", index, field], message: json.error.message }]);
     }
     prepared.push({ item, json });
   }
@@ -57,7 +60,7 @@ function applyOne(item: AckItem, json: Result<string> | null, writes: AckWrites)
     case "release":
       return writes.release(item.id, item.token);
     case "progress":
-      return writes.progress(item.id, item.token, item.progress);
+      return json!.ok ? writes.progress(item.id, item.token, json!.value) : json!;
   }
 }
 

@@ -63,6 +63,14 @@ export function explainMiss(row: FenceRow | undefined, id: string, token: string
   return refuse(fail("lease_superseded", `the attempt holding this token of job ${id} has already ended`).error);
 }
 
+/**
+ * Whether the row passes the fence for `token` at `now`, as `fenceClause` says in SQL: a fenced write
+ * that also checks something else (a checkpoint's limits) and matched nothing asks this first.
+ */
+export function holdsFence(row: FenceRow | undefined, token: string, now: number): boolean {
+  return row !== undefined && row.state === "running" && row.lease_token === token && row.lease_until !== null && row.lease_until > now && row.cancel_requested === 0;
+}
+
 function refuse(error: ErrorBody): FenceMiss {
   return { kind: "refuse", error };
 }

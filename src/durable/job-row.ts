@@ -3,7 +3,7 @@
  * here runs SQL: the store runs statements, this file says what their rows mean.
  */
 import { canonicalJson } from "../shared/json.js";
-import type { Job, JobState, Json, Outcome } from "../shared/job.js";
+import type { AttemptError, Job, JobState, Json, Outcome } from "../shared/job.js";
 
 /** A validated, defaulted enqueue request, ready to insert. Every field is part of the job's identity but `runAt`. */
 export interface JobSpec {
@@ -58,13 +58,17 @@ export type JobRow = {
   cancel_reason: string | null;
   lease_holder: "lane" | "consumer" | null;
   attempt_end: AttemptEnd | null;
+  /** JSON array of `AttemptError`, oldest first. */
+  errors: string;
+  /** JSON text; null: no progress reported. */
+  progress: string | null;
 };
 
 /** Every column of `JobRow`, in order: what a statement that answers whole rows selects or returns. */
 export const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, state, outcome, attempts, max_attempts,
   backoff_base_ms, backoff_max_ms, timeout_ms, result, error, cancel_requested, generation, lease_token,
   lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
-  recovery_count, recovery_window_start, cancel_reason, lease_holder, attempt_end`;
+  recovery_count, recovery_window_start, cancel_reason, lease_holder, attempt_end, errors, progress`;
 
 /** The columns a transition needs: enough for a log line, without parsing payload or result. */
 export const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at`;
@@ -91,6 +95,8 @@ export function toJob(row: JobRow, lane: string): Job {
     timeoutMs: row.timeout_ms,
     result: row.result === null ? null : (JSON.parse(row.result) as Json),
     error: row.error,
+    errors: JSON.parse(row.errors) as AttemptError[],
+    progress: row.progress === null ? null : (JSON.parse(row.progress) as Json),
     cancelRequested: row.cancel_requested === 1,
     lease: row.state === "running" && row.lease_until !== null ? { generation: row.generation, expiresAt: row.lease_until } : null,
     createdAt: row.created_at,
@@ -137,6 +143,8 @@ export function newRow(spec: JobSpec, now: number): JobRow {
     cancel_reason: null,
     lease_holder: null,
     attempt_end: null,
+    errors: "[]",
+    progress: null,
   };
 }
 

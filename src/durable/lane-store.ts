@@ -24,6 +24,7 @@ import { rowBytes, withinBytes, type Candidate } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
 import { LaneSettingsStore } from "./lane-settings.js";
 import * as Q from "./statements.js";
+import { deleteCompletedCheckpoints, deleteDependents } from "./dependents.js";
 
 /** One change of a job's state, for logs, hooks and events. */
 export interface Transition {
@@ -232,35 +233,46 @@ export class LaneStore {
     return all.sort((a, b) => b.priority - a.priority || a.seq - b.seq).slice(0, limit);
   }
 
-  /** A new token and expiry for the holder of the current lease; the old token is then superseded. */
-  renew(id: string, token: string, leaseMs: number): Result<Lease> {
+  /** A new token and expiry for the holder of the current lease (and its progress, when given); the old token is then superseded. */
+  renew(id: string, token: string, leaseMs: number, progressJson: string | null = null): Result<Lease> {
     const now = this.clock.now();
     const fresh = this.entropy.token();
-    const row = this.sql.exec<{ generation: number; lease_until: number }>(Q.RENEW_SQL, id, token, now, fresh, now + leaseMs).toArray()[0];
+    const row = this.sql.exec<{ generation: number; lease_until: number }>(Q.RENEW_SQL, id, token, now, fresh, now + leaseMs, progressJson).toArray()[0];
     if (row) return ok({ token: fresh, generation: row.generation, expiresAt: row.lease_until });
     const missed = this.missed(id, token, "renew");
     return missed.ok ? fail("internal", "renew cannot be a repeat") : missed;
   }
 
-  /** Records the attempt's success. The same token completing again answers the settled job. */
+  /**
+   * Records the attempt's success and, in the same transaction, deletes the job's checkpoints up to
+   * its generation. The same token completing again answers the settled job.
+   */
   complete(id: string, token: string, resultJson: string): Result<Job> {
     const now = this.clock.now();
     const to = this.outcomeState();
-    const row = this.sql.exec<JobRow>(Q.COMPLETE_SQL, id, token, now, to, resultJson, to === "settled" ? now : null).toArray()[0];
-    if (!row) return this.missed(id, token, "complete");
-    this.emit(row, "running", now - (row.claimed_at ?? now));
-    return ok(toJob(row, this.lane));
+    return this.storage.transactionSync(() => {
+      const row = this.sql.exec<JobRow>(Q.COMPLETE_SQL, id, token, now, to, resultJson, to === "settled" ? now : null).toArray()[0];
+      if (!row) return this.missed(id, token, "complete");
+      deleteCompletedCheckpoints(this.sql, [row]);
+      this.emit(row, "running", now - (row.claimed_at ?? now));
+      return ok(toJob(row, this.lane));
+    });
   }
 
   /**
-   * Completes many in-process attempts in one statement, each through the fence by its own token;
+   * Completes many in-process attempts in one statement, each through the fence by its own token, and
+   * deletes their checkpoints (up to each completing lease's generation) in the same transaction;
    * returns the ids it settled. The caller sends each one not settled through `complete` to learn why.
    */
   completeBatch(items: readonly { id: string; token: string; resultJson: string }[]): Set<string> {
     const now = this.clock.now();
     const to = this.outcomeState();
     const list = JSON.stringify(items.map((i) => [i.id, i.token, i.resultJson]));
-    const rows = this.sql.exec<SubjectRow>(Q.COMPLETE_MANY_SQL, list, to, to === "settled" ? now : null, now).toArray();
+    const rows = this.storage.transactionSync(() => {
+      const rows = this.sql.exec<SubjectRow & { seq: number }>(Q.COMPLETE_MANY_SQL, list, to, to === "settled" ? now : null, now).toArray();
+      deleteCompletedCheckpoints(this.sql, rows);
+      return rows;
+    });
     for (const row of rows) this.emit(row, "running", now - (row.claimed_at ?? now));
     return new Set(rows.map((r) => r.id));
   }
@@ -298,9 +310,10 @@ export class LaneStore {
   /**
    * The answer to a fenced write that matched nothing (fence.ts says why). A repeat answers the job
    * as it is; the holder of a cancel-requested job speaking ends its attempt: the job settles
-   * `cancelled` here, and the holder hears `job_cancelled`.
+   * `cancelled` here, and the holder hears `job_cancelled`. Public for the fenced writes of other
+   * stores (checkpoints.ts).
    */
-  private missed(id: string, token: string, op: FenceOp): Result<Job> {
+  missed(id: string, token: string, op: FenceOp): Result<Job> {
     const now = this.clock.now();
     const row = this.row(id);
     const miss = explainMiss(row, id, token, op, now);
@@ -360,8 +373,11 @@ export class LaneStore {
   }
 
   sweep(settledBefore: number, limit: number): number {
-    this.sql.exec(Q.SWEEP_SQL, settledBefore, limit);
-    return this.sql.exec<{ n: number }>(Q.CHANGES_SQL).one().n;
+    return this.storage.transactionSync(() => {
+      const seqs = this.sql.exec<{ seq: number }>(Q.SWEEP_SQL, settledBefore, limit).toArray().map((r) => r.seq);
+      deleteDependents(this.sql, seqs);
+      return seqs.length;
+    });
   }
 
   // ---- what the alarm does ----

@@ -7,26 +7,37 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
-import { ABORT_GRACE_MS, DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
+import {
+  ABORT_GRACE_MS,
+  DEFAULT_LEASE_MS,
+  DEFAULT_SWEEP_LIMIT,
+  MAX_CHECKPOINT_BYTES,
+  MAX_PAGE_BYTES,
+  MAX_PROGRESS_BYTES,
+  RECOVERY_BATCH,
+} from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
-import type { ClaimedJob, Job, LaneInfo, Lease } from "../shared/job.js";
+import type { Checkpoint, CheckpointInfo, ClaimedJob, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
 import {
   AcksRequest,
   BatchEnqueueRequest,
   CancelRequest,
+  CheckpointRequest,
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
   FailRequest,
   LanePatch,
   ListQuery,
+  ProgressRequest,
   ReleaseRequest,
   RenewRequest,
   SweepRequest,
 } from "../shared/schemas.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
+import { CheckpointStore } from "./checkpoints.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
 import type { ExecutorRegistry } from "./executors.js";
@@ -36,7 +47,7 @@ import { LaneStore } from "./lane-store.js";
 import { migrate, type SchemaState, SCHEMA_VERSION } from "./migrations.js";
 import { OutcomeDelivery } from "./outcomes.js";
 import { REGISTRY_NAME } from "./registry.js";
-import { HoldName, parse, parseId, parseJobCall } from "./rpc-input.js";
+import { HoldName, parse, parseId, parseJobCall, parseName } from "./rpc-input.js";
 import { toSpec } from "./spec.js";
 import { applyAcks } from "./acks.js";
 import { Waiters, type ClaimAsk } from "./waiters.js";
@@ -74,11 +85,13 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Where time and randomness come from: the platform's. A test-only subclass swaps them. */
   protected readonly time: { clock: Clock; entropy: Entropy } = { clock: systemClock, entropy: systemEntropy };
   readonly store: LaneStore;
+  /** What attempts record for their jobs: checkpoints and progress. */
+  readonly checkpointStore: CheckpointStore;
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
   protected readonly wake: Wake;
   private readonly transitions: TransitionLog;
   private readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
-  private readonly waiters: Waiters;
+  private readonly waiters: Waiters<PulledJob>;
   private readonly options: LaneOptions;
   private readonly schema: SchemaState;
 
@@ -92,6 +105,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     const lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(ctx.storage) : null) ?? ctx.id.toString();
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
     this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
+    this.checkpointStore = new CheckpointStore(ctx.storage, clock, { lane, missed: (id, token, op) => this.store.missed(id, token, op) });
     this.wake = new Wake({
       computeWake: () => this.computeWake(),
       flushSteps: (pump) => this.flushSteps(pump),
@@ -251,11 +265,12 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   // ---- pull consumers: the fence ----
 
   /**
-   * Claims due jobs for a pull consumer. With `waitMs` and nothing claimable, the claim is held until
-   * a flush finds it a job or `waitMs` passes (waiters.ts). `hold` is the front worker's name for a
-   * held claim, so that it can `abandonClaim` it when its client leaves.
+   * Claims due jobs for a pull consumer, each with its lease token and what its earlier attempts
+   * recorded. With `waitMs` and nothing claimable, the claim is held until a flush finds it a job or
+   * `waitMs` passes (waiters.ts). `hold` is the front worker's name for a held claim, so that it can
+   * `abandonClaim` it when its client leaves.
    */
-  async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: ClaimedJob[] }>> {
+  async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: PulledJob[] }>> {
     return this.answer(async () => {
       const request = parse(ClaimRequest, input ?? {});
       if (!request.ok) return request;
@@ -275,8 +290,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const call = parseJobCall(id, RenewRequest, input);
       if (!call.ok) return call;
-      const { token, leaseMs } = call.value.request;
-      const lease = this.store.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS);
+      const { token, leaseMs, progress } = call.value.request;
+      let progressJson: string | null = null;
+      if (progress !== undefined) {
+        const serialized = serializeJson(progress, "progress", MAX_PROGRESS_BYTES);
+        if (!serialized.ok) return serialized;
+        progressJson = serialized.value;
+      }
+      const lease = this.store.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS, progressJson);
       this.wake.afterChange();
       return lease.ok ? ok({ lease: lease.value }) : lease;
     });
@@ -348,7 +369,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
         completeBatch: (items) => this.store.completeBatch(items),
         fail: (id, token, message, retry, after) => this.store.fail(id, token, message, retry, after),
         release: (id, token) => this.store.release(id, token),
-        progress: (id) => fail("internal", `progress of job ${id}: not built yet`),
+        progress: (id, token, json) => this.checkpointStore.progress(id, token, json),
       });
       this.wake.afterChange();
       return results.ok ? ok({ results: results.value }) : results;
@@ -357,9 +378,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   // ---- internals ----
 
-  /** A claim for a pull consumer: kinds without an in-process executor, at most 4 MiB of jobs. */
-  private claimFor(ask: ClaimAsk): ClaimedJob[] {
-    return this.store.claimDue({
+  /** A claim for a pull consumer: kinds without an in-process executor, with their checkpoints, at most 4 MiB of jobs. */
+  private claimFor(ask: ClaimAsk): PulledJob[] {
+    return this.checkpointStore.attach(this.store.claimDue({
       kinds: ask.kinds,
       excludeKinds: this.dispatcher.kinds,
       excludeIds: [],
@@ -368,7 +389,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       leaseMs: ask.leaseMs,
       maxBytes: MAX_PAGE_BYTES,
       holder: "consumer",
-    });
+    }));
   }
 
   /** Every RPC answer goes through here: a lane of a newer schema refuses all of them, changing nothing. */
@@ -439,6 +460,46 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   private toSpec(request: EnqueueRequest): Result<JobSpec> {
     return toSpec(request, this.time.clock.now(), () => this.time.entropy.id());
+  }
+
+  // ---- checkpoints and progress (durable steps) ----
+
+  /** Records a checkpoint for the attempt holding the token: fenced like complete; within the job's limits. */
+  async saveCheckpoint(id: unknown, name: unknown, input: unknown): Promise<Result<{ checkpoint: CheckpointInfo }>> {
+    return this.answer(() => {
+      const call = parseJobCall(id, CheckpointRequest, input);
+      if (!call.ok) return call;
+      const checkpoint = parseName(name, "name", "checkpoint name");
+      if (!checkpoint.ok) return checkpoint;
+      const value = serializeJson(call.value.request.value, "value", MAX_CHECKPOINT_BYTES);
+      if (!value.ok) return value;
+      const saved = this.checkpointStore.save(call.value.id, call.value.request.token, checkpoint.value, value.value);
+      if (!saved.ok) this.wake.afterChange(); // the holder of a cancel-requested job spoke: it settled
+      return saved.ok ? ok({ checkpoint: saved.value }) : saved;
+    });
+  }
+
+  /** Every checkpoint of a job, in name order (the operator's view). */
+  async listCheckpoints(id: unknown): Promise<Result<{ checkpoints: Checkpoint[] }>> {
+    return this.answer(() => {
+      const name = parseId(id);
+      if (!name.ok) return name;
+      const listed = this.checkpointStore.list(name.value);
+      return listed.ok ? ok({ checkpoints: listed.value }) : listed;
+    });
+  }
+
+  /** Records the job's progress for the attempt holding the token: fenced like complete; the token is kept. */
+  async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
+    return this.answer(() => {
+      const call = parseJobCall(id, ProgressRequest, input);
+      if (!call.ok) return call;
+      const progress = serializeJson(call.value.request.progress, "progress", MAX_PROGRESS_BYTES);
+      if (!progress.ok) return progress;
+      const recorded = this.checkpointStore.progress(call.value.id, call.value.request.token, progress.value);
+      if (!recorded.ok) this.wake.afterChange();
+      return recorded.ok ? ok({ job: recorded.value }) : recorded;
+    });
   }
 }
 

@@ -9,15 +9,19 @@ import type { JobRow } from "./job-row.js";
 /** A bound on the JSON of one job beyond its payload, result and error: ids, names, numbers and keys. */
 export const JOB_JSON_OVERHEAD = 2_048;
 
-/** A claim candidate: its seq, priority, and the bytes its payload and error add to a page. */
+/** What one checkpoint adds to a claimed job's `checkpoints` beyond its value: `"name":` and a comma (names need no escapes). */
+export const CHECKPOINT_ENTRY_OVERHEAD = 128 + 4;
+
+/** A claim candidate: its seq, priority, and the bytes its payload, error, errors, progress and checkpoints add to a page. */
 export type Candidate = { seq: number; priority: number; bytes: number };
 
 /**
- * A bound on the JSON of a job: its payload and result are stored as the JSON they are sent as, and
- * an error's text grows at most 6× when escaped.
+ * A bound on the JSON of a job: its payload, result, errors and progress are stored as the JSON they
+ * are sent as, and an error's text grows at most 6× when escaped.
  */
 export function rowBytes(row: JobRow): number {
-  return utf8Length(row.payload) + (row.result === null ? 0 : utf8Length(row.result)) + 6 * (row.error?.length ?? 0) + JOB_JSON_OVERHEAD;
+  const stored = (text: string | null) => (text === null ? 0 : utf8Length(text));
+  return stored(row.payload) + stored(row.result) + stored(row.errors) + stored(row.progress) + 6 * (row.error?.length ?? 0) + JOB_JSON_OVERHEAD;
 }
 
 /** The first candidates whose answer stays within `maxBytes` (never none while one is there). */

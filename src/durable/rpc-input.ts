@@ -16,8 +16,13 @@ export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
 
 /** A job id, valid, or the refusal. */
 export function parseId(id: unknown): Result<string> {
-  const name = Name.safeParse(id);
-  return name.success ? ok(name.data) : fail("invalid_request", "invalid job id", toIssues(name.error, ["id"]));
+  return parseName(id, "id", "job id");
+}
+
+/** A name (API.md's pattern) at `path`, valid, or the refusal naming `what`. */
+export function parseName(value: unknown, path: string, what: string): Result<string> {
+  const name = Name.safeParse(value);
+  return name.success ? ok(name.data) : fail("invalid_request", `invalid ${what}`, toIssues(name.error, [path]));
 }
 
 /** A job id and a request about it, both valid, or the first refusal. */

@@ -3,8 +3,10 @@
  * parameter; nothing here reads the clock. The query-plan test reads the hot ones (`HOT_STATEMENTS`)
  * and fails on a full table scan.
  */
+import { MAX_JOB_ERRORS } from "../shared/defaults.js";
 import { FENCE, fenceClause } from "./fence.js";
 import { JOB_COLUMNS, SUBJECT_COLUMNS } from "./job-row.js";
+import { CHECKPOINT_ENTRY_OVERHEAD } from "./page.js";
 
 const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
   timeout_ms, max_recoveries, recovery_window_ms, state, created_at, updated_at`;
@@ -14,6 +16,14 @@ const IS_QUEUE_HEAD = `(j.queue IS NULL OR (
   NOT EXISTS (SELECT 1 FROM jobs r WHERE r.queue = j.queue AND r.state = 'running')
   AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.queue = j.queue AND h.state = 'queued'
     AND (h.priority > j.priority OR (h.priority = j.priority AND h.seq < j.seq)))))`;
+
+/**
+ * The assignment that adds the ending attempt to `errors` (its attempt and generation as the row holds
+ * them before the update), dropping the oldest past `MAX_JOB_ERRORS`; given the SQL of the message and now.
+ */
+const APPEND_ERROR = (message: string, now: string) => `errors = json_insert(
+    CASE WHEN json_array_length(errors) >= ${MAX_JOB_ERRORS} THEN json_remove(errors, '$[0]') ELSE errors END,
+    '$[#]', json_object('attempt', attempts, 'generation', generation, 'message', ${message}, 'at', ${now}))`;
 
 // ---- enqueue ----
 
@@ -48,10 +58,19 @@ export const COUNTS_SQL = `SELECT state, outcome, COUNT(*) AS n FROM jobs GROUP 
 // ---- claim ----
 
 /**
+ * A bound on what a queued job `j` adds to a claim's answer beyond `JOB_JSON_OVERHEAD` (page.ts): its
+ * payload, error (escaped, at most 6×), errors and progress as stored, and its checkpoints as
+ * `{name: value}` (their totals: one lookup, nothing when the job has none).
+ */
+const CANDIDATE_BYTES = `octet_length(j.payload) + 6 * COALESCE(length(j.error), 0) + octet_length(j.errors)
+    + COALESCE(octet_length(j.progress), 0)
+    + COALESCE((SELECT t.bytes + t.names * ${CHECKPOINT_ENTRY_OVERHEAD} FROM checkpoint_totals t WHERE t.job_seq = j.seq), 0)`;
+
+/**
  * Due queued jobs a claimer may take, best first, with the bytes each adds to a page. ?1 now,
  * ?2 kinds excluded (JSON array), ?3 job ids excluded (JSON array), ?4 limit.
  */
-export const CLAIM_CANDIDATES_SQL = `SELECT j.seq, j.priority, octet_length(j.payload) + 6 * COALESCE(length(j.error), 0) AS bytes FROM jobs j
+export const CLAIM_CANDIDATES_SQL = `SELECT j.seq, j.priority, ${CANDIDATE_BYTES} AS bytes FROM jobs j
   WHERE j.state = 'queued' AND j.run_at <= ?1
     AND j.kind NOT IN (SELECT value FROM json_each(?2))
     AND j.id NOT IN (SELECT value FROM json_each(?3))
@@ -62,7 +81,7 @@ export const CLAIM_CANDIDATES_SQL = `SELECT j.seq, j.priority, octet_length(j.pa
  * Due queued jobs of one kind a claimer may take, best first: asked once per kind on `jobs_kind`, so
  * that a backlog of other kinds is never walked. ?1 now, ?2 kind, ?3 job ids excluded (JSON array), ?4 limit.
  */
-export const CLAIM_KIND_CANDIDATES_SQL = `SELECT j.seq, j.priority, octet_length(j.payload) + 6 * COALESCE(length(j.error), 0) AS bytes FROM jobs j
+export const CLAIM_KIND_CANDIDATES_SQL = `SELECT j.seq, j.priority, ${CANDIDATE_BYTES} AS bytes FROM jobs j
   WHERE j.state = 'queued' AND j.kind = ?2 AND j.run_at <= ?1
     AND j.id NOT IN (SELECT value FROM json_each(?3))
     AND ${IS_QUEUE_HEAD}
@@ -80,30 +99,35 @@ export const RUNNING_COUNT_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE state = '
 
 // ---- the fence: writes on behalf of an attempt ----
 
-/** A new token and expiry. ?1 id, ?2 token, ?3 now, ?4 new token, ?5 lease until. */
-export const RENEW_SQL = `UPDATE jobs SET lease_token = ?4, lease_until = ?5, updated_at = ?3
+/** A new token and expiry, and progress when given. ?1 id, ?2 token, ?3 now, ?4 new token, ?5 lease until, ?6 progress (JSON; null: unchanged). */
+export const RENEW_SQL = `UPDATE jobs SET lease_token = ?4, lease_until = ?5, updated_at = ?3, progress = COALESCE(?6, progress)
   WHERE ${FENCE} RETURNING generation, lease_until`;
 
 /** The attempt's success. ?1 id, ?2 token, ?3 now, ?4 state (completing or settled), ?5 result, ?6 settled at. */
 export const COMPLETE_SQL = `UPDATE jobs SET state = ?4, outcome = 'completed', result = ?5, error = NULL, settled_at = ?6, updated_at = ?3
   WHERE ${FENCE} RETURNING ${JOB_COLUMNS}`;
 
-/** Completes attempts through the fence, each row by its own token. ?1 JSON [[id, token, result], …], ?2 state, ?3 settled at, ?4 now. */
+/**
+ * Completes attempts through the fence, each row by its own token; answers each one's seq too (its
+ * checkpoints go in the same transaction). ?1 JSON [[id, token, result], …], ?2 state, ?3 settled at, ?4 now.
+ */
 export const COMPLETE_MANY_SQL = `UPDATE jobs SET state = ?2, outcome = 'completed', result = c.c_result, error = NULL,
     settled_at = ?3, updated_at = ?4
   FROM (SELECT value->>0 AS c_id, value->>1 AS c_token, value->>2 AS c_result FROM json_each(?1)) AS c
   WHERE ${fenceClause("c.c_id", "c.c_token", "?4")}
-  RETURNING ${SUBJECT_COLUMNS}`;
+  RETURNING seq, ${SUBJECT_COLUMNS}`;
 
 /** What a failing attempt's retry decision reads, through the fence. ?1 id, ?2 token, ?3 now. */
 export const HELD_FOR_FAIL_SQL = `SELECT seq, attempts, max_attempts, backoff_base_ms, backoff_max_ms FROM jobs WHERE ${FENCE}`;
 
 /** A failed attempt queued again. ?1 seq, ?2 run at, ?3 error, ?4 now. */
-export const RETRY_SQL = `UPDATE jobs SET state = 'queued', run_at = ?2, error = ?3, updated_at = ?4, attempt_end = 'retry'
+export const RETRY_SQL = `UPDATE jobs SET state = 'queued', run_at = ?2, error = ?3, updated_at = ?4, attempt_end = 'retry',
+    ${APPEND_ERROR("?3", "?4")}
   WHERE seq = ?1 RETURNING ${JOB_COLUMNS}`;
 
 /** A failed attempt that ends the job. ?1 seq, ?2 state (completing or settled), ?3 error, ?4 settled at, ?5 now. */
-export const FAIL_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed', error = ?3, settled_at = ?4, updated_at = ?5
+export const FAIL_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed', error = ?3, settled_at = ?4, updated_at = ?5,
+    ${APPEND_ERROR("?3", "?5")}
   WHERE seq = ?1 RETURNING ${JOB_COLUMNS}`;
 
 /** The job given back at once, with the attempt it spent. ?1 id, ?2 token, ?3 now. */
@@ -129,9 +153,9 @@ export const REQUEUE_SQL = `UPDATE jobs SET state = 'queued', outcome = NULL, at
     settled_at = NULL, updated_at = ?2, attempt_end = NULL
   WHERE seq = ?1 AND state = 'settled' RETURNING ${JOB_COLUMNS}`;
 
-/** Deletes settled jobs settled before an instant, oldest first. ?1 settled before, ?2 limit. */
+/** Deletes settled jobs settled before an instant, oldest first; answers their seqs (their dependents go too). ?1 settled before, ?2 limit. */
 export const SWEEP_SQL = `DELETE FROM jobs WHERE seq IN (
-  SELECT seq FROM jobs WHERE state = 'settled' AND settled_at < ?1 ORDER BY settled_at LIMIT ?2)`;
+  SELECT seq FROM jobs WHERE state = 'settled' AND settled_at < ?1 ORDER BY settled_at LIMIT ?2) RETURNING seq`;
 
 /** How many rows the last statement changed (`rowsWritten` counts index entries as well). */
 export const CHANGES_SQL = `SELECT changes() AS n`;
@@ -144,11 +168,12 @@ export const EXPIRED_LEASES_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE state =
 
 /** An expired lease's job queued again, its attempt given back. ?1 seq, ?2 now, ?3 recovery count, ?4 window start, ?5 error. */
 export const RECOVER_SQL = `UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = ?2, recovery_count = ?3,
-    recovery_window_start = ?4, error = ?5, updated_at = ?2, attempt_end = 'recovery'
+    recovery_window_start = ?4, error = ?5, updated_at = ?2, attempt_end = 'recovery', ${APPEND_ERROR("?5", "?2")}
   WHERE seq = ?1 AND state = 'running' RETURNING ${JOB_COLUMNS}`;
 
 /** An expired lease's job settled `interrupted`: its recovery budget is spent. ?1 seq, ?2 now, ?3 state, ?4 error, ?5 settled at. */
-export const INTERRUPT_SQL = `UPDATE jobs SET state = ?3, outcome = 'interrupted', error = ?4, settled_at = ?5, updated_at = ?2
+export const INTERRUPT_SQL = `UPDATE jobs SET state = ?3, outcome = 'interrupted', error = ?4, settled_at = ?5, updated_at = ?2,
+    ${APPEND_ERROR("?4", "?2")}
   WHERE seq = ?1 AND state = 'running' RETURNING ${JOB_COLUMNS}`;
 
 /** Ends, as of now, every unexpired lease held by the lane's own dispatcher. ?1 now. */

@@ -21,38 +21,38 @@ export interface ClaimAsk {
   leaseMs: number;
 }
 
-interface Waiter {
+interface Waiter<J> {
   ask: ClaimAsk;
   /** The front worker's name for this claim (null: the caller cannot abandon it, e.g. over RPC). */
   hold: string | null;
   /** Real time (timers run on real time, whatever the lane's clock says). */
   deadline: number;
-  answer(jobs: ClaimedJob[]): void;
+  answer(jobs: J[]): void;
 }
 
-export interface WaitersHost {
+export interface WaitersHost<J> {
   /** The lane's claim for a pull consumer: the same statement as an immediate claim. */
-  claim(ask: ClaimAsk): ClaimedJob[];
+  claim(ask: ClaimAsk): J[];
   /** Gives a job back through the fence (an abandoned answer); a miss changes nothing. */
   release(id: string, token: string): void;
 }
 
-export class Waiters {
+export class Waiters<J extends ClaimedJob> {
   /** Held claims in arrival order. */
-  private queue: Waiter[] = [];
+  private queue: Waiter<J>[] = [];
   private timer: ReturnType<typeof setTimeout> | undefined;
   private timerAt = Infinity;
   /** The leases of the last answered holds, oldest first, in case their client turns out to be gone. */
   private readonly answered = new Map<string, { id: string; token: string }[]>();
 
-  constructor(private readonly host: WaitersHost) {}
+  constructor(private readonly host: WaitersHost<J>) {}
 
   get size(): number {
     return this.queue.length;
   }
 
   /** Holds a claim until a flush answers it or `waitMs` passes; null when the lane holds as many as it may. */
-  hold(ask: ClaimAsk, waitMs: number, hold: string | null): Promise<ClaimedJob[]> | null {
+  hold(ask: ClaimAsk, waitMs: number, hold: string | null): Promise<J[]> | null {
     if (this.queue.length >= MAX_CLAIM_WAITERS) return null;
     if (hold !== null && this.queue.some((w) => w.hold === hold)) return null;
     const deadline = Date.now() + waitMs;
@@ -70,7 +70,7 @@ export class Waiters {
   answer(): void {
     if (this.queue.length === 0) return;
     const emptyKinds = new Set<string>();
-    const answered = new Set<Waiter>();
+    const answered = new Set<Waiter<J>>();
     for (const waiter of this.queue) {
       const { kinds } = waiter.ask;
       if (kinds !== null && kinds.every((k) => emptyKinds.has(k))) continue;
@@ -106,7 +106,7 @@ export class Waiters {
     return leases.length;
   }
 
-  private remember(hold: string, jobs: ClaimedJob[]): void {
+  private remember(hold: string, jobs: J[]): void {
     this.answered.set(hold, jobs.map((j) => ({ id: j.id, token: j.lease.token })));
     if (this.answered.size > ABANDONED_CLAIM_MEMORY) this.answered.delete(this.answered.keys().next().value!);
   }

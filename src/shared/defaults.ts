@@ -112,3 +112,13 @@ export const WORKER_ACK_RETRIES = 3;
 export const DEFAULT_STOP_GRACE_MS = 30_000;
 /** After the grace, how long `stop()` waits for aborted handlers to return before it resolves anyway. */
 export const WORKER_ABORT_WAIT_MS = 1_000;
+/** A checkpoint's value, serialized, is at most this many bytes (API.md: 413 above). */
+export const MAX_CHECKPOINT_BYTES = 128 * 1024;
+/** A job holds at most this many checkpoint names (API.md: 409 `checkpoint_limit` beyond). */
+export const MAX_CHECKPOINTS_PER_JOB = 1000;
+/** A job's checkpoint values, serialized, are at most this many bytes in all (409 `checkpoint_limit` beyond). */
+export const MAX_CHECKPOINT_BYTES_PER_JOB = 1024 * 1024;
+/** A job's progress, serialized, is at most this many bytes (API.md: 413 above). */
+export const MAX_PROGRESS_BYTES = 16 * 1024;
+/** A job keeps the last this many failed attempts in `errors`. */
+export const MAX_JOB_ERRORS = 20;

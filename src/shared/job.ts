@@ -42,6 +42,10 @@ export interface Job {
   timeoutMs: number;
   result: Json;
   error: string | null;
+  /** Every failed attempt, oldest first, at most the last 20. */
+  errors: AttemptError[];
+  /** The last progress an attempt reported (at most 16 KiB of JSON), or null. */
+  progress: Json;
   cancelRequested: boolean;
   lease: LeaseView | null;
   createdAt: number;
@@ -52,6 +56,33 @@ export interface Job {
 /** A claimed job: the claimer alone learns the token. */
 export interface ClaimedJob extends Omit<Job, "lease"> {
   lease: Lease;
+}
+
+/** One failed attempt of a job, as `errors` keeps it. */
+export interface AttemptError {
+  attempt: number;
+  generation: number;
+  message: string;
+  /** When the attempt ended, epoch ms. */
+  at: number;
+}
+
+/** A job as a pull consumer's claim answers it: its lease, and every checkpoint its earlier attempts recorded. */
+export interface PulledJob extends ClaimedJob {
+  checkpoints: Record<string, Json>;
+}
+
+/** A checkpoint as its write answers it. */
+export interface CheckpointInfo {
+  name: string;
+  /** The generation of the attempt that wrote it. */
+  generation: number;
+  updatedAt: number;
+}
+
+/** A checkpoint as the operator's view lists it. */
+export interface Checkpoint extends CheckpointInfo {
+  value: Json;
 }
 
 export type Counts = Record<"queued" | "running" | "completing" | Outcome, number>;

@@ -24,11 +24,11 @@ export function utf8Length(text: string): number {
 }
 
 /**
- * Serializes a payload or result for storage: `undefined` is stored as null; anything
- * `JSON.stringify` refuses (cycles, BigInt, too deep) is `invalid_request`; more than 128 KiB is
- * `payload_too_large`.
+ * Serializes a payload, result, checkpoint or progress for storage: `undefined` is stored as null;
+ * anything `JSON.stringify` refuses (cycles, BigInt, too deep) is `invalid_request`; more than
+ * `limit` bytes (default 128 KiB) is `payload_too_large`.
  */
-export function serializeJson(value: unknown, what: string): Result<string> {
+export function serializeJson(value: unknown, what: string, limit = MAX_PAYLOAD_BYTES): Result<string> {
   let text: string | undefined;
   try {
     text = JSON.stringify(value ?? null);
@@ -38,8 +38,8 @@ export function serializeJson(value: unknown, what: string): Result<string> {
   if (text === undefined) {
     return fail("invalid_request", `${what} is not a JSON value`, [{ path: [what], message: "not serializable as JSON" }]);
   }
-  if (exceedsBytes(text, MAX_PAYLOAD_BYTES)) {
-    return fail("payload_too_large", `${what} is larger than ${MAX_PAYLOAD_BYTES} bytes serialized`);
+  if (exceedsBytes(text, limit)) {
+    return fail("payload_too_large", `${what} is larger than ${limit} bytes serialized`);
   }
   return { ok: true, value: text };
 }

@@ -113,7 +113,13 @@ export const ClaimRequest = z
   .openapi("ClaimRequest");
 export type ClaimRequest = z.infer<typeof ClaimRequest>;
 
-export const RenewRequest = z.strictObject({ token: Token, leaseMs: leaseMs.optional() }).openapi("RenewRequest");
+export const RenewRequest = z
+  .strictObject({
+    token: Token,
+    leaseMs: leaseMs.optional(),
+    progress: JsonValue.optional().openapi({ description: "the job's progress, recorded with the renewal (at most 16 KiB serialized)" }),
+  })
+  .openapi("RenewRequest");
 export type RenewRequest = z.infer<typeof RenewRequest>;
 
 export const CompleteRequest = z.strictObject({ token: Token, result: JsonValue.optional() }).openapi("CompleteRequest");
@@ -143,13 +149,25 @@ export function toIssues(error: z.ZodError, prefix: (string | number)[] = []): I
   });
 }
 
+/** `PUT …/jobs/{id}/checkpoints/{name}`: a checkpoint of the attempt holding `token` (API.md "Checkpoints"). */
+export const CheckpointRequest = z
+  .strictObject({ token: Token, value: JsonValue.openapi({ description: "any JSON value, at most 128 KiB serialized" }) })
+  .openapi("CheckpointRequest");
+export type CheckpointRequest = z.infer<typeof CheckpointRequest>;
+
+/** `POST …/jobs/{id}/progress`: the job's progress, reported by the attempt holding `token`. */
+export const ProgressRequest = z
+  .strictObject({ token: Token, progress: JsonValue.openapi({ description: "any JSON value, at most 16 KiB serialized" }) })
+  .openapi("ProgressRequest");
+export type ProgressRequest = z.infer<typeof ProgressRequest>;
+
 /** One item of a batch ack: the body of its single route, plus `op` and the job's `id`. */
 export const AckItem = z
   .discriminatedUnion("op", [
     z.strictObject({ op: z.literal("complete"), id: Name, ...CompleteRequest.shape }),
     z.strictObject({ op: z.literal("fail"), id: Name, ...FailRequest.shape }),
     z.strictObject({ op: z.literal("release"), id: Name, ...ReleaseRequest.shape }),
-    z.strictObject({ op: z.literal("progress"), id: Name, token: Token, progress: JsonValue }),
+    z.strictObject({ op: z.literal("progress"), id: Name, ...ProgressRequest.shape }),
   ])
   .openapi("AckItem");
 export type AckItem = z.infer<typeof AckItem>;

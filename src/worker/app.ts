@@ -8,6 +8,7 @@ import { jsonBody } from "./body.js";
 import { onError, onNotFound } from "./errors.js";
 import { createRouter, jsonResponse, serveDocument } from "./openapi.js";
 import { ackRoutes } from "./routes/acks.js";
+import { checkpointRoutes } from "./routes/checkpoints.js";
 import { consumerRoutes } from "./routes/consumers.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { laneRoutes } from "./routes/lanes.js";
@@ -30,7 +31,8 @@ export function createApp() {
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
     .route("/v1", consumerRoutes())
-    .route("/v1", ackRoutes());
+    .route("/v1", ackRoutes())
+    .route("/v1", checkpointRoutes());
   serveDocument(routes, "/openapi.json");
   return routes;
 }

@@ -39,7 +39,7 @@ const ERROR_DESCRIPTIONS = {
   401: "unauthorized: missing or wrong bearer token",
   404: "job_not_found",
   409: "a refusal of the job's state or lease (see the code)",
-  413: "payload_too_large: payload, result or body over its limit",
+  413: "payload_too_large: payload, result, checkpoint, progress or body over its limit",
   415: "unsupported_media_type: a body that is not application/json",
   503: "auth_not_configured: the API has no token and refuses every request",
 } as const;

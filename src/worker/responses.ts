@@ -40,6 +40,10 @@ const jobFields = {
   timeoutMs: z.number().int(),
   result: JsonValue,
   error: z.string().nullable(),
+  errors: z
+    .array(z.object({ attempt: z.number().int(), generation: z.number().int(), message: z.string(), at: epochMs }))
+    .openapi({ description: "every failed attempt, oldest first, at most the last 20" }),
+  progress: JsonValue.openapi({ description: "the last progress an attempt reported (at most 16 KiB), or null" }),
   cancelRequested: z.boolean(),
   createdAt: epochMs,
   updatedAt: epochMs,
@@ -48,7 +52,13 @@ const jobFields = {
 
 export const Job = z.object({ ...jobFields, lease: LeaseView.nullable() }).openapi("Job");
 
-export const ClaimedJob = z.object({ ...jobFields, lease: Lease }).openapi("ClaimedJob");
+export const ClaimedJob = z
+  .object({
+    ...jobFields,
+    lease: Lease,
+    checkpoints: z.record(z.string(), JsonValue).openapi({ description: "what earlier attempts of the job recorded, name → value; {} when none" }),
+  })
+  .openapi("ClaimedJob");
 
 export const Counts = z
   .object({
@@ -108,6 +118,19 @@ export const ErrorResponse = z
     }),
   })
   .openapi("ErrorResponse");
+
+/** A checkpoint as its write answers it. */
+const checkpointFields = {
+  name: Name,
+  generation: z.number().int().openapi({ description: "the generation of the attempt that wrote it" }),
+  updatedAt: epochMs,
+};
+
+export const CheckpointResponse = z.object({ checkpoint: z.object(checkpointFields) }).openapi("CheckpointResponse");
+
+export const CheckpointList = z
+  .object({ checkpoints: z.array(z.object({ ...checkpointFields, value: JsonValue })) })
+  .openapi("CheckpointList");
 
 export const AckAnswer = z
   .union([

@@ -1,12 +1,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/durable/migrations.js";
-import { T0, claimOne, enqueue, evict, fireAlarm, refusal, row, rows, setup, sql, value, wake, type LaneStub } from "../helpers/lane.js";
+import { T0, claimOne, dropSchema, enqueue, evict, fireAlarm, refusal, row, rows, setup, sql, value, wake, type LaneStub } from "../helpers/lane.js";
 
 /** Rebuilds the lane's database at an older schema version, as an older release left it. */
 async function downgradeTo(stub: LaneStub, version: number): Promise<void> {
   await runInDurableObject(stub, (_lane, state) => {
-    for (const table of ["jobs", "lane", "schema_migrations"]) state.storage.sql.exec(`DROP TABLE IF EXISTS ${table}`);
+    dropSchema(state.storage);
     expect(migrate(state.storage, T0, version)).toEqual({ ok: true, version: version });
   });
 }
@@ -98,6 +98,8 @@ describe("migrations", () => {
         cancel_reason: null,
         lease_holder: null,
         attempt_end: null,
+        errors: "[]",
+        progress: null,
       })),
     );
     expect(value(await stub.info())).toMatchObject({
@@ -154,6 +156,41 @@ describe("migration 3", () => {
     await evict(fixture);
     const indexes = await sql<{ name: string }>(stub, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL ORDER BY name`);
     expect(indexes.map((i) => i.name)).toEqual(["jobs_claim", "jobs_completing", "jobs_kind", "jobs_lease", "jobs_queue", "jobs_run_at", "jobs_settled"]);
+  });
+});
+
+describe("migration 7", () => {
+  it("gives old jobs an empty history and no progress, and lets their leases record checkpoints and progress", async () => {
+    const fixture = await setup();
+    const { stub } = fixture;
+    await downgradeTo(stub, 5);
+    await insertV1(stub, { id: "running", state: "running", attempts: 1, leaseToken: "old-token", leaseUntil: T0 + 30_000 });
+    await insertV1(stub, { id: "failed", state: "settled", outcome: "failed", attempts: 3, error: "boom", settledAt: T0 - 100 });
+    await evict(fixture);
+    expect(value(await stub.getJob("failed"))).toMatchObject({ error: "boom", errors: [], progress: null });
+    value(await stub.saveCheckpoint("running", "s1", { token: "old-token", value: { ok: 1 } }));
+    value(await stub.progress("running", { token: "old-token", progress: { done: 1 } }));
+    expect(value(await stub.getJob("running"))).toMatchObject({ errors: [], progress: { done: 1 } });
+    expect(value(await stub.fail("running", { token: "old-token", error: "again", retryAfterMs: 0 })).job.errors).toEqual([
+      { attempt: 1, generation: 1, message: "again", at: T0 },
+    ]);
+    expect((await claimOne(stub)).checkpoints).toEqual({ s1: { ok: 1 } });
+  });
+
+  it("keeps each job's checkpoint totals by trigger, through writes, rewrites and deletions", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    const { lease } = await claimOne(stub);
+    const totals = () => sql(stub, `SELECT names, bytes FROM checkpoint_totals`);
+    value(await stub.saveCheckpoint("a", "s1", { token: lease.token, value: "abc" }));
+    value(await stub.saveCheckpoint("a", "s2", { token: lease.token, value: 12 }));
+    expect(await totals()).toEqual([{ names: 2, bytes: 5 + 2 }]);
+    value(await stub.saveCheckpoint("a", "s1", { token: lease.token, value: "a" }));
+    expect(await totals()).toEqual([{ names: 2, bytes: 3 + 2 }]);
+    await sql(stub, `DELETE FROM checkpoints WHERE name = 's2'`);
+    expect(await totals()).toEqual([{ names: 1, bytes: 3 }]);
+    value(await stub.complete("a", { token: lease.token }));
+    expect(await totals()).toEqual([]);
   });
 });
 

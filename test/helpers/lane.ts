@@ -9,7 +9,7 @@ import type { Lane } from "../../src/durable/lane.js";
 import type { JobRow } from "../../src/durable/job-row.js";
 import { ManualClock, type Clock, type Entropy } from "../../src/shared/clock.js";
 import type { ErrorBody, ErrorCode, Result } from "../../src/shared/errors.js";
-import type { ClaimedJob } from "../../src/shared/job.js";
+import type { PulledJob } from "../../src/shared/job.js";
 import type { TestableLane } from "./test-worker.js";
 
 /** Far in the future, so that an alarm set by a test never fires on its own. */
@@ -79,12 +79,12 @@ export async function enqueue(stub: LaneStub, request: Record<string, unknown>):
 }
 
 /** Claims with `request`; returns the claimed jobs. */
-export async function claim(stub: LaneStub, request: Record<string, unknown> = {}): Promise<ClaimedJob[]> {
+export async function claim(stub: LaneStub, request: Record<string, unknown> = {}): Promise<PulledJob[]> {
   return value(await stub.claim({ max: 100, ...request })).jobs;
 }
 
 /** Claims exactly one job and returns it. */
-export async function claimOne(stub: LaneStub, request: Record<string, unknown> = {}): Promise<ClaimedJob> {
+export async function claimOne(stub: LaneStub, request: Record<string, unknown> = {}): Promise<PulledJob> {
   const jobs = value(await stub.claim({ ...request, max: 1 })).jobs;
   expect(jobs).toHaveLength(1);
   return jobs[0]!;
@@ -128,4 +128,15 @@ export async function sql<T extends Record<string, SqlStorageValue>>(
   ...bindings: unknown[]
 ): Promise<T[]> {
   return runInDurableObject(stub, (_lane, state) => state.storage.sql.exec<T>(query, ...bindings).toArray());
+}
+
+/**
+ * Drops every table of the lane's schema (their indexes and triggers with them), leaving the
+ * platform's own: what a test does before `migrate` rebuilds the database at an older version.
+ */
+export function dropSchema(storage: DurableObjectStorage): void {
+  const tables = storage.sql
+    .exec<{ name: string }>(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE '!_cf!_%' ESCAPE '!' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'`)
+    .toArray();
+  for (const { name } of tables) storage.sql.exec(`DROP TABLE IF EXISTS "${name}"`);
 }

@@ -287,7 +287,7 @@ function shots(routes: Route[], schemas: Record<string, JsonSchema>, lane: LaneF
     const applicable: Defect[] = ["auth", "name", "method"];
     if (route.query.length > 0) applicable.push("query");
     if (route.body) applicable.push("body");
-    const fenced = /\/(renew|complete|fail|release)$/.test(route.template);
+    const fenced = /\/(renew|complete|fail|release|progress|checkpoints\/\{name\})$/.test(route.template);
     if (fenced) applicable.push("lease");
     if (!route.template.includes("{")) applicable.splice(applicable.indexOf("name"), 1);
     const defects = g(() => fc.subarray(applicable, { minLength: 1, maxLength: 2 }));

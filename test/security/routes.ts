@@ -61,7 +61,7 @@ export async function v1Routes(): Promise<{ routes: Route[]; schemas: Record<str
   return { routes, schemas: doc.components.schemas };
 }
 
-/** The template with its path parameters filled in (each value sent as is: no encoding). */
-export function fill(template: string, params: { lane: string; id: string }): string {
-  return template.replace("{lane}", params.lane).replace("{id}", params.id);
+/** The template with its path parameters filled in (each value sent as is: no encoding); a checkpoint's name is `step-1` unless given. */
+export function fill(template: string, params: { lane: string; id: string; name?: string }): string {
+  return template.replace("{lane}", params.lane).replace("{id}", params.id).replace("{name}", params.name ?? "step-1");
 }

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createLaneClient } from "../../src/client/rpc.js";
-import { MAX_ACKS, MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
+import { MAX_ACKS, MAX_PAYLOAD_BYTES, MAX_PROGRESS_BYTES } from "../../src/shared/defaults.js";
 import { claimOne, enqueue, enqueueAndClaim, expectError, get, post, PULL_KIND, setup, type LaneFixture } from "../helpers/http.js";
 
 const acks = (lane: LaneFixture, items: unknown[]) => post(`${lane.base}/acks`, { acks: items });
@@ -65,6 +65,24 @@ const situations: [string, (lane: LaneFixture) => Promise<{ ack: Record<string, 
     return single(job.id, "complete", { token: job.lease.token });
   }],
   ["an unknown job", async () => single("nobody", "complete", { token: "t" })],
+  ["progress with the current token", async (lane) => {
+    const job = await claimed(lane);
+    return single(job.id, "progress", { token: job.lease.token, progress: { done: 3 } });
+  }],
+  ["progress with a stale token", async (lane) => {
+    const job = await claimed(lane);
+    await post(`${lane.base}/jobs/${job.id}/renew`, { token: job.lease.token });
+    return single(job.id, "progress", { token: job.lease.token, progress: 1 });
+  }],
+  ["progress of a cancel-requested job", async (lane) => {
+    const job = await claimed(lane);
+    await post(`${lane.base}/jobs/${job.id}/cancel`, {});
+    return single(job.id, "progress", { token: job.lease.token, progress: 1 });
+  }],
+  ["progress over 16 KiB", async (lane) => {
+    const job = await claimed(lane);
+    return single(job.id, "progress", { token: job.lease.token, progress: "x".repeat(MAX_PROGRESS_BYTES) });
+  }],
   ["a result over 128 KiB", async (lane) => {
     const job = await claimed(lane);
     return single(job.id, "complete", { token: job.lease.token, result: "x".repeat(MAX_PAYLOAD_BYTES) });
@@ -91,7 +109,8 @@ describe("batch acks answer each item exactly as its single route would", () => 
     // And the job ends up as the single route left its twin.
     if (ack.id !== "nobody") {
       const [a, b] = [await get(`${viaAck.base}/jobs/${ack.id}`), await get(`${viaRoute.base}/jobs/${ack.id}`)];
-      expect({ state: a.body.state, outcome: a.body.outcome, attempts: a.body.attempts }).toEqual({ state: b.body.state, outcome: b.body.outcome, attempts: b.body.attempts });
+      const view = (j: any) => ({ state: j.state, outcome: j.outcome, attempts: j.attempts, progress: j.progress });
+      expect(view(a.body)).toEqual(view(b.body));
     }
   });
 });

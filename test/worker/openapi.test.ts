@@ -19,6 +19,9 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/jobs/{id}/fail",
   "post /v1/lanes/{lane}/jobs/{id}/release",
   "post /v1/lanes/{lane}/acks",
+  "post /v1/lanes/{lane}/jobs/{id}/progress",
+  "put /v1/lanes/{lane}/jobs/{id}/checkpoints/{name}",
+  "get /v1/lanes/{lane}/jobs/{id}/checkpoints",
   "get /healthz",
 ];
 
