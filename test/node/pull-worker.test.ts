@@ -233,6 +233,30 @@ it("a cancellation reaches a running handler through its renewal", async () => {
   expect(w.stats()).toMatchObject({ cancelled: 1, lost: 0, completions: 0 });
 });
 
+it("ctx.step, ctx.checkpoints and ctx.progress go through the fence over HTTP; a retry resumes after its steps", async () => {
+  const name = lane();
+  await enqueueAll(name, [{ id: "a", kind: "ext.steps", backoff: { baseMs: 1, maxMs: 1 } }]);
+  const ran: string[] = [];
+  const seen: Record<string, unknown>[] = [];
+  worker(name, {
+    handlers: {
+      "ext.steps": async (_p, ctx) => {
+        const one = await ctx.step("s1", () => (ran.push(`s1@${ctx.attempt}`), { attempt: ctx.attempt }));
+        await ctx.progress({ after: "s1", attempt: ctx.attempt });
+        if (ctx.attempt === 1) throw new Error("fails after s1");
+        const two = await ctx.step("s2", () => (ran.push(`s2@${ctx.attempt}`), { attempt: ctx.attempt }));
+        await ctx.checkpoints.save("note", "hello");
+        seen.push(await ctx.checkpoints.load());
+        return { one, two };
+      },
+    },
+  });
+  await until("the job to complete", async () => (await counts(name)).completed === 1);
+  expect(ran).toEqual(["s1@1", "s2@2"]);
+  expect(seen).toEqual([{ s1: { attempt: 1 }, s2: { attempt: 2 }, note: "hello" }]);
+  expect(await job(name, "a")).toMatchObject({ attempts: 2, result: { one: { attempt: 1 }, two: { attempt: 2 } }, progress: { after: "s1", attempt: 2 } });
+});
+
 it("a long-poll claim hears of an enqueue within tens of milliseconds", async () => {
   const name = lane();
   const started = new Map<string, number>();
