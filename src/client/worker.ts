@@ -33,6 +33,7 @@ import { createWorkerHttp, type PulledJob } from "./worker-http.js";
 
 export type { WorkerAbortCause, WorkerContext, WorkerEvent, WorkerHandler } from "./worker-attempt.js";
 export { WorkerAbortError } from "./worker-attempt.js";
+export { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
 
 export interface WorkerOptions {
   /** Where the API is served, e.g. `https://queue.example.com` (no `/v1`). */
