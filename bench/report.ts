@@ -96,7 +96,7 @@ export function printTables(r: Results, targets: Target[]): void {
   row("3 drain", `${fmt(r.drain?.c1?.jobs)} jobs, concurrency 1`, fmt(r.drain?.c1?.jobsPerSec), "jobs/s", mem(r.drain), cost(r.drain?.c1?.perJob) + " per job");
   row("", `${fmt(r.drain?.c16?.jobs)} jobs, concurrency 16`, fmt(r.drain?.c16?.jobsPerSec), "jobs/s", "", cost(r.drain?.c16?.perJob) + " per job");
   row("", "what-if: concurrency 16, no alarm writes", fmt(r.drain?.c16_noAlarmWrites?.jobsPerSec), "jobs/s", "", "setAlarm stubbed out in the bench lane");
-  row("4 pull", `${fmt(r.pull?.jobs)} jobs, claim 100 + complete each, HTTP`, fmt(r.pull?.jobsPerSec), "jobs/s", mem(r.pull), `${r.pull?.consumers ?? "?"} consumers`);
+  row("4 pull", `${fmt(r.pull?.jobs)} jobs, createWorker over HTTP (wrangler dev)`, fmt(r.pull?.jobsPerSec), "jobs/s", mem(r.pull), `${r.pull?.consumers ?? "?"} consumers`);
   row("5 latency", "enqueue -> start p50 / p99", `${fmt(r.latency?.startDelayMs?.p50)} / ${fmt(r.latency?.startDelayMs?.p99)}`, "ms", mem(r.latency),
     `enqueue round trip p50 ${fmt(r.latency?.enqueueRoundTripMs?.p50)} ms`);
   row("6 stream", "first start after first enqueue", fmt(r.stream?.firstStartMs), "ms", mem(r.stream),

@@ -16,6 +16,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type * as RuntimeModule from "../scripts/local-runtime.js";
 import type * as ProcessWatchModule from "./process-watch.js";
+import type * as PullModule from "./pull-worker.js";
 import type * as ReportModule from "./report.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
@@ -23,6 +24,7 @@ const load = async <T>(path: string) => (await import(new URL(path, import.meta.
 const { LocalRuntime } = await load<typeof RuntimeModule>("../scripts/local-runtime.ts");
 const { ProcessWatch } = await load<typeof ProcessWatchModule>("./process-watch.ts");
 const { buildTargets, printTables } = await load<typeof ReportModule>("./report.ts");
+const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("./pull-worker.ts");
 
 type Mode = "full" | "quick" | "smoke";
 
@@ -179,31 +181,9 @@ await workload("drain", async () => ({
   c16_noAlarmWrites: await bench("drain", { n: sizes.drainN, concurrency: 16, skipAlarmWrites: true }),
 }));
 
-await workload("pull", async () => {
-  const lane = `pull-${run}`;
-  await bench("fill", { lane, size: sizes.pullN, binding: "LANE" });
-  let completed = 0;
-  let claims = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: sizes.pullConsumers }, async () => {
-      while (completed < sizes.pullN) {
-        const { jobs } = await expectStatus(runtime.api("POST", `/v1/lanes/${lane}/claims`, { kinds: [PULL_KIND], max: 100, leaseMs: 120_000 }), 200);
-        claims++;
-        if (jobs.length === 0) {
-          if (completed < sizes.pullN) await new Promise((r) => setTimeout(r, 5));
-          continue;
-        }
-        for (const job of jobs) {
-          await expectStatus(runtime.api("POST", `/v1/lanes/${lane}/jobs/${job.id}/complete`, { token: job.lease.token, result: null }), 200);
-          completed++;
-        }
-      }
-    }),
-  );
-  const ms = performance.now() - t0;
-  return { jobs: completed, consumers: sizes.pullConsumers, claims, ms, jobsPerSec: (completed * 1000) / ms };
-});
+await workload("pull", () =>
+  pullWorkload({ wranglerDev: { url: runtime.url, token: runtime.apiToken }, bundlePath: join(bundleDir, "worker.js"), run, sizes }),
+);
 
 await workload("latency", () => bench("latency", { n: sizes.latencyN, gapMs: 10 }));
 await workload("stream", () => bench("stream", { durationMs: sizes.streamMs, producers: 4, concurrency: 16 }));
@@ -249,8 +229,9 @@ await workload("scale", async () => {
 });
 
 const finishedAt = new Date();
-const targets = buildTargets(results, mode);
+const targets = [...buildTargets(results, mode), ...pullTargets(results.pull)];
 printTables(results, targets);
+printPull(results.pull);
 
 const report = {
   startedAt: startedAt.toISOString(),
