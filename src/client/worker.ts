@@ -21,6 +21,10 @@ import {
   DEFAULT_WORKER_CONCURRENCY,
   DEFAULT_WORKER_WAIT_MS,
   MAX_CLAIM,
+  MAX_CLAIM_WAIT_MS,
+  MAX_CONCURRENCY,
+  MAX_LEASE_MS,
+  MIN_LEASE_MS,
   WORKER_ABORT_WAIT_MS,
   WORKER_BACKOFF_MAX_MS,
   WORKER_BACKOFF_MIN_MS,
@@ -98,6 +102,13 @@ export function createWorker(options: WorkerOptions): PullWorker {
   const concurrency = options.concurrency ?? DEFAULT_WORKER_CONCURRENCY;
   const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
   const waitMs = options.waitMs ?? DEFAULT_WORKER_WAIT_MS;
+  // Checked here, once: the API would refuse every claim of a worker set up outside them.
+  const within = (what: string, value: number, min: number, max: number) => {
+    if (!Number.isInteger(value) || value < min || value > max) throw new QueueError("invalid_request", `${what} must be an integer in ${min}..${max}`);
+  };
+  within("concurrency", concurrency, 1, MAX_CONCURRENCY);
+  within("leaseMs", leaseMs, MIN_LEASE_MS, MAX_LEASE_MS);
+  within("waitMs", waitMs, 0, MAX_CLAIM_WAIT_MS);
   const http = createWorkerHttp(options);
   const counters: Omit<WorkerStats, "inFlight"> = { claims: 0, completions: 0, failures: 0, renewals: 0, lost: 0, cancelled: 0, released: 0 };
   const running = new Set<Attempt>();
@@ -211,10 +222,10 @@ export function createWorker(options: WorkerOptions): PullWorker {
     slotFreed?.();
     await loop;
     const handlers = Promise.all([...running].map((a) => a.returned));
-    await within(handlers, graceMs);
+    await waitAtMost(handlers, graceMs);
     const late = [...running];
     for (const attempt of late) attempt.stop();
-    await within(Promise.all(late.map((a) => a.returned)), WORKER_ABORT_WAIT_MS);
+    await waitAtMost(Promise.all(late.map((a) => a.returned)), WORKER_ABORT_WAIT_MS);
     // Every ack, release and write of every attempt, answered or given up; then nothing is left.
     await Promise.all([...late.map((a) => a.settled()), ...writing]);
     await acks.drained();
@@ -233,7 +244,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
 }
 
 /** Waits for `promise` at most `ms`, leaving no timer behind. */
-async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
