@@ -24,7 +24,7 @@ export interface AckBatcherHost {
   send(body: string): Promise<{ results: AckAnswer[] }>;
   /** A request failed; `willRetry`: it goes again. */
   failed(error: unknown, willRetry: boolean): void;
-  /** Waits `ms` (cut short when the worker stops for good). */
+  /** Waits `ms` before a request goes again. */
   sleep(ms: number): Promise<void>;
 }
 

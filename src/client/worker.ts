@@ -114,7 +114,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
   const running = new Set<Attempt>();
   /** Attempts that ended and whose writes are not all answered yet. */
   const writing = new Set<Promise<unknown>>();
-  /** Fires when the worker stops for good: cuts the claim loop's waits short. */
+  /** Fires when the worker begins to stop: cuts the claim loop's pauses short. */
   const halt = new AbortController();
   let claiming: AbortController | null = null;
   let slotFreed: (() => void) | null = null;
@@ -141,7 +141,8 @@ export function createWorker(options: WorkerOptions): PullWorker {
   const acks = new AckBatcher({
     send: (body) => http.acks(body, WORKER_REQUEST_TIMEOUT_MS),
     failed: (error, willRetry) => event({ type: "error", during: "ack", message: String(error), willRetry, ...(error instanceof QueueError ? { code: error.code } : {}) }),
-    sleep,
+    // Not cut short by a stop: the acks of a stopping worker are what it is waiting for.
+    sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   });
   const host: AttemptHost = { http, acks, leaseMs, event, count: (c: Counter) => void counters[c]++ };
 
@@ -218,6 +219,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
 
   async function stop(graceMs: number): Promise<{ drained: boolean; inFlight: number }> {
     stopping = true;
+    halt.abort();
     claiming?.abort(new Error("the worker is stopping"));
     slotFreed?.();
     await loop;
@@ -229,7 +231,6 @@ export function createWorker(options: WorkerOptions): PullWorker {
     // Every ack, release and write of every attempt, answered or given up; then nothing is left.
     await Promise.all([...late.map((a) => a.settled()), ...writing]);
     await acks.drained();
-    halt.abort();
     const result = { drained: late.length === 0, inFlight: late.length };
     event({ type: "stopped", ...result });
     resolveStopped(result);

@@ -93,3 +93,23 @@ it.each([
 ])("refuses to start with %s", (_what, options) => {
   expect(() => createWorker({ url: "http://x", token: "t", lane: "l", handlers: { k: () => 1 }, ...options })).toThrow(QueueError);
 });
+
+it("reports failing claims, backs off, and still stops at once", async () => {
+  const errors: WorkerEvent[] = [];
+  let third!: () => void;
+  const backedOff = new Promise<void>((resolve) => (third = resolve));
+  const worker = createWorker({
+    url: "http://nowhere.test", token: "t", lane: "l", handlers: { k: () => 1 },
+    fetch: async () => {
+      throw new TypeError("network down");
+    },
+    onEvent: (event) => {
+      if (event.type === "error" && errors.push(event) === 3) third();
+    },
+  });
+  await backedOff; // 250 + 500 ms of pauses so far; the next one is 1 s
+  const asked = Date.now();
+  expect(await worker.stop({ graceMs: 5_000 })).toEqual({ drained: true, inFlight: 0 });
+  expect(Date.now() - asked).toBeLessThan(500);
+  expect(errors[0]).toMatchObject({ type: "error", during: "claim", willRetry: true, message: expect.stringContaining("network down") });
+});
