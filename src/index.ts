@@ -10,6 +10,7 @@ export {
   NonRetryableError,
   RetryAfterError,
   type AbortCause,
+  type Checkpoints,
   type Executor,
   type ExecutorContext,
   type ExecutorRegistry,

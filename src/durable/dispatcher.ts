@@ -11,13 +11,15 @@
  * waits for it (or for the object to restart).
  */
 import type { Clock } from "../shared/clock.js";
-import { DISPATCH_LEASE_MS, MAX_CLAIM } from "../shared/defaults.js";
-import type { ErrorCode, Result } from "../shared/errors.js";
+import { DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE_CHARS } from "../shared/defaults.js";
+import { QueueError, type ErrorCode, type Result } from "../shared/errors.js";
 import type { ClaimedJob, Job } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import { log, type LostCause } from "../shared/log.js";
 import { NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import type { CheckpointStore } from "./checkpoints.js";
 import type { LaneStore } from "./lane-store.js";
+import { durableSteps, type AttemptRecorder } from "./steps.js";
 
 const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
 
@@ -41,6 +43,8 @@ interface Attempt {
 
 export interface DispatcherHost<E> {
   readonly store: LaneStore;
+  /** Where an attempt's steps record their checkpoints and progress. */
+  readonly checkpoints: CheckpointStore;
   readonly clock: Clock;
   readonly env: E;
   /** Rows changed or a slot came free: flush (re-arm the alarm and pump again). */
@@ -163,6 +167,7 @@ export class Dispatcher<E = unknown> {
         job: { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } },
         attempt: job.attempts,
         env: this.host.env,
+        ...durableSteps(this.recorder(attempt)),
       });
     } catch (error) {
       this.returned(attempt, { ok: false, error });
@@ -172,6 +177,27 @@ export class Dispatcher<E = unknown> {
       (value) => this.returned(attempt, { ok: true, value }),
       (error: unknown) => this.returned(attempt, { ok: false, error }),
     );
+  }
+
+  /**
+   * What an attempt's steps write through: the fence with its current token. A refusal of the fence
+   * aborts the attempt (as lost, or cancelled), so it writes nothing more.
+   */
+  private recorder(attempt: Attempt): AttemptRecorder {
+    const { checkpoints } = this.host;
+    const { id, lease } = attempt.job;
+    return {
+      recorded: () => checkpoints.recorded(id, lease.generation),
+      save: (name, valueJson) => checkpoints.save(id, attempt.token, name, valueJson),
+      progress: (progressJson) => checkpoints.progress(id, attempt.token, progressJson),
+      over: () => (attempt.ended ? reasonOf(attempt) : null),
+      refused: (error) => {
+        if (error.code === "job_cancelled") this.abortAttempt(attempt, "cancelled");
+        else if (error.code in LOST_CAUSES || error.code === "job_not_found") this.abortAttempt(attempt, "lost", LOST_CAUSES[error.code] ?? "settled");
+        else return QueueError.from(error);
+        return reasonOf(attempt);
+      },
+    };
   }
 
   /** The executor returned: its answer ends the attempt unless an abort already did; its slot is free. */
@@ -267,7 +293,9 @@ export class Dispatcher<E = unknown> {
         const error = ended.error instanceof Error ? ended.error : new Error(String(ended.error));
         const retry = !(error instanceof NonRetryableError);
         const retryAfterMs = error instanceof RetryAfterError ? Math.max(0, Math.floor(error.retryAfterMs)) : null;
-        written = store.fail(job.id, attempt.token, error.message || error.name, retry, retryAfterMs);
+        // Capped like a pull consumer's message: it is kept in `error` and in each of `errors`.
+        const message = (error.message || error.name).slice(0, MAX_ERROR_MESSAGE_CHARS);
+        written = store.fail(job.id, attempt.token, message, retry, retryAfterMs);
       }
       if (written) this.reportIfLost(job, written);
     } finally {
@@ -318,6 +346,12 @@ const LOST_CAUSES: Partial<Record<ErrorCode, LostCause>> = {
   lease_expired: "expired",
   job_settled: "settled",
 };
+
+/** Why an ended attempt's writes are refused: its signal's reason, or (its executor returned) that it is over. */
+function reasonOf(attempt: Attempt): Error {
+  const reason: unknown = attempt.controller.signal.reason;
+  return reason instanceof Error ? reason : new Error(`the attempt of job ${attempt.job.id} is over`);
+}
 
 /** The reason an attempt's signal carries. */
 export class AbortError extends Error {

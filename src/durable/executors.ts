@@ -9,6 +9,30 @@ export interface ExecutorContext<E = SwitchyardEnv> {
   /** 1 for the first attempt. */
   attempt: number;
   env: E;
+  /**
+   * A durable step: the value an earlier attempt of this job recorded under `name`, without running
+   * `fn`; else runs `fn`, records its result (JSON, at most 128 KiB) through the fence, and returns it
+   * as every later attempt will see it (through JSON). A record the fence refuses aborts the attempt
+   * as lost: its signal fires and the step rejects with the signal's reason. `name` follows API.md's
+   * name pattern; the job's checkpoints are deleted when it completes.
+   */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** The job's checkpoints, read and written directly (`step` is built on them). */
+  checkpoints: Checkpoints;
+  /** Reports the job's progress (any JSON, at most 16 KiB) through the fence, keeping the lease; refused like a step's record. */
+  progress(value: unknown): Promise<void>;
+}
+
+/** The checkpoints of the job as its attempt sees them (API.md "Checkpoints"). */
+export interface Checkpoints {
+  /** What this attempt and the earlier ones recorded, name → value. */
+  load(): Promise<Record<string, Json>>;
+  /**
+   * Records `value` under `name` for this attempt, through the fence. Rejects with `payload_too_large`
+   * (over 128 KiB) or `checkpoint_limit` (past 1,000 names or 1 MiB per job), recording nothing; a
+   * refusal of the fence aborts the attempt as lost and rejects with the signal's reason.
+   */
+  save(name: string, value: unknown): Promise<void>;
 }
 
 /** Runs one attempt of a job. Its return value (JSON) is the job's result; a throw fails the attempt. */

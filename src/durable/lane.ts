@@ -116,6 +116,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.dispatcher = new Dispatcher<SwitchyardEnv>(
       {
         store: this.store,
+        checkpoints: this.checkpointStore,
         clock,
         env,
         changed: () => this.wake.afterChange(),

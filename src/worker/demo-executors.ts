@@ -1,25 +1,68 @@
 /** The demo executors of shared/API.md, registered by the repo's own worker (`npm run dev`). */
-import type { ExecutorRegistry } from "../durable/executors.js";
+import type { ExecutorContext, ExecutorRegistry } from "../durable/executors.js";
 import type { Json } from "../shared/job.js";
+
+const count = (value: unknown) => (typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : 0);
+
+/** Waits `ms`, or rejects with the signal's reason once it fires. */
+function wait(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const aborted = () => reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
+    if (signal.aborted) return aborted();
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      aborted();
+    }, { once: true });
+  });
+}
+
+/** Waits `ms`, honouring the signal; every `progressEveryMs` (when > 0) reports `{sleptMs}` as the job's progress. */
+async function sleep(payload: { ms?: unknown; progressEveryMs?: unknown } | null, { signal, progress }: ExecutorContext) {
+  const ms = typeof payload?.ms === "number" && payload.ms >= 0 ? payload.ms : 0;
+  const every = typeof payload?.progressEveryMs === "number" && payload.progressEveryMs > 0 ? payload.progressEveryMs : 0;
+  let ticks = 0;
+  // A refused report aborts the attempt: the signal then ends the wait.
+  const ticker = every > 0 ? setInterval(() => void progress({ sleptMs: Math.min(++ticks * every, ms) }).catch(() => undefined), every) : undefined;
+  try {
+    await wait(ms, signal);
+  } finally {
+    clearInterval(ticker);
+  }
+  return { slept: ms };
+}
+
+/**
+ * Runs steps `s1`…`sn` through `ctx.step`, each recording the attempt that ran it (and taking
+ * `stepMs`, when given, honouring the signal). The job's first attempt (generation 1) throws right
+ * after step `failAt`, when given: the next attempt resumes after it.
+ */
+async function steps(payload: { steps?: unknown; failAt?: unknown; stepMs?: unknown } | null, { step, attempt, job, signal }: ExecutorContext) {
+  const n = count(payload?.steps);
+  const failAt = payload?.failAt === undefined ? null : count(payload.failAt);
+  const stepMs = count(payload?.stepMs);
+  const ran: string[] = [];
+  const values: Record<string, Json> = {};
+  for (let i = 1; i <= n; i++) {
+    const name = `s${i}`;
+    values[name] = await step(name, async () => {
+      ran.push(name);
+      if (stepMs > 0) await wait(stepMs, signal);
+      return { attempt };
+    });
+    if (i === failAt && job.generation === 1) throw new Error(`demo.steps: failing right after step ${name}`);
+  }
+  return { ran, values };
+}
 
 /** The executors `npm run dev` registers (shared/API.md, "Demo executors"). */
 export const demoExecutors: ExecutorRegistry = {
   "demo.echo": (payload: Json) => payload,
-  "demo.sleep": async (payload: { ms?: unknown } | null, { signal }) => {
-    const ms = typeof payload?.ms === "number" && payload.ms >= 0 ? payload.ms : 0;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(resolve, ms);
-      signal.addEventListener("abort", () => {
-        clearTimeout(timer);
-        reject(signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason)));
-      }, { once: true });
-    });
-    return { slept: ms };
-  },
+  "demo.sleep": sleep,
   "demo.fail": (payload: { failTimes?: unknown } | null, { attempt }) => {
     const failTimes = typeof payload?.failTimes === "number" ? payload.failTimes : 0;
     if (attempt <= failTimes) throw new Error(`demo.fail: failing attempt ${attempt} of ${failTimes}`);
     return { attempts: attempt };
   },
+  "demo.steps": steps,
 };
-

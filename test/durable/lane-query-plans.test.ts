@@ -1,5 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/checkpoint-statements.js";
 import { HOT_STATEMENTS } from "../../src/durable/statements.js";
 import { T0, claim, setup, value } from "../helpers/lane.js";
 
@@ -34,5 +35,17 @@ describe("query plans", () => {
   it("would see a full scan (a control for the check above)", async () => {
     const { scans } = await fullScans(`SELECT seq FROM jobs WHERE kind = ?`, ["a"]);
     expect(scans).toEqual(["SCAN jobs"]);
+  });
+});
+
+describe("query plans of durable steps", () => {
+  const checkpointStatements = CHECKPOINT_HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);
+
+  it.each(checkpointStatements)("%s looks rows up by key, never reading a whole table", async (_what, statement, bindings) => {
+    const { plan } = await fullScans(statement, bindings);
+    // Only a bound JSON list (a virtual table) may be walked; every table is searched by a key.
+    const walks = plan.filter((detail) => /\bSCAN\b/.test(detail) && !/VIRTUAL TABLE|USING (COVERING )?INDEX|PRIMARY KEY/.test(detail));
+    expect(walks, plan.join("\n")).toEqual([]);
+    expect(plan.join("\n")).toMatch(/SEARCH/);
   });
 });

@@ -3,7 +3,7 @@
  * integration, so a test can hold the gate an executor waits on, see its signal, and await a job's
  * transitions without polling.
  */
-import type { ExecutorRegistry } from "../../src/durable/executors.js";
+import type { ExecutorContext, ExecutorRegistry } from "../../src/durable/executors.js";
 import { NonRetryableError, RetryAfterError } from "../../src/durable/executors.js";
 import type { LostEvent, TransitionEvent } from "../../src/durable/lane.js";
 import type { Job } from "../../src/shared/job.js";
@@ -12,6 +12,8 @@ import type { Job } from "../../src/shared/job.js";
 export interface GateAttempt {
   attempt: number;
   signal: AbortSignal;
+  /** The attempt's whole context: a test drives its steps, checkpoints and progress. */
+  ctx: ExecutorContext;
   open(result?: unknown): void;
   throw(error: Error): void;
 }
@@ -87,11 +89,12 @@ export function waitForTransition(
 
 export const testExecutors: ExecutorRegistry = {
   /** Waits for its gate; on abort it rejects only if the payload says `honour: true`. */
-  "test.gate": (payload: { gate: string; honour?: boolean }, { signal, attempt }) => {
+  "test.gate": (payload: { gate: string; honour?: boolean }, ctx) => {
+    const { signal, attempt } = ctx;
     const entry = gates.get(payload.gate);
     if (!entry) throw new Error(`no gate ${payload.gate}`);
     return new Promise((resolve, reject) => {
-      const started: GateAttempt = { attempt, signal, open: (r) => resolve(r ?? { gate: payload.gate }), throw: reject };
+      const started: GateAttempt = { attempt, signal, ctx, open: (r) => resolve(r ?? { gate: payload.gate }), throw: reject };
       signal.addEventListener("abort", () => {
         if (payload.honour) reject(signal.reason as Error);
       });

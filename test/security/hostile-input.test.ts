@@ -17,7 +17,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_CONCURRENCY, MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_PAYLOAD_BYTES, NAME_PATTERN } from "../../src/shared/defaults.js";
 import type { ErrorCode } from "../../src/shared/errors.js";
 import { ERROR_STATUS } from "../../src/worker/status.js";
-import { enqueue, get, post, PULL_KIND, ROTATED_TOKEN, setup, TOKEN, type LaneFixture } from "../helpers/http.js";
+import { call, enqueue, get, post, PULL_KIND, ROTATED_TOKEN, setup, TOKEN, type LaneFixture } from "../helpers/http.js";
 import { fill, v1Routes, type JsonSchema, type Route } from "./routes.js";
 
 const RUNS = 2500;
@@ -387,6 +387,7 @@ async function populatedLane(): Promise<{ lane: LaneFixture; ids: string[]; toke
   const claimed = await post(`${lane.base}/claims`, { max: 4, leaseMs: 3_600_000 });
   const held = new Map<string, string>((claimed.body.jobs as { id: string; lease: { token: string } }[]).map((j) => [j.id, j.lease.token]));
   expect([...held.keys()]).toEqual(["q1", "r1", "c1", "x1"]);
+  expect((await call("PUT", `${lane.base}/jobs/q1/checkpoints/s1`, { json: { token: held.get("q1"), value: { kept: true } } })).status).toBe(200);
   expect((await post(`${lane.base}/jobs/r1/complete`, { token: held.get("r1") })).status).toBe(200);
   expect((await post(`${lane.base}/jobs/c1/fail`, { token: held.get("c1"), error: "no", retry: false })).status).toBe(200);
   expect((await post(`${lane.base}/jobs/x1/cancel`)).status).toBe(202);
@@ -402,6 +403,7 @@ describe("hostile input over every route of the OpenAPI document", () => {
     const { lane, ids, tokens } = await populatedLane();
     const infoBefore = await lane.stub.info();
     const jobsBefore = await lane.stub.listJobs({ limit: 500 });
+    const checkpointsBefore = await Promise.all(ids.map((id) => lane.stub.listCheckpoints(id)));
     const lanesBefore = (await get("/v1/lanes?limit=500")).body;
     const addressed = new Set<string>();
     const codes = new Set(Object.keys(ERROR_STATUS));
@@ -434,6 +436,7 @@ describe("hostile input over every route of the OpenAPI document", () => {
 
     // No lane changed: the populated one row for row, no new lane registered, every other lane addressed still empty.
     expect(await lane.stub.listJobs({ limit: 500 })).toEqual(jobsBefore);
+    expect(await Promise.all(ids.map((id) => lane.stub.listCheckpoints(id)))).toEqual(checkpointsBefore);
     expect((await get("/v1/lanes?limit=500")).body).toEqual(lanesBefore);
     for (const name of addressed) {
       if (name === lane.lane) continue;

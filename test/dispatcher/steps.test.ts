@@ -1,0 +1,224 @@
+/**
+ * Durable steps in process (issue 12): `ctx.step`, `ctx.checkpoints` and `ctx.progress` through the
+ * dispatcher, with the attempt's own token behind the fence. A later attempt resumes after a failure,
+ * a lease recovery or a requeue; a refused record aborts the attempt as lost and writes nothing more.
+ */
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { AbortError } from "../../src/durable/dispatcher.js";
+import { DISPATCH_LEASE_MS, MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../../src/shared/defaults.js";
+import { ManualClock } from "../../src/shared/clock.js";
+import { QueueError, unwrap } from "../../src/shared/errors.js";
+import type { Job } from "../../src/shared/job.js";
+import { gate, lost, waitForTransition } from "../helpers/executors.js";
+import { inject, sql } from "../helpers/lane.js";
+
+const START = 4_000_000_000_000;
+
+async function setup() {
+  const lane = env.LANE.getByName(`steps-${crypto.randomUUID()}`);
+  const clock = new ManualClock(START);
+  await inject(lane, clock);
+  const enqueue = async (request: Record<string, unknown>): Promise<Job> => unwrap(await lane.enqueue(request)).job;
+  const get = async (id: string): Promise<Job> => unwrap(await lane.getJob(id));
+  /** Runs `fn` in the lane's I/O context, where promises settled by the lane can be awaited. */
+  const inside = <T>(fn: () => T | Promise<T>): Promise<T> => runInDurableObject(lane, () => fn());
+  const settled = async (id: string): Promise<Job> => {
+    await inside(() => waitForTransition(id, (e) => e.to === "settled"));
+    return get(id);
+  };
+  const checkpoints = (id: string) => sql<{ name: string; value: string; generation: number }>(
+    lane,
+    `SELECT c.name, c.value, c.generation FROM checkpoints c JOIN jobs ON jobs.seq = c.job_seq WHERE jobs.id = ? ORDER BY c.name`,
+    id,
+  );
+  return { lane, clock, enqueue, get, inside, settled, checkpoints };
+}
+
+describe("demo.steps", () => {
+  it("resumes after a failed attempt: the retry runs only the steps after the failure", async () => {
+    const { lane, clock, enqueue, get, inside, settled, checkpoints } = await setup();
+    const job = await enqueue({ kind: "demo.steps", payload: { steps: 4, failAt: 2 }, backoff: { baseMs: 10, maxMs: 10 } });
+    await inside(() => waitForTransition(job.id, (e) => e.from === "running" && e.to === "queued"));
+    expect((await checkpoints(job.id)).map((c) => [c.name, c.value, c.generation])).toEqual([
+      ["s1", '{"attempt":1}', 1],
+      ["s2", '{"attempt":1}', 1],
+    ]);
+    clock.set((await get(job.id)).runAt);
+    await runDurableObjectAlarm(lane);
+    const done = await settled(job.id);
+    expect(done).toMatchObject({ outcome: "completed", attempts: 2 });
+    expect(done.result).toEqual({
+      ran: ["s3", "s4"],
+      values: { s1: { attempt: 1 }, s2: { attempt: 1 }, s3: { attempt: 2 }, s4: { attempt: 2 } },
+    });
+    expect(done.errors).toEqual([{ attempt: 1, generation: 1, message: "demo.steps: failing right after step s2", at: START }]);
+    // Completion took them in its own transaction.
+    expect(await checkpoints(job.id)).toEqual([]);
+  });
+
+  it("resumes after a requeue of a job that failed for good", async () => {
+    const { lane, enqueue, get, inside, settled } = await setup();
+    const job = await enqueue({ kind: "demo.steps", payload: { steps: 3, failAt: 2 }, maxAttempts: 1 });
+    expect((await settled(job.id)).outcome).toBe("failed");
+    unwrap(await lane.requeue(job.id));
+    await inside(() => waitForTransition(job.id, (e) => e.to === "settled" && e.outcome === "completed"));
+    const done = await get(job.id);
+    expect(done.result).toEqual({ ran: ["s3"], values: { s1: { attempt: 1 }, s2: { attempt: 1 }, s3: { attempt: 1 } } });
+    expect(done.generation).toBe(2);
+  });
+
+  it("runs every step on a first attempt that does not fail", async () => {
+    const { enqueue, settled } = await setup();
+    const job = await enqueue({ kind: "demo.steps", payload: { steps: 3 } });
+    expect((await settled(job.id)).result).toEqual({ ran: ["s1", "s2", "s3"], values: { s1: { attempt: 1 }, s2: { attempt: 1 }, s3: { attempt: 1 } } });
+  });
+});
+
+describe("ctx.step", () => {
+  it("resumes after a lease recovery: a recorded step does not run again and answers its value", async () => {
+    const { lane, clock, enqueue, inside, settled } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const first = await inside(() => g.started());
+    expect(await inside(() => first.ctx.step("charge", () => ({ id: "ch_1" })))).toEqual({ id: "ch_1" });
+    clock.advance(DISPATCH_LEASE_MS + 1);
+    await runDurableObjectAlarm(lane);
+    expect((first.signal.reason as AbortError).abortCause).toBe("lost");
+    await inside(() => first.open());
+    const second = await inside(() => g.started(2));
+    let ran = false;
+    const again = await inside(() =>
+      second.ctx.step("charge", () => {
+        ran = true;
+        return { id: "ch_2" };
+      }),
+    );
+    expect({ ran, again }).toEqual({ ran: false, again: { id: "ch_1" } });
+    expect(await inside(() => second.ctx.checkpoints.load())).toEqual({ charge: { id: "ch_1" } });
+    await inside(() => second.open());
+    expect((await settled(job.id)).generation).toBe(2);
+  });
+
+  it("answers the recorded value as JSON, the same on the first attempt as on every later one", async () => {
+    const { enqueue, inside } = await setup();
+    const g = gate();
+    await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    const value = await inside(() => attempt.ctx.step("when", () => ({ at: new Date(0), skip: undefined })));
+    expect(value).toEqual({ at: "1970-01-01T00:00:00.000Z" });
+    expect(await inside(() => attempt.ctx.step("when", () => "not run"))).toEqual({ at: "1970-01-01T00:00:00.000Z" });
+    await inside(() => attempt.open());
+  });
+
+  it("reads only what was recorded up to the attempt's own generation", async () => {
+    const { lane, enqueue, inside } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    // As a newer attempt would have written it (the fence lets no such write happen while this one holds the lease).
+    await sql(lane, `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at) SELECT seq, 'newer', '1', generation + 1, 0 FROM jobs WHERE id = ?`, job.id);
+    await sql(lane, `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at) SELECT seq, 'own', '2', generation, 0 FROM jobs WHERE id = ?`, job.id);
+    expect(await inside(() => attempt.ctx.checkpoints.load())).toEqual({ own: 2 });
+    await inside(() => attempt.open());
+  });
+
+  it("refuses a bad name or a value over 128 KiB without recording, and the attempt goes on", async () => {
+    const { enqueue, inside, settled, checkpoints } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    const big = await inside(() => attempt.ctx.step("big", () => "x".repeat(MAX_CHECKPOINT_BYTES)).catch((e: unknown) => e));
+    expect(big).toBeInstanceOf(QueueError);
+    expect((big as QueueError).code).toBe("payload_too_large");
+    let ran = false;
+    const bad = await inside(() => attempt.ctx.step("no spaces", () => (ran = true)).catch((e: unknown) => e));
+    expect({ code: (bad as QueueError).code, ran }).toEqual({ code: "invalid_request", ran: false });
+    expect(await checkpoints(job.id)).toEqual([]);
+    expect(attempt.signal.aborted).toBe(false);
+    await inside(() => attempt.ctx.checkpoints.save("ok", 1));
+    expect((await checkpoints(job.id)).map((c) => c.name)).toEqual(["ok"]);
+    await inside(() => attempt.open());
+    expect((await settled(job.id)).outcome).toBe("completed");
+  });
+});
+
+describe("a refused record aborts the attempt as lost, and nothing more is written", () => {
+  it("lease expired: the step rejects with the signal's reason, the attempt is lost, nothing is recorded", async () => {
+    const { lane, clock, enqueue, get, inside, checkpoints } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    await inside(() => attempt.ctx.step("s1", () => 1));
+    clock.advance(DISPATCH_LEASE_MS + 1); // the lease ran out; the alarm has not recovered it yet
+    let ran = false;
+    const refused = await inside(() =>
+      attempt.ctx.step("s2", () => {
+        ran = true;
+        return 2;
+      }).catch((e: unknown) => e),
+    );
+    expect(ran).toBe(true); // a step runs at least once; its record is what the fence refused
+    expect(refused).toBeInstanceOf(AbortError);
+    expect(attempt.signal.aborted).toBe(true);
+    expect((attempt.signal.reason as AbortError).abortCause).toBe("lost");
+    expect(lost(job.id).map((l) => l.event.cause)).toEqual(["expired"]);
+    // Nothing more: neither a checkpoint, nor progress, nor an outcome of this attempt.
+    await expect(inside(() => attempt.ctx.checkpoints.save("s3", 3))).rejects.toBeInstanceOf(AbortError);
+    await expect(inside(() => attempt.ctx.progress({ late: true }))).rejects.toBeInstanceOf(AbortError);
+    await inside(() => attempt.open({ late: true }));
+    expect((await checkpoints(job.id)).map((c) => c.name)).toEqual(["s1"]);
+    expect(await get(job.id)).toMatchObject({ state: "running", result: null, progress: null });
+    await runDurableObjectAlarm(lane);
+    expect(await get(job.id)).toMatchObject({ generation: 2 });
+  });
+
+  it("cancelled: a step after the cancel records nothing, and the job settles cancelled", async () => {
+    const { lane, enqueue, inside, settled, checkpoints } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    unwrap(await lane.cancel(job.id));
+    await expect(inside(() => attempt.ctx.step("s1", () => 1))).rejects.toBeInstanceOf(AbortError);
+    expect(await checkpoints(job.id)).toEqual([]);
+    expect((await settled(job.id)).outcome).toBe("cancelled");
+    await inside(() => attempt.open());
+  });
+
+  it("a record after the executor returned is refused", async () => {
+    const { enqueue, inside, settled, checkpoints } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    await inside(() => attempt.open());
+    await settled(job.id);
+    await expect(inside(() => attempt.ctx.checkpoints.save("late", 1))).rejects.toThrow(/over|aborted/);
+    expect(await checkpoints(job.id)).toEqual([]);
+  });
+});
+
+describe("ctx.progress", () => {
+  it("records the job's progress through the fence and keeps the lease", async () => {
+    const { enqueue, get, inside, settled } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    await inside(() => attempt.ctx.progress({ done: 3, of: 10 }));
+    expect(await get(job.id)).toMatchObject({ state: "running", progress: { done: 3, of: 10 } });
+    const tooBig = await inside(() => attempt.ctx.progress("x".repeat(MAX_PROGRESS_BYTES)).catch((e: unknown) => e));
+    expect((tooBig as QueueError).code).toBe("payload_too_large");
+    expect(attempt.signal.aborted).toBe(false);
+    await inside(() => attempt.open());
+    expect(await settled(job.id)).toMatchObject({ outcome: "completed", progress: { done: 3, of: 10 } });
+  });
+
+  it("demo.sleep reports {sleptMs} every progressEveryMs", async () => {
+    const { enqueue, settled } = await setup();
+    const job = await enqueue({ kind: "demo.sleep", payload: { ms: 60, progressEveryMs: 20 } });
+    const done = await settled(job.id);
+    expect(done.result).toEqual({ slept: 60 });
+    expect(done.progress).toMatchObject({ sleptMs: expect.any(Number) });
+    expect([20, 40, 60]).toContain((done.progress as { sleptMs: number }).sleptMs);
+  });
+});
