@@ -257,7 +257,7 @@ it("ctx.step, ctx.checkpoints and ctx.progress go through the fence over HTTP; a
   expect(await job(name, "a")).toMatchObject({ attempts: 2, result: { one: { attempt: 1 }, two: { attempt: 2 } }, progress: { after: "s1", attempt: 2 } });
 });
 
-it("a long-poll claim hears of an enqueue within tens of milliseconds", async () => {
+it("a long-poll claim hears of an enqueue within tens of milliseconds of its answer", async () => {
   const name = lane();
   const started = new Map<string, number>();
   worker(name, { handlers: { "ext.x": (_p, ctx) => void started.set(ctx.job.id, performance.now()) } });
