@@ -108,7 +108,7 @@ export function printTables(r: Results, targets: Target[]): void {
     `write RPC in between ${fmt(r.single?.write?.opsPerSec)} ops/s; ${cost(r.single?.single?.perOp)} per job`);
   row("10 serial", `${fmt(r.serialQueues?.queues)} queues x ${fmt(r.serialQueues?.perQueue)} jobs, c16`, fmt(r.serialQueues?.jobsPerSec), "jobs/s", mem(r.serialQueues),
     cost(r.serialQueues?.perJob) + " per job");
-  row("4 pull", `${fmt(r.pull?.jobs)} jobs, claim 100 + complete each, HTTP`, fmt(r.pull?.jobsPerSec), "jobs/s", mem(r.pull), `${r.pull?.consumers ?? "?"} consumers`);
+  row("4 pull", `${fmt(r.pull?.jobs)} jobs, createWorker over HTTP (wrangler dev)`, fmt(r.pull?.jobsPerSec), "jobs/s", mem(r.pull), `${r.pull?.consumers ?? "?"} consumers`);
   row("5 latency", "enqueue -> start p50 / p99", `${fmt(r.latency?.startDelayMs?.p50)} / ${fmt(r.latency?.startDelayMs?.p99)}`, "ms", mem(r.latency),
     `enqueue round trip p50 ${fmt(r.latency?.enqueueRoundTripMs?.p50)} ms`);
   row("6 stream", "first start after first enqueue", fmt(r.stream?.firstStartMs), "ms", mem(r.stream),

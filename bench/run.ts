@@ -16,6 +16,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type * as RuntimeModule from "../scripts/local-runtime.js";
 import type * as ProcessWatchModule from "./process-watch.js";
+import type * as PullModule from "./pull-worker.js";
 import type * as ReportModule from "./report.js";
 import type * as ScheduleRunModule from "./schedules-run.js";
 
@@ -25,6 +26,7 @@ const { LocalRuntime } = await load<typeof RuntimeModule>("../scripts/local-runt
 const { ProcessWatch } = await load<typeof ProcessWatchModule>("./process-watch.ts");
 const { buildTargets, printTables } = await load<typeof ReportModule>("./report.ts");
 const { scheduleTargets, scheduleWorkload } = await load<typeof ScheduleRunModule>("./schedules-run.ts");
+const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("./pull-worker.ts");
 
 type Mode = "full" | "quick" | "smoke";
 
@@ -186,31 +188,9 @@ await workload("drain", async () => ({
 await workload("single", () => bench("single", { n: sizes.singleN }));
 await workload("serialQueues", () => bench("serialQueues", { queues: 16, perQueue: sizes.serialPerQueue }));
 
-await workload("pull", async () => {
-  const lane = `pull-${run}`;
-  await bench("fill", { lane, size: sizes.pullN, binding: "LANE" });
-  let completed = 0;
-  let claims = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: sizes.pullConsumers }, async () => {
-      while (completed < sizes.pullN) {
-        const { jobs } = await expectStatus(runtime.api("POST", `/v1/lanes/${lane}/claims`, { kinds: [PULL_KIND], max: 100, leaseMs: 120_000 }), 200);
-        claims++;
-        if (jobs.length === 0) {
-          if (completed < sizes.pullN) await new Promise((r) => setTimeout(r, 5));
-          continue;
-        }
-        for (const job of jobs) {
-          await expectStatus(runtime.api("POST", `/v1/lanes/${lane}/jobs/${job.id}/complete`, { token: job.lease.token, result: null }), 200);
-          completed++;
-        }
-      }
-    }),
-  );
-  const ms = performance.now() - t0;
-  return { jobs: completed, consumers: sizes.pullConsumers, claims, ms, jobsPerSec: (completed * 1000) / ms };
-});
+await workload("pull", () =>
+  pullWorkload({ wranglerDev: { url: runtime.url, token: runtime.apiToken }, bundlePath: join(bundleDir, "worker.js"), run, sizes }),
+);
 
 await workload("latency", () => bench("latency", { n: sizes.latencyN, gapMs: 10 }));
 await workload("stream", () => bench("stream", { durationMs: sizes.streamMs, producers: 4, concurrency: 16 }));
@@ -264,8 +244,9 @@ await workload("scale", async () => {
 await workload("schedules", () => scheduleWorkload(bench, mode, run));
 
 const finishedAt = new Date();
-const targets = [...buildTargets(results, mode), ...scheduleTargets(results)];
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull)];
 printTables(results, targets);
+printPull(results.pull);
 
 const report = {
   startedAt: startedAt.toISOString(),

@@ -83,6 +83,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         getSchedule: (schedule) => value(lane.schedules[":name"].$get({ param: { lane: name, name: schedule } })),
         listSchedules: (query = {}) => value(lane.schedules.$get({ param, query: stringify(query) })),
         deleteSchedule: (schedule) => value(lane.schedules[":name"].$delete({ param: { lane: name, name: schedule } })),
+        acks: (request) => value(lane.acks.$post({ param, json: request })),
         saveCheckpoint: (id, name, request) => value(lane.jobs[":id"].checkpoints[":name"].$put({ param: { ...job(id), name }, json: request })),
         checkpoints: (id) => value(lane.jobs[":id"].checkpoints.$get({ param: job(id) })),
         progress: (id, request) => value(lane.jobs[":id"].progress.$post({ param: job(id), json: request })),

@@ -51,6 +51,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         getSchedule: (schedule) => value(stub.getSchedule(schedule)),
         listSchedules: (query) => value(stub.listSchedules(query ?? {})),
         deleteSchedule: (schedule) => value(stub.deleteSchedule(schedule)),
+        acks: (request) => value(stub.acks(request)),
         saveCheckpoint: (id, name, request) => value(stub.saveCheckpoint(id, name, request)),
         checkpoints: (id) => value(stub.listCheckpoints(id)),
         progress: (id, request) => value(stub.progress(id, request)),

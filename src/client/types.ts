@@ -3,9 +3,10 @@
  * namespace) or over HTTP. Every method answers the value of shared/API.md's success body, or throws
  * a `QueueError` carrying the API's code.
  */
-import type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
+import type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import type { Checkpoint, CheckpointInfo, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import type {
+  AcksRequest,
   BatchEnqueueRequest,
   CancelRequest,
   CheckpointRequest,
@@ -24,7 +25,7 @@ import type {
 import type { Schedule, SchedulePage } from "../shared/schedule.js";
 import type { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
 
-export type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo };
+export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo };
 
 export interface LaneClient {
   /** The lane's name. */
@@ -64,6 +65,11 @@ export interface LaneClient {
   listSchedules(query?: ScheduleListQuery): Promise<SchedulePage>;
   /** Deletes a schedule; the jobs it enqueued stay. */
   deleteSchedule(name: string): Promise<{ deleted: true }>;
+  /**
+   * Up to 100 complete, fail, release and progress items, each fenced on its own: one answer per item
+   * (`ok`, or the refusal its single route would answer). A malformed item refuses the whole batch.
+   */
+  acks(request: AcksRequest): Promise<AcksAnswer>;
   /** Records a checkpoint for the attempt holding `request.token` (fenced like complete). */
   saveCheckpoint(id: string, name: string, request: CheckpointRequest): Promise<{ checkpoint: CheckpointInfo }>;
   /** Every checkpoint of a job, in name order. */

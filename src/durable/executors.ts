@@ -40,22 +40,7 @@ export type Executor<E = SwitchyardEnv> = (payload: any, ctx: ExecutorContext<E>
 
 export type ExecutorRegistry<E = SwitchyardEnv> = Readonly<Record<string, Executor<E>>>;
 
-/** Throw it from an executor to fail the job now, with no retry. */
-export class NonRetryableError extends Error {
-  override name = "NonRetryableError";
-}
-
-/** Throw it from an executor to retry after `retryAfterMs` instead of the backoff (attempts permitting). */
-export class RetryAfterError extends Error {
-  override name = "RetryAfterError";
-  constructor(
-    message: string,
-    /** Milliseconds to wait before the next attempt. */
-    readonly retryAfterMs: number,
-  ) {
-    super(message);
-  }
-}
+export { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
 
 /** Why an in-process attempt's signal fired. */
 export type AbortCause = "cancelled" | "timeout" | "lost";

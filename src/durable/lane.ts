@@ -5,7 +5,7 @@
  * thrown coded errors.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
+import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
 import {
   ABORT_GRACE_MS,
@@ -22,6 +22,7 @@ import type { Checkpoint, CheckpointInfo, ClaimedJob, Counts, Job, LaneInfo, Lea
 import { serializeJson } from "../shared/json.js";
 import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
 import {
+  AcksRequest,
   BatchEnqueueRequest,
   CancelRequest,
   CheckpointRequest,
@@ -56,8 +57,10 @@ import { OutcomeDelivery } from "./outcomes.js";
 import { QueueStore } from "./queues.js";
 import { REGISTRY_NAME } from "./registry.js";
 import { RetentionStore } from "./retention.js";
-import { parse, parseId, parseJobCall, parseName, parseScheduleName } from "./rpc-input.js";
+import { HoldName, parse, parseId, parseJobCall, parseName, parseScheduleName } from "./rpc-input.js";
 import { toSpec } from "./spec.js";
+import { applyAcks } from "./acks.js";
+import { Waiters, type ClaimAsk } from "./waiters.js";
 import { TransitionLog } from "./transitions.js";
 import { earliest, Wake, wakeTerms } from "./wake.js";
 
@@ -104,6 +107,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   private readonly retention: RetentionStore;
   private readonly queues: QueueStore;
   private readonly failure: LaneFailure;
+  private readonly waiters: Waiters<PulledJob>;
   private readonly options: LaneOptions;
   private readonly schema: SchemaState;
 
@@ -145,6 +149,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       },
       options.executors ?? {},
     );
+    this.waiters = new Waiters({ claim: (ask) => this.claimFor(ask), release: (id, token) => void this.store.release(id, token) });
     this.outcomes = new OutcomeDelivery<SwitchyardEnv>({ store: this.store, env, waitUntil: (p) => ctx.waitUntil(p), changed: () => this.wake.afterChange() }, options.onOutcome);
     void ctx.blockConcurrencyWhile(async () => {
       if (!this.schema.ok) {
@@ -175,8 +180,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       const job = spec.value;
       const inProcess = this.dispatcher.kinds.includes(job.kind);
       // A duplicate changes nothing. A due job of a pull-only kind outside any queue changes no wake
-      // term (none counts due pull jobs, and it heads no queue): the alarm stays as it is.
-      const quiet = job.queue === null && job.runAt <= this.time.clock.now() && !inProcess;
+      // term (none counts due pull jobs, and it heads no queue): the alarm stays as it is, unless
+      // held claims wait for it (the flush answers them).
+      const quiet = job.queue === null && job.runAt <= this.time.clock.now() && !inProcess && this.waiters.size === 0;
       if (inserted.value.status === "queued" && !(quiet && this.wake.storedAlarm !== undefined)) this.wake.afterChange(inProcess);
       await this.register();
       return inserted;
@@ -281,23 +287,25 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   // ---- pull consumers: the fence ----
 
-  /** Claims due jobs for a pull consumer, each with its lease token and what its earlier attempts recorded. */
-  async claim(input?: unknown): Promise<Result<{ jobs: PulledJob[] }>> {
-    return this.answer(() => {
+  /**
+   * Claims due jobs for a pull consumer, each with its lease token and what its earlier attempts
+   * recorded. With `waitMs` and nothing claimable, the claim is held until a flush finds it a job or
+   * `waitMs` passes (waiters.ts). `hold` is the front worker's name for a held claim, so that it can
+   * `abandonClaim` it when its client leaves.
+   */
+  async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: PulledJob[] }>> {
+    return this.answer(async () => {
       const request = parse(ClaimRequest, input ?? {});
       if (!request.ok) return request;
-      const jobs = this.store.claimDue({
-        kinds: request.value.kinds ?? null,
-        excludeKinds: this.dispatcher.kinds,
-        excludeIds: [],
-        heldSlots: this.dispatcher.heldSlots(),
-        max: request.value.max ?? 1,
-        leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS,
-        maxBytes: MAX_PAGE_BYTES,
-        holder: "consumer",
-      });
+      const name = hold === undefined ? ok(null) : parse(HoldName, hold);
+      if (!name.ok) return name;
+      const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS };
+      const jobs = this.claimFor(ask);
       if (jobs.length > 0) this.wake.afterChange();
-      return ok({ jobs: this.checkpointStore.attach(jobs) });
+      const waitMs = request.value.waitMs ?? 0;
+      if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
+      const held = this.waiters.hold(ask, waitMs, name.value);
+      return ok({ jobs: held ? await held : [] });
     });
   }
 
@@ -377,7 +385,54 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.events.closed(ws);
   }
 
+  // ---- long-poll claims and batch acks ----
+
+  /**
+   * The client of a held claim went away (the front worker saw its request aborted): a claim still
+   * held is dropped, and the jobs of one answered a moment ago are released. Answers how many.
+   */
+  async abandonClaim(hold: unknown): Promise<Result<{ released: number }>> {
+    return this.answer(() => {
+      const name = parse(HoldName, hold);
+      if (!name.ok) return name;
+      const released = this.waiters.abandon(name.value);
+      if (released > 0) this.wake.afterChange();
+      return ok({ released });
+    });
+  }
+
+  /** Up to 100 complete, fail, release and progress items, each fenced on its own (acks.ts). */
+  async acks(input: unknown): Promise<Result<AcksAnswer>> {
+    return this.answer(() => {
+      const request = parse(AcksRequest, input);
+      if (!request.ok) return request;
+      const results = applyAcks(request.value.acks, {
+        complete: (id, token, json) => this.store.complete(id, token, json),
+        completeBatch: (items) => this.store.completeBatch(items),
+        fail: (id, token, message, retry, after) => this.store.fail(id, token, message, retry, after),
+        release: (id, token) => this.store.release(id, token),
+        progress: (id, token, json) => this.checkpointStore.progress(id, token, json),
+      });
+      this.wake.afterChange();
+      return results.ok ? ok({ results: results.value }) : results;
+    });
+  }
+
   // ---- internals ----
+
+  /** A claim for a pull consumer: kinds without an in-process executor, with their checkpoints, at most 4 MiB of jobs. */
+  private claimFor(ask: ClaimAsk): PulledJob[] {
+    return this.checkpointStore.attach(this.store.claimDue({
+      kinds: ask.kinds,
+      excludeKinds: this.dispatcher.kinds,
+      excludeIds: [],
+      heldSlots: this.dispatcher.heldSlots(),
+      max: ask.max,
+      leaseMs: ask.leaseMs,
+      maxBytes: MAX_PAGE_BYTES,
+      holder: "consumer",
+    }));
+  }
 
   /** Every RPC answer goes through here: a lane of a newer schema refuses all of them, changing nothing. */
   private async answer<T>(body: () => Result<T> | Promise<Result<T>>): Promise<Result<T>> {
@@ -405,6 +460,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   private flushSteps(pump: boolean): void {
     this.dispatcher.settleCompletions();
     if (pump) this.dispatcher.pump();
+    this.waiters.answer();
     this.outcomes.deliverPending();
   }
 

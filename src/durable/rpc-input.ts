@@ -3,7 +3,7 @@
  * HTTP routes, and a bad one is an `invalid_request` answer (data, not a throw: RPC keeps only an
  * error's message).
  */
-import type { ZodType } from "zod";
+import { z, type ZodType } from "zod";
 import { fail, ok, type Result } from "../shared/errors.js";
 import { JobId, Name, ScheduleName, toIssues } from "../shared/schemas.js";
 
@@ -39,3 +39,5 @@ export function parseScheduleName(name: unknown): Result<string> {
   const parsed = ScheduleName.safeParse(name);
   return parsed.success ? ok(parsed.data) : fail("invalid_request", "invalid schedule name", toIssues(parsed.error, ["name"]));
 }
+/** The front worker's name for a held claim (a UUID it makes): only ever sent over RPC. */
+export const HoldName = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "a hold name is 1..64 letters, digits or dashes");

@@ -1,4 +1,5 @@
 /** What the lane answers, shared by the lane, the front worker and both clients (shared/API.md). */
+import type { ErrorBody } from "./errors.js";
 import type { EnqueueStatus, Job } from "./job.js";
 
 export type EnqueueAnswer = { status: EnqueueStatus; job: Job };
@@ -14,3 +15,6 @@ export type QueueInfo = {
 /** Failing a lane: the jobs this call settled `failed`, and whether queued or running jobs remain. */
 export type FailLaneAnswer = { failed: string[]; more: boolean };
 export type PurgeAnswer = { purged: number };
+/** One item of a batch ack answered: applied, or refused with the code its single route would answer. */
+export type AckAnswer = { id: string; ok: true } | { id: string; ok: false; error: Pick<ErrorBody, "code" | "message"> };
+export type AcksAnswer = { results: AckAnswer[] };

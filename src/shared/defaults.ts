@@ -105,6 +105,45 @@ export const MAX_CRON_CHARS = 256;
 export const SCHEDULE_FIRE_BATCH = 500;
 /** Lanes the belt (the front worker's cron) checks at once, per page of the registry. */
 export const BELT_PAGE = 100;
+/** Long-poll claims (`waitMs`): the longest a claim may be held waiting for a claimable job. */
+export const MAX_CLAIM_WAIT_MS = 30_000;
+/**
+ * Held claims per lane object: far more consumers than one lane's throughput needs, and a bound on
+ * what a flush may ask (one claim statement per distinct set of kinds waited for). A claim that would
+ * wait beyond them is answered at once, as with `waitMs` 0 (often `{"jobs": []}`), so the earlier
+ * ones keep their place in arrival order; `createWorker` backs off on such an early empty answer.
+ */
+export const MAX_CLAIM_WAITERS = 256;
+/**
+ * How many answered long-poll claims the lane remembers (their jobs and tokens) in case the front
+ * worker reports that the client left before the answer reached it: those jobs are released at once
+ * rather than run out their lease. Only the last few matter: that report comes within milliseconds.
+ */
+export const ABANDONED_CLAIM_MEMORY = 256;
+/** Batch acks: items per request. */
+export const MAX_ACKS = 100;
+
+// ---- the pull-worker runtime (src/client/worker.ts) ----
+
+/** Handlers a worker runs at once, unless told. */
+export const DEFAULT_WORKER_CONCURRENCY = 10;
+/** How long a worker's claim is held in the lane when nothing is claimable (its `waitMs`). */
+export const DEFAULT_WORKER_WAIT_MS = 20_000;
+/** A request of a worker gives up this long after it was sent (a held claim: after its wait). */
+export const WORKER_REQUEST_TIMEOUT_MS = 15_000;
+/** A worker whose requests fail waits this long before the next claim, doubling up to the max. */
+export const WORKER_BACKOFF_MIN_MS = 250;
+export const WORKER_BACKOFF_MAX_MS = 30_000;
+/** Acks a worker coalesces go in requests of at most this many bytes (the API takes 1 MiB). */
+export const WORKER_ACK_BODY_BYTES = 900 * 1024;
+/** Ack requests a worker keeps in flight at once; more acks wait and go together. */
+export const WORKER_ACK_REQUESTS = 2;
+/** An ack request that fails (network, 5xx) is sent again this many times before its acks are given up. */
+export const WORKER_ACK_RETRIES = 3;
+/** `stop()` without `graceMs`: how long running handlers may take to finish. */
+export const DEFAULT_STOP_GRACE_MS = 30_000;
+/** After the grace, how long `stop()` waits for aborted handlers to return before it resolves anyway. */
+export const WORKER_ABORT_WAIT_MS = 1_000;
 /** A checkpoint's value, serialized, is at most this many bytes (API.md: 413 above). */
 export const MAX_CHECKPOINT_BYTES = 128 * 1024;
 /** A job holds at most this many checkpoint names (API.md: 409 `checkpoint_limit` beyond). */

@@ -41,12 +41,14 @@ export type ErrorDetails = Issue[] | { ids: string[] } | { index: number };
 /** The one error class of the project. Thrown in the worker; rebuilt there from a lane's `ErrorBody`. */
 export class QueueError extends Error {
   override readonly name = "QueueError";
-  constructor(
-    readonly code: ErrorCode,
-    message: string,
-    readonly details?: ErrorDetails,
-  ) {
+  readonly code: ErrorCode;
+  readonly details?: ErrorDetails;
+
+  // No parameter properties: the pull-worker runtime runs in Node straight from TypeScript by type stripping.
+  constructor(code: ErrorCode, message: string, details?: ErrorDetails) {
     super(message);
+    this.code = code;
+    this.details = details;
   }
 
   toBody(): ErrorBody {

@@ -6,8 +6,10 @@ import { z } from "@hono/zod-openapi";
 import {
   DEFAULT_LIST_LIMIT,
   MAX_ATTEMPTS_LIMIT,
+  MAX_ACKS,
   MAX_BATCH_JOBS,
   MAX_CLAIM,
+  MAX_CLAIM_WAIT_MS,
   MAX_CLAIM_KINDS,
   MAX_CONCURRENCY,
   MAX_CURSOR_CHARS,
@@ -115,6 +117,13 @@ export const ClaimRequest = z
     kinds: z.array(Name).min(1).max(MAX_CLAIM_KINDS).optional(),
     max: z.number().int().min(1).max(MAX_CLAIM).optional(),
     leaseMs: leaseMs.optional(),
+    waitMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_CLAIM_WAIT_MS)
+      .optional()
+      .openapi({ description: "hold the claim up to this long until a job is claimable (long poll); default 0" }),
   })
   .openapi("ClaimRequest");
 export type ClaimRequest = z.infer<typeof ClaimRequest>;
@@ -219,3 +228,17 @@ export const ProgressRequest = z
   .strictObject({ token: Token, progress: JsonValue.openapi({ description: "any JSON value, at most 16 KiB serialized" }) })
   .openapi("ProgressRequest");
 export type ProgressRequest = z.infer<typeof ProgressRequest>;
+
+/** One item of a batch ack: the body of its single route, plus `op` and the job's `id`. */
+export const AckItem = z
+  .discriminatedUnion("op", [
+    z.strictObject({ op: z.literal("complete"), id: Name, ...CompleteRequest.shape }),
+    z.strictObject({ op: z.literal("fail"), id: Name, ...FailRequest.shape }),
+    z.strictObject({ op: z.literal("release"), id: Name, ...ReleaseRequest.shape }),
+    z.strictObject({ op: z.literal("progress"), id: Name, ...ProgressRequest.shape }),
+  ])
+  .openapi("AckItem");
+export type AckItem = z.infer<typeof AckItem>;
+
+export const AcksRequest = z.strictObject({ acks: z.array(AckItem).min(1).max(MAX_ACKS) }).openapi("AcksRequest");
+export type AcksRequest = z.infer<typeof AcksRequest>;

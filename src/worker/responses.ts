@@ -197,3 +197,12 @@ export const CheckpointResponse = z.object({ checkpoint: z.object(checkpointFiel
 export const CheckpointList = z
   .object({ checkpoints: z.array(z.object({ ...checkpointFields, value: JsonValue })) })
   .openapi("CheckpointList");
+
+export const AckAnswer = z
+  .union([
+    z.object({ id: Name, ok: z.literal(true) }),
+    z.object({ id: Name, ok: z.literal(false), error: z.object({ code: z.enum(ERROR_CODES), message: z.string() }) }),
+  ])
+  .openapi("AckAnswer");
+
+export const AcksResponse = z.object({ results: z.array(AckAnswer) }).openapi("AcksResponse");

@@ -26,6 +26,7 @@ const API_ROUTES = [
   "get /v1/lanes/{lane}/schedules",
   "get /v1/lanes/{lane}/schedules/{name}",
   "delete /v1/lanes/{lane}/schedules/{name}",
+  "post /v1/lanes/{lane}/acks",
   "post /v1/lanes/{lane}/jobs/{id}/progress",
   "put /v1/lanes/{lane}/jobs/{id}/checkpoints/{name}",
   "get /v1/lanes/{lane}/jobs/{id}/checkpoints",

@@ -15,7 +15,7 @@ const claim = createRoute({
   method: "post",
   path: "/lanes/{lane}/claims",
   tags,
-  summary: "Claim up to `max` due jobs with a lease (possibly none)",
+  summary: "Claim up to `max` due jobs with a lease (possibly none); with `waitMs`, held until one is claimable",
   security: bearerAuth,
   request: { params: LaneParams, body: jsonRequest(ClaimRequest, false) },
   responses: { 200: jsonResponse(ClaimResponse, "the claimed jobs, each with its lease token"), ...errorResponses(415) },
@@ -67,7 +67,20 @@ export function consumerRoutes() {
   return createRouter()
     .openapi(claim, async (c) => {
       const lane = c.env.LANE.getByName(c.req.valid("param").lane);
-      return c.json(unwrap(await lane.claim(c.req.valid("json"))), 200);
+      const request = c.req.valid("json");
+      if (!request.waitMs) return c.json(unwrap(await lane.claim(request)), 200);
+      // A held claim has a name, so that the lane can drop it (or release what it was just given)
+      // when the client goes away: the request's signal fires then (compatibility flag
+      // `enable_request_signal`); the lane cannot see an RPC caller leave.
+      const hold = crypto.randomUUID();
+      const signal = c.req.raw.signal;
+      const abandon = () => c.executionCtx.waitUntil(lane.abandonClaim(hold));
+      signal.addEventListener("abort", abandon, { once: true });
+      try {
+        return c.json(unwrap(await lane.claim(request, hold)), 200);
+      } finally {
+        signal.removeEventListener("abort", abandon);
+      }
     })
     .openapi(renew, async (c) => {
       const { lane, id } = c.req.valid("param");

@@ -1,0 +1,291 @@
+/**
+ * One attempt of a pulled job inside the worker runtime: runs its handler with a context like an
+ * in-process executor's, renews its lease at a third of it (each renewal's new token replacing the
+ * old), and ends with exactly one of: a complete or fail ack, a release (the worker stops), or nothing
+ * (its lease is lost or its job cancelled: the handler's signal fires, and whatever it answers later
+ * writes nothing).
+ *
+ * Every write on behalf of the attempt (renew, progress, checkpoint, the final ack) goes through one
+ * chain, in order, each with the token current when it is sent: a write never races a renewal that
+ * is replacing its token.
+ */
+import type { AckAnswer } from "../shared/answers.js";
+import { MAX_DURATION_MS, MAX_ERROR_MESSAGE_CHARS, WORKER_REQUEST_TIMEOUT_MS } from "../shared/defaults.js";
+import { QueueError, type ErrorCode } from "../shared/errors.js";
+import { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
+import type { Job, Json } from "../shared/job.js";
+import { serializeJson } from "../shared/json.js";
+import type { AckItem } from "../shared/schemas.js";
+import type { AckBatcher } from "./ack-batcher.js";
+import { isTransient, type PulledJob, type WorkerHttp } from "./worker-http.js";
+
+/** What a handler gets besides the payload: the same as an in-process executor's context, without `env`. */
+export interface WorkerContext {
+  /** Fires when the attempt's lease is lost, its job is cancelled, or the worker stops before it returns. Honour it. */
+  signal: AbortSignal;
+  /** The job as claimed (its lease without the token). */
+  job: Job;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /**
+   * A durable step: the value an earlier attempt recorded under `name`, without running `fn`; else runs
+   * `fn`, records its result (JSON) as a checkpoint through the fence, and returns it as later attempts
+   * will see it. A record the fence refuses ends the attempt as lost and rejects with the signal's reason.
+   */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** The job's checkpoints: what earlier attempts and this one recorded. */
+  checkpoints: { load(): Promise<Record<string, Json>>; save(name: string, value: unknown): Promise<void> };
+  /** Reports the job's progress (any JSON, at most 16 KiB), through the fence, keeping the lease. */
+  progress(value: unknown): Promise<void>;
+}
+
+/** Runs one attempt of a job of its kind. Its return value (JSON) is the job's result; a throw fails the attempt. */
+export type WorkerHandler = (payload: any, ctx: WorkerContext) => unknown;
+
+/** Why an attempt's signal fired. */
+export type WorkerAbortCause = "lost" | "cancelled" | "stopped";
+
+/** The reason an attempt's signal carries. */
+export class WorkerAbortError extends Error {
+  override name = "AbortError";
+  readonly abortCause: WorkerAbortCause;
+  constructor(cause: WorkerAbortCause, jobId: string) {
+    super(`attempt of job ${jobId} aborted: ${cause}`);
+    this.abortCause = cause;
+  }
+}
+
+type JobFields = { jobId: string; kind: string; attempt: number };
+
+/** What the runtime tells its `onEvent` hook, one event per thing that happened. */
+export type WorkerEvent =
+  | ({ type: "claimed" } & JobFields)
+  | ({ type: "completed"; durationMs: number } & JobFields)
+  | ({ type: "failed"; durationMs: number; error: string; retry: boolean } & JobFields)
+  | ({ type: "lost"; reason: string } & JobFields)
+  | ({ type: "cancelled" } & JobFields)
+  | ({ type: "released" } & JobFields)
+  | { type: "error"; during: "claim" | "renew" | "ack" | "checkpoint"; message: string; code?: ErrorCode; jobId?: string; willRetry: boolean }
+  | { type: "stopped"; drained: boolean; inFlight: number };
+
+export type Counter = "completions" | "failures" | "renewals" | "lost" | "cancelled" | "released";
+
+export interface AttemptHost {
+  readonly http: WorkerHttp;
+  readonly acks: AckBatcher;
+  readonly leaseMs: number;
+  event(event: WorkerEvent): void;
+  count(counter: Counter): void;
+}
+
+/** The refusals of the fence that end an attempt, and what they make of it. */
+const FENCE_CODES: Partial<Record<ErrorCode, "lost" | "cancelled">> = {
+  job_cancelled: "cancelled",
+  lease_superseded: "lost",
+  lease_expired: "lost",
+  job_settled: "lost",
+  job_not_found: "lost",
+};
+
+export class Attempt {
+  private token: string;
+  private readonly controller = new AbortController();
+  /** Its outcome is decided: sent (or to be sent), or nothing will be. */
+  private ended = false;
+  private renewTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The lease as this process knows it ends: measured from when the claim or renewal was sent. */
+  private leaseUntil: number;
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly saved: Record<string, Json> = {};
+  private readonly startedAt = Date.now();
+  private readonly fields: JobFields;
+  /** Settles when the handler has returned (or thrown). */
+  readonly returned: Promise<void>;
+  /** Settles when the attempt's last write has been answered (or given up). */
+  private final: Promise<unknown> = Promise.resolve();
+
+  private readonly host: AttemptHost;
+  private readonly job: PulledJob;
+
+  // No parameter properties here: Node runs the client straight from TypeScript by stripping types.
+  constructor(host: AttemptHost, job: PulledJob, handler: WorkerHandler, sentAt: number) {
+    this.host = host;
+    this.job = job;
+    this.token = job.lease.token;
+    this.leaseUntil = sentAt + host.leaseMs;
+    this.fields = { jobId: job.id, kind: job.kind, attempt: job.attempts };
+    this.scheduleRenew(host.leaseMs / 3);
+    this.returned = Promise.resolve()
+      .then(() => handler(job.payload, this.context()))
+      .then(
+        (value) => this.finish({ ok: true, value }),
+        (error: unknown) => this.finish({ ok: false, error }),
+      );
+  }
+
+  get id(): string {
+    return this.job.id;
+  }
+
+  /** Whether the handler's answer will still be written (no abort came first). */
+  get live(): boolean {
+    return !this.ended;
+  }
+
+  /** Settles once every write of the attempt has been answered. */
+  settled(): Promise<unknown> {
+    return this.final;
+  }
+
+  /** The worker stops and cannot wait for the handler: the job is given back at once, and the handler aborted. */
+  stop(): void {
+    if (!this.end("stopped")) return;
+    this.final = this.fenced((token) => this.host.acks.push({ op: "release", id: this.job.id, token })).then(
+      (answer) => {
+        if (answer.ok) {
+          this.host.count("released");
+          this.host.event({ type: "released", ...this.fields });
+        }
+      },
+      () => undefined, // the ack failed for good (reported): the lease runs out and the job is recovered
+    );
+  }
+
+  private context(): WorkerContext {
+    const { lease, checkpoints: _checkpoints, ...view } = this.job;
+    const load = async () => ({ ...this.job.checkpoints, ...this.saved });
+    const save = async (name: string, value: unknown) => {
+      const json = JSON.parse(JSON.stringify(value ?? null)) as Json;
+      await this.write("checkpoint", () => this.fenced((token) => this.host.http.saveCheckpoint(this.job.id, name, { token, value: json }, this.requestTimeout())));
+      this.saved[name] = json;
+    };
+    return {
+      signal: this.controller.signal,
+      job: { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } },
+      attempt: this.job.attempts,
+      checkpoints: { load, save },
+      step: async <T>(name: string, fn: () => T | Promise<T>) => {
+        const known = await load();
+        if (Object.hasOwn(known, name)) return known[name] as T;
+        const value = JSON.parse(JSON.stringify((await fn()) ?? null)) as T;
+        await save(name, value);
+        return value;
+      },
+      progress: async (value: unknown) => {
+        const answer = await this.write("ack", () => this.fenced((token) => this.host.acks.push({ op: "progress", id: this.job.id, token, progress: value })));
+        if (!answer.ok) this.refused(QueueError.from(answer.error));
+      },
+    };
+  }
+
+  /** A write of the handler's (progress, checkpoint): after the attempt ended, or refused by the fence, it rejects with the signal's reason. */
+  private async write<T>(during: "checkpoint" | "ack", send: () => Promise<T>): Promise<T> {
+    if (this.ended) throw this.controller.signal.reason ?? new WorkerAbortError("lost", this.job.id);
+    try {
+      return await send();
+    } catch (error) {
+      if (!(error instanceof QueueError)) this.host.event({ type: "error", during, message: String(error), jobId: this.job.id, willRetry: false });
+      throw error instanceof QueueError ? this.refused(error) : error;
+    }
+  }
+
+  /** A refusal: one of the fence's ends the attempt (and the write rejects with the signal's reason); any other is the write's own. */
+  private refused(error: QueueError): never {
+    const cause = FENCE_CODES[error.code];
+    if (cause) {
+      this.abort(cause, error.code);
+      throw this.controller.signal.reason;
+    }
+    throw error;
+  }
+
+  /** The handler returned: its answer is the attempt's outcome, unless an abort came first. */
+  private finish(ended: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+    if (!this.end(null)) return;
+    const durationMs = Date.now() - this.startedAt;
+    let item: AckItem;
+    if (ended.ok) {
+      const result = serializeJson(ended.value, "result");
+      item = result.ok
+        ? { op: "complete", id: this.job.id, token: "", result: ended.value ?? null }
+        : { op: "fail", id: this.job.id, token: "", error: `handler result refused: ${result.error.message}`, retry: false };
+    } else {
+      const error = ended.error instanceof Error ? ended.error : new Error(String(ended.error));
+      item = { op: "fail", id: this.job.id, token: "", error: (error.message || error.name).slice(0, MAX_ERROR_MESSAGE_CHARS), retry: !(error instanceof NonRetryableError) };
+      if (error instanceof RetryAfterError) item.retryAfterMs = Math.min(MAX_DURATION_MS, Math.max(0, Math.floor(error.retryAfterMs) || 0));
+    }
+    this.final = this.fenced((token) => this.host.acks.push({ ...item, token })).then(
+      (answer) => this.answered(item, answer, durationMs),
+      () => this.host.count("lost"), // given up after retries (reported): the lease runs out and the job is recovered
+    );
+  }
+
+  private answered(item: AckItem, answer: AckAnswer, durationMs: number): void {
+    if (!answer.ok) {
+      const cause = FENCE_CODES[answer.error.code] ?? "lost";
+      this.host.count(cause === "cancelled" ? "cancelled" : "lost");
+      this.host.event(cause === "cancelled" ? { type: "cancelled", ...this.fields } : { type: "lost", reason: answer.error.code, ...this.fields });
+    } else if (item.op === "complete") {
+      this.host.count("completions");
+      this.host.event({ type: "completed", durationMs, ...this.fields });
+    } else if (item.op === "fail") {
+      this.host.count("failures");
+      this.host.event({ type: "failed", durationMs, error: item.error, retry: item.retry !== false, ...this.fields });
+    }
+  }
+
+  /** Lost or cancelled: the signal fires, and nothing is written for the attempt again. */
+  private abort(cause: "lost" | "cancelled", reason: string): void {
+    if (!this.end(cause)) return;
+    this.host.count(cause === "cancelled" ? "cancelled" : "lost");
+    this.host.event(cause === "cancelled" ? { type: "cancelled", ...this.fields } : { type: "lost", reason, ...this.fields });
+  }
+
+  /** The one end of the attempt; false when it had ended already. A cause fires the signal. */
+  private end(cause: WorkerAbortCause | null): boolean {
+    if (this.ended) return false;
+    this.ended = true;
+    clearTimeout(this.renewTimer);
+    this.renewTimer = undefined;
+    if (cause) this.controller.abort(new WorkerAbortError(cause, this.job.id));
+    return true;
+  }
+
+  private scheduleRenew(delayMs: number): void {
+    this.renewTimer = setTimeout(() => {
+      this.renewTimer = undefined;
+      void this.fenced((token) => this.renew(token));
+    }, delayMs);
+  }
+
+  private async renew(token: string): Promise<void> {
+    if (this.ended) return;
+    const sentAt = Date.now();
+    try {
+      const { lease } = await this.host.http.renew(this.job.id, { token, leaseMs: this.host.leaseMs }, this.requestTimeout());
+      this.token = lease.token;
+      this.leaseUntil = sentAt + this.host.leaseMs;
+      this.host.count("renewals");
+      if (!this.ended) this.scheduleRenew(this.host.leaseMs / 3);
+    } catch (error) {
+      if (this.ended) return;
+      const transient = isTransient(error);
+      this.host.event({ type: "error", during: "renew", message: String(error), jobId: this.job.id, willRetry: transient, ...(error instanceof QueueError ? { code: error.code } : {}) });
+      if (!transient) return this.abort(FENCE_CODES[(error as QueueError).code] ?? "lost", (error as QueueError).code);
+      const left = this.leaseUntil - Date.now();
+      if (left <= 0) return this.abort("lost", "lease ran out while renewals failed");
+      this.scheduleRenew(Math.min(1_000, left / 2));
+    }
+  }
+
+  /** A request on behalf of the attempt waits no longer than its lease may still last (at least a second). */
+  private requestTimeout(): number {
+    return Math.max(1_000, Math.min(WORKER_REQUEST_TIMEOUT_MS, this.leaseUntil - Date.now()));
+  }
+
+  private fenced<T>(op: (token: string) => Promise<T>): Promise<T> {
+    const next = this.chain.then(() => op(this.token));
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+}

@@ -1,0 +1,26 @@
+/**
+ * Batch acks: up to 100 complete, fail, release and progress items in one request, each fenced on
+ * its own and answered as its single route would (src/durable/acks.ts).
+ */
+import { createRoute } from "@hono/zod-openapi";
+import { unwrap } from "../../shared/errors.js";
+import { AcksRequest } from "../../shared/schemas.js";
+import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
+import { AcksResponse } from "../responses.js";
+
+const acks = createRoute({
+  method: "post",
+  path: "/lanes/{lane}/acks",
+  tags: ["pull consumers"],
+  summary: "Complete, fail, release or report progress of up to 100 leased jobs; each item answered on its own",
+  security: bearerAuth,
+  request: { params: LaneParams, body: jsonRequest(AcksRequest) },
+  responses: { 200: jsonResponse(AcksResponse, "one answer per item, in request order"), ...errorResponses(413, 415) },
+});
+
+export function ackRoutes() {
+  return createRouter().openapi(acks, async (c) => {
+    const lane = c.env.LANE.getByName(c.req.valid("param").lane);
+    return c.json(unwrap(await lane.acks(c.req.valid("json"))), 200);
+  });
+}
