@@ -66,8 +66,9 @@ export const scheduleWorkloads: Record<string, (env: BenchEnv, params: Params) =
     for (const lane of lanes) await lane.benchFire(firesPerRound); // warm-up, untimed: the first lane measured must not pay for it
     const totals = sizes.map(() => ({ fires: 0, ms: 0 }));
     for (let round = 0; round < rounds; round++) {
-      for (const [i, lane] of lanes.entries()) {
-        const { fires, ms } = await lane.benchFire(firesPerRound);
+      // Each round in the other order, so that neither size is always measured first.
+      for (const i of round % 2 === 0 ? [0, 1] : [1, 0]) {
+        const { fires, ms } = await lanes[i]!.benchFire(firesPerRound);
         totals[i]!.fires += fires;
         totals[i]!.ms += ms;
       }
