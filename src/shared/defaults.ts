@@ -89,7 +89,7 @@ export const MAX_TIMEZONE_CHARS = 64;
 export const MAX_CRON_CHARS = 256;
 /** Fires per alarm run: when more are due, the alarm comes back at once for the rest. */
 export const SCHEDULE_FIRE_BATCH = 500;
-/** A page of schedules holds at most this many (and at most `MAX_PAGE_BYTES` of JSON). */
-export const MAX_SCHEDULE_PAGE = 1_000;
+/** A page of schedules holds at most this many (and at most `MAX_PAGE_BYTES` of JSON): every list's `limit` bound. */
+export const MAX_SCHEDULE_PAGE = MAX_LIST_LIMIT;
 /** Lanes the belt (the front worker's cron) checks at once, per page of the registry. */
 export const BELT_PAGE = 100;
