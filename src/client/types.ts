@@ -61,7 +61,7 @@ export interface LaneClient {
   /** Creates or replaces the schedule `name`: a cron expression (in a time zone) or an interval, and the job it enqueues. */
   putSchedule(name: string, request: ScheduleRequest): Promise<{ schedule: Schedule }>;
   getSchedule(name: string): Promise<Schedule>;
-  /** The lane's schedules by name (every one, unless over 1,000 or 4 MiB of them: then pass `cursor` back). */
+  /** The lane's schedules by name (every one, unless over 500 or 4 MiB of them: then pass `cursor` back). */
   listSchedules(query?: ScheduleListQuery): Promise<SchedulePage>;
   /** Deletes a schedule; the jobs it enqueued stay. */
   deleteSchedule(name: string): Promise<{ deleted: true }>;

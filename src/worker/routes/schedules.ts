@@ -40,7 +40,7 @@ const listSchedules = createRoute({
   summary: "A lane's schedules by name",
   security: bearerAuth,
   request: { params: LaneParams, query: ScheduleListQuery },
-  responses: { 200: jsonResponse(ScheduleList, "a page of schedules (every one, unless there are over 1,000 or 4 MiB of them)"), ...errorResponses() },
+  responses: { 200: jsonResponse(ScheduleList, "a page of schedules (every one, unless there are over 500 or 4 MiB of them)"), ...errorResponses() },
 });
 
 const deleteSchedule = createRoute({
