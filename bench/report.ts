@@ -45,6 +45,10 @@ export function buildTargets(r: Results, mode: string): Target[] {
       `${fmt(r.batch?.jobsPerSec)} / ${fmt(r.batch?.rawInsert?.opsPerSec)} ops/s`),
     target("drain at concurrency 16 / raw claim", ratio(r.drain?.c16?.jobsPerSec, r.sqlite?.claim?.opsPerSec), ">=", 0.25, "ratio",
       `${fmt(r.drain?.c16?.jobsPerSec)} / ${fmt(r.sqlite?.claim?.opsPerSec)} ops/s`),
+    target("1,000 ctx.step in one job / raw single-row UPSERT", ratio(r.steps?.steps?.stepsPerSec, r.steps?.upsert?.opsPerSec), ">=", 0.5, "ratio",
+      `${fmt(r.steps?.steps?.stepsPerSec)} / ${fmt(r.steps?.upsert?.opsPerSec)} ops/s`),
+    target("drain of one-checkpoint jobs at concurrency 16 / raw claim", ratio(r.steps?.drain_c16?.jobsPerSec, r.sqlite?.claim?.opsPerSec), ">=", 0.25, "ratio",
+      `${fmt(r.steps?.drain_c16?.jobsPerSec)} / ${fmt(r.sqlite?.claim?.opsPerSec)} ops/s`),
     target("latency enqueue -> executor start, p50", num(r.latency?.startDelayMs?.p50), "<=", 2, "ms", `${r.latency?.startDelayMs?.n ?? "?"} jobs, 10 ms apart, idle lane`),
     target("latency enqueue -> executor start, p99", num(r.latency?.startDelayMs?.p99), "<=", 5, "ms", `${r.latency?.startDelayMs?.n ?? "?"} jobs, 10 ms apart, idle lane`),
     target("steady stream: first start after first enqueue", num(r.stream?.firstStartMs), "<=", 50, "ms",
@@ -96,6 +100,9 @@ export function printTables(r: Results, targets: Target[]): void {
   row("3 drain", `${fmt(r.drain?.c1?.jobs)} jobs, concurrency 1`, fmt(r.drain?.c1?.jobsPerSec), "jobs/s", mem(r.drain), cost(r.drain?.c1?.perJob) + " per job");
   row("", `${fmt(r.drain?.c16?.jobs)} jobs, concurrency 16`, fmt(r.drain?.c16?.jobsPerSec), "jobs/s", "", cost(r.drain?.c16?.perJob) + " per job");
   row("", "what-if: concurrency 16, no alarm writes", fmt(r.drain?.c16_noAlarmWrites?.jobsPerSec), "jobs/s", "", "setAlarm stubbed out in the bench lane");
+  row("steps", "1,000 ctx.step in one in-process job", fmt(r.steps?.steps?.stepsPerSec), "steps/s", mem(r.steps),
+    `raw UPSERT in between ${fmt(r.steps?.upsert?.opsPerSec)} ops/s; end to end ${fmt(r.steps?.steps?.endToEndStepsPerSec)} steps/s`);
+  row("", `drain, one checkpoint per job, concurrency 16`, fmt(r.steps?.drain_c16?.jobsPerSec), "jobs/s", "", cost(r.steps?.drain_c16?.perJob) + " per job");
   row("4 pull", `${fmt(r.pull?.jobs)} jobs, claim 100 + complete each, HTTP`, fmt(r.pull?.jobsPerSec), "jobs/s", mem(r.pull), `${r.pull?.consumers ?? "?"} consumers`);
   row("5 latency", "enqueue -> start p50 / p99", `${fmt(r.latency?.startDelayMs?.p50)} / ${fmt(r.latency?.startDelayMs?.p99)}`, "ms", mem(r.latency),
     `enqueue round trip p50 ${fmt(r.latency?.enqueueRoundTripMs?.p50)} ms`);

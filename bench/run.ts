@@ -179,6 +179,12 @@ await workload("drain", async () => ({
   c16_noAlarmWrites: await bench("drain", { n: sizes.drainN, concurrency: 16, skipAlarmWrites: true }),
 }));
 
+await workload("steps", async () => ({
+  ...(await bench("steps", { steps: 1000, rounds: mode === "smoke" ? 1 : 5 })),
+  // The drain again, each job recording one checkpoint through ctx.step.
+  drain_c16: await bench("drain", { n: sizes.drainN, concurrency: 16, kind: "bench.step1" }),
+}));
+
 await workload("pull", async () => {
   const lane = `pull-${run}`;
   await bench("fill", { lane, size: sizes.pullN, binding: "LANE" });

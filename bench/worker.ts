@@ -4,12 +4,14 @@
  * auth; everything under `/v1` is the real, authenticated API.
  */
 import { createApp } from "../src/worker/app.js";
-import { workloads, type BenchEnv } from "./workloads.js";
+import { stepWorkloads } from "./steps.js";
+import { workloads as queueWorkloads, type BenchEnv } from "./workloads.js";
 
 export { LaneRegistry } from "../src/durable/registry.js";
 export { BenchLane, PlainLane } from "./lanes.js";
 
 const app = createApp();
+const workloads = { ...queueWorkloads, ...stepWorkloads };
 
 export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {
