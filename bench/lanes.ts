@@ -9,6 +9,7 @@ import type { JobSpec } from "../src/durable/job-row.js";
 import { CLAIM_CANDIDATES_SQL } from "../src/durable/statements.js";
 import { serializeJson } from "../src/shared/json.js";
 import { BatchEnqueueRequest, EnqueueRequest } from "../src/shared/schemas.js";
+import { rawUpserts, stepExecutors } from "./steps.js";
 
 /** The no-op executor: records when it started, so latency is measured where the job starts. */
 export const NOOP_KIND = "bench.noop";
@@ -17,6 +18,7 @@ export const PULL_KIND = "bench.pull";
 
 const executors = {
   [NOOP_KIND]: () => ({ startedAt: Date.now() }),
+  ...stepExecutors,
 };
 
 /** The same columns the queue's insertJobs writes, without RETURNING. */
@@ -175,6 +177,11 @@ export class PlainLane extends defineLane({ log: false }) {
     const now = Date.now();
     for (let i = 0; i < n; i++) sql.exec(INSERT_JOB, `${prefix}-${i}`, PULL_KIND, `{"i":${i}}`, now, now, now);
     return n;
+  }
+
+  /** Raw single-row UPSERTs (steps.ts), `n` statements: milliseconds inside the object. */
+  async benchSqlUpsert(n: number, prefix: string): Promise<number> {
+    return rawUpserts(this.ctx.storage.sql, n, prefix);
   }
 
   /** Raw UPDATEs by primary key over the rows `benchSqlInsert` wrote. */

@@ -54,6 +54,10 @@ export function buildTargets(r: Results, mode: string): Target[] {
       `${fmt(r.serialQueues?.jobsPerSec)} / ${fmt(r.sqlite?.claim?.opsPerSec)} ops/s`),
     target("latency enqueue -> executor start, p50", num(r.latency?.startDelayMs?.p50), "<=", 1, "ms", `${r.latency?.startDelayMs?.n ?? "?"} jobs, 10 ms apart, idle lane`),
     target("latency enqueue -> executor start, p99", num(r.latency?.startDelayMs?.p99), "<=", 3, "ms", `${r.latency?.startDelayMs?.n ?? "?"} jobs, 10 ms apart, idle lane`),
+    target("1,000 ctx.step in one job / raw single-row UPSERT", ratio(r.steps?.steps?.stepsPerSec, r.steps?.upsert?.opsPerSec), ">=", 0.5, "ratio",
+      `${fmt(r.steps?.steps?.stepsPerSec)} / ${fmt(r.steps?.upsert?.opsPerSec)} ops/s`),
+    target("drain of one-checkpoint jobs at concurrency 16 / raw claim", ratio(r.steps?.drain_c16?.jobsPerSec, r.sqlite?.claim?.opsPerSec), ">=", 0.25, "ratio",
+      `${fmt(r.steps?.drain_c16?.jobsPerSec)} / ${fmt(r.sqlite?.claim?.opsPerSec)} ops/s`),
     target("steady stream: first start after first enqueue", num(r.stream?.firstStartMs), "<=", 50, "ms",
       `${r.stream?.enqueued ?? "?"} jobs in ${r.stream?.durationMs ?? "?"} ms; drain lag ${r.stream?.drainLagMs ?? "?"} ms`),
     // Cost is 1/rate: the cost ratio at the largest backlog over the smallest is rate(small)/rate(large).
@@ -108,6 +112,9 @@ export function printTables(r: Results, targets: Target[]): void {
     `write RPC in between ${fmt(r.single?.write?.opsPerSec)} ops/s; ${cost(r.single?.single?.perOp)} per job`);
   row("10 serial", `${fmt(r.serialQueues?.queues)} queues x ${fmt(r.serialQueues?.perQueue)} jobs, c16`, fmt(r.serialQueues?.jobsPerSec), "jobs/s", mem(r.serialQueues),
     cost(r.serialQueues?.perJob) + " per job");
+  row("steps", "1,000 ctx.step in one in-process job", fmt(r.steps?.steps?.stepsPerSec), "steps/s", mem(r.steps),
+    `raw UPSERT in between ${fmt(r.steps?.upsert?.opsPerSec)} ops/s; end to end ${fmt(r.steps?.steps?.endToEndStepsPerSec)} steps/s`);
+  row("", `drain, one checkpoint per job, concurrency 16`, fmt(r.steps?.drain_c16?.jobsPerSec), "jobs/s", "", cost(r.steps?.drain_c16?.perJob) + " per job");
   row("4 pull", `${fmt(r.pull?.jobs)} jobs, createWorker over HTTP (wrangler dev)`, fmt(r.pull?.jobsPerSec), "jobs/s", mem(r.pull), `${r.pull?.consumers ?? "?"} consumers`);
   row("5 latency", "enqueue -> start p50 / p99", `${fmt(r.latency?.startDelayMs?.p50)} / ${fmt(r.latency?.startDelayMs?.p99)}`, "ms", mem(r.latency),
     `enqueue round trip p50 ${fmt(r.latency?.enqueueRoundTripMs?.p50)} ms`);

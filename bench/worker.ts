@@ -6,6 +6,7 @@
 import { createApp } from "../src/worker/app.js";
 import { countsWorkloads } from "./counts.js";
 import { scheduleWorkloads } from "./schedules.js";
+import { stepWorkloads } from "./steps.js";
 import { workloads as coreWorkloads, type BenchEnv } from "./workloads.js";
 
 export { LaneRegistry } from "../src/durable/registry.js";
@@ -14,7 +15,7 @@ export { CountsLane } from "./counts.js";
 export { ScheduleBenchLane } from "./schedules.js";
 
 const app = createApp();
-const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads };
+const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads };
 
 export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {

@@ -261,7 +261,8 @@ export const workloads: Record<string, Workload> = {
     const lanes = int(params, "lanes", 1);
     const concurrency = int(params, "concurrency", 16);
     const run = str(params, "run");
-    const names = Array.from({ length: lanes }, (_, l) => `drain-c${concurrency}-l${lanes}-${l}-${run}`);
+    const kind = typeof params.kind === "string" ? params.kind : NOOP_KIND;
+    const names = Array.from({ length: lanes }, (_, l) => `drain-${kind}-c${concurrency}-l${lanes}-${l}-${run}`);
     const clients = names.map((name) => createLaneClient(env.LANE).lane(name));
     const stubs = names.map((name) => env.LANE.getByName(name));
     await Promise.all(clients.map((c) => c.configure({ concurrency })));
@@ -271,7 +272,7 @@ export const workloads: Record<string, Workload> = {
     let enqueuedAt = 0;
     await Promise.all(
       clients.map(async (client) => {
-        for (let from = 0; from < perLane; from += BATCH) await client.enqueueBatch({ jobs: noopJobs(from, Math.min(BATCH, perLane - from)) });
+        for (let from = 0; from < perLane; from += BATCH) await client.enqueueBatch({ jobs: noopJobs(from, Math.min(BATCH, perLane - from), kind) });
         enqueuedAt = Math.max(enqueuedAt, Date.now());
       }),
     );

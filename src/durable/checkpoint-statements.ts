@@ -1,26 +1,43 @@
 /**
  * The SQL of durable steps (API.md "Checkpoints"): checkpoints, progress, and the deletion of what
- * belongs to a job. Every write on behalf of an attempt is one statement behind the fence (fence.ts);
- * `checkpoint_totals` is kept by triggers (migration 7). `now` is always a parameter.
+ * belongs to a job. Every write on behalf of an attempt is one statement behind the fence (fence.ts).
+ * `now` is always a parameter.
  */
 import { FENCE } from "./fence.js";
 import { JOB_COLUMNS } from "./job-row.js";
 
+const UPSERT = `ON CONFLICT (job_seq, name) DO UPDATE SET value = excluded.value, generation = excluded.generation, updated_at = excluded.updated_at`;
+
 /**
  * Records one checkpoint through the fence, stamped with the attempt's generation, if the job stays
- * within its limits: the name is new and the job holds fewer than ?6 names, and its values stay within
- * ?7 bytes in all (the name's old value, if any, replaced). Answers nothing when the fence or a limit
- * refuses. ?1 id, ?2 token, ?3 now, ?4 name, ?5 value (JSON), ?6 max names, ?7 max bytes.
+ * within its limits: fewer than ?6 other names, and at most ?7 bytes of values with this one (the
+ * name's old value replaced). Answers nothing when the fence or a limit refuses. For writes over
+ * HTTP. ?1 id, ?2 token, ?3 now, ?4 name, ?5 value (JSON), ?6 max names, ?7 max bytes.
  */
 export const SAVE_CHECKPOINT_SQL = `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at)
   SELECT jobs.seq, ?4, ?5, jobs.generation, ?3 FROM jobs
-    LEFT JOIN checkpoint_totals t ON t.job_seq = jobs.seq
-    LEFT JOIN checkpoints old ON old.job_seq = jobs.seq AND old.name = ?4
   WHERE ${FENCE}
-    AND COALESCE(t.names, 0) + (old.name IS NULL) <= ?6
-    AND COALESCE(t.bytes, 0) - COALESCE(octet_length(old.value), 0) + octet_length(?5) <= ?7
-  ON CONFLICT (job_seq, name) DO UPDATE SET value = excluded.value, generation = excluded.generation, updated_at = excluded.updated_at
+    AND (SELECT COUNT(*) < ?6 AND COALESCE(SUM(octet_length(c.value)), 0) + octet_length(?5) <= ?7
+      FROM checkpoints c WHERE c.job_seq = jobs.seq AND c.name <> ?4)
+  ${UPSERT}
   RETURNING generation, updated_at`;
+
+/**
+ * Records one checkpoint of an in-process attempt through the fence: the hot path of `ctx.step`, so
+ * the row is found by its seq (no index to walk first), nothing is answered (`rowsWritten` says
+ * whether it landed), and the job's checkpoints are not walked — the attempt holding the lease is the
+ * job's only writer and keeps its limits itself (steps.ts).
+ * ?1 id, ?2 token, ?3 now, ?4 name, ?5 value (JSON), ?6 the job's seq.
+ */
+export const RECORD_CHECKPOINT_SQL = `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at)
+  SELECT jobs.seq, ?4, ?5, jobs.generation, ?3 FROM jobs WHERE jobs.seq = ?6 AND ${FENCE}
+  ${UPSERT}`;
+
+/** An in-process attempt's first record, by the job's id: answers the seq its next records use. ?1…?5 as above. */
+export const RECORD_FIRST_CHECKPOINT_SQL = `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at)
+  SELECT jobs.seq, ?4, ?5, jobs.generation, ?3 FROM jobs WHERE ${FENCE}
+  ${UPSERT}
+  RETURNING job_seq`;
 
 /** The job's progress, through the fence; the lease is kept. ?1 id, ?2 token, ?3 now, ?4 progress (JSON). */
 export const SAVE_PROGRESS_SQL = `UPDATE jobs SET progress = ?4, updated_at = ?3 WHERE ${FENCE} RETURNING ${JOB_COLUMNS}`;
@@ -41,6 +58,13 @@ export const CLAIMED_CHECKPOINTS_SQL = `SELECT jobs.id, c.name, c.value FROM jso
   WHERE jobs.id = l.value AND c.job_seq = jobs.seq AND c.generation <= jobs.generation
   ORDER BY jobs.id, c.name`;
 
+/**
+ * What the checkpoints of claim candidates add to a claim's answer: their values and one
+ * `"name":` entry each (?2 bytes). ?1 JSON array of job seqs.
+ */
+export const CHECKPOINT_BYTES_SQL = `SELECT job_seq AS seq, SUM(octet_length(value)) + COUNT(*) * ?2 AS bytes FROM checkpoints
+  WHERE job_seq IN (SELECT value FROM json_each(?1)) GROUP BY job_seq`;
+
 /** The job's seq. ?1 id. */
 export const JOB_SEQ_SQL = `SELECT seq FROM jobs WHERE id = ?1`;
 
@@ -55,12 +79,15 @@ export const DELETE_COMPLETED_CHECKPOINTS_SQL = `DELETE FROM checkpoints
   WHERE job_seq IN (SELECT value->>0 FROM json_each(?1))
     AND generation <= (SELECT value->>1 FROM json_each(?1) WHERE value->>0 = checkpoints.job_seq)`;
 
-/** Everything that belongs to the jobs (their checkpoints; their totals follow by trigger). ?1 JSON array of job seqs. */
+/** Everything that belongs to the jobs: their checkpoints. ?1 JSON array of job seqs. */
 export const DELETE_DEPENDENTS_SQL = `DELETE FROM checkpoints WHERE job_seq IN (SELECT value FROM json_each(?1))`;
 
 /** The statements of durable steps on hot paths, with bindings for a plan, for the query-plan test. */
 export const CHECKPOINT_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [
-  ["a checkpoint write", SAVE_CHECKPOINT_SQL, (now) => ["a", "t", now, "s1", "1", 1000, 1048576]],
+  ["a checkpoint write over HTTP", SAVE_CHECKPOINT_SQL, (now) => ["a", "t", now, "s1", "1", 1000, 1048576]],
+  ["a checkpoint write in process", RECORD_CHECKPOINT_SQL, (now) => ["a", "t", now, "s1", "1", 1]],
+  ["an attempt's first checkpoint write in process", RECORD_FIRST_CHECKPOINT_SQL, (now) => ["a", "t", now, "s1", "1"]],
+  ["claim candidates' checkpoint bytes", CHECKPOINT_BYTES_SQL, () => ["[1,2]", 132]],
   ["a progress write", SAVE_PROGRESS_SQL, (now) => ["a", "t", now, "1"]],
   ["an attempt's checkpoints", RECORDED_SQL, () => ["a", 1]],
   ["claimed jobs' checkpoints", CLAIMED_CHECKPOINTS_SQL, () => ['["a","b"]']],

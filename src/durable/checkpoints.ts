@@ -11,6 +11,15 @@ import type { Checkpoint, CheckpointInfo, ClaimedJob, Job, Json, PulledJob } fro
 import * as Q from "./checkpoint-statements.js";
 import { holdsFence, type FenceOp, type FenceRow } from "./fence.js";
 import { toJob, type JobRow } from "./job-row.js";
+import { CHECKPOINT_ENTRY_OVERHEAD } from "./page.js";
+
+/** What the checkpoints of these jobs add to a claim's answer, by job seq (jobs with none left out). */
+export function checkpointBytes(sql: SqlStorage, seqs: readonly number[]): Map<number, number> {
+  const bytes = new Map<number, number>();
+  if (seqs.length === 0) return bytes;
+  for (const row of sql.exec<{ seq: number; bytes: number }>(Q.CHECKPOINT_BYTES_SQL, JSON.stringify(seqs), CHECKPOINT_ENTRY_OVERHEAD)) bytes.set(row.seq, row.bytes);
+  return bytes;
+}
 
 export interface CheckpointStoreOptions {
   /** The lane's name, as jobs carry it. */
@@ -50,6 +59,22 @@ export class CheckpointStore {
       );
     }
     return this.refused(id, token, "checkpoint");
+  }
+
+  /**
+   * Records `name` = `valueJson` for an in-process attempt, in one fenced statement: the hot path of
+   * `ctx.step`. The first record of an attempt (`seq` null) finds the job by id and answers its seq;
+   * the next ones find it by that seq and answer nothing. The attempt keeps the job's limits itself
+   * (steps.ts).
+   */
+  record(id: string, seq: number | null, token: string, name: string, valueJson: string): Result<number> {
+    const now = this.clock.now();
+    if (seq === null) {
+      const first = this.sql.exec<{ job_seq: number }>(Q.RECORD_FIRST_CHECKPOINT_SQL, id, token, now, name, valueJson).toArray()[0];
+      return first ? ok(first.job_seq) : this.refused(id, token, "checkpoint");
+    }
+    const written = this.sql.exec(Q.RECORD_CHECKPOINT_SQL, id, token, now, name, valueJson, seq).rowsWritten;
+    return written > 0 ? ok(seq) : this.refused(id, token, "checkpoint");
   }
 
   /** Records the job's progress for the attempt holding `token`, in one fenced statement; the lease is kept. */

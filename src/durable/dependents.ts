@@ -1,6 +1,5 @@
 /**
- * What belongs to a job and goes when the job goes (today its checkpoints; their totals follow by
- * trigger). Whatever deletes jobs — sweep, purge, retention — calls `deleteDependents` with their
+ * What belongs to a job and goes when the job goes (today its checkpoints). Whatever deletes jobs — sweep, purge, retention — calls `deleteDependents` with their
  * seqs in the same transaction as the deletion, so that nothing outlives its job. A completion calls
  * `deleteCompletedCheckpoints` in its own transaction.
  */

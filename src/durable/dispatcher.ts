@@ -186,9 +186,15 @@ export class Dispatcher<E = unknown> {
   private recorder(attempt: Attempt): AttemptRecorder {
     const { checkpoints } = this.host;
     const { id, lease } = attempt.job;
+    let seq: number | null = null;
     return {
-      recorded: () => checkpoints.recorded(id, lease.generation),
-      save: (name, valueJson) => checkpoints.save(id, attempt.token, name, valueJson),
+      // A job's first claim (generation 1) follows no attempt: nothing can have been recorded yet.
+      recorded: () => (lease.generation === 1 ? new Map() : checkpoints.recorded(id, lease.generation)),
+      save: (name, valueJson) => {
+        const recorded = checkpoints.record(id, seq, attempt.token, name, valueJson);
+        if (recorded.ok) seq = recorded.value;
+        return recorded;
+      },
       progress: (progressJson) => checkpoints.progress(id, attempt.token, progressJson),
       over: () => (attempt.ended ? reasonOf(attempt) : null),
       refused: (error) => {

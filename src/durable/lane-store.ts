@@ -25,6 +25,7 @@ import { decideRecovery, decideRetry } from "./policy.js";
 import { LaneCounts } from "./counts.js";
 import { LaneSettingsStore } from "./lane-settings.js";
 import * as Q from "./statements.js";
+import { checkpointBytes } from "./checkpoints.js";
 import { deleteCompletedCheckpoints } from "./dependents.js";
 
 /** One change of a job's state, for logs, hooks and events. */
@@ -210,7 +211,9 @@ export class LaneStore {
       const candidates = filter.kinds
         ? this.candidatesOfKinds(filter.kinds.filter((k) => !filter.excludeKinds.includes(k)), now, excludeIds, limit)
         : this.sql.exec<Candidate>(Q.CLAIM_CANDIDATES_SQL, now, JSON.stringify(filter.excludeKinds), excludeIds, limit).toArray();
-      const page = withinBytes(candidates, filter.maxBytes);
+      // A pull claim's answer carries the jobs' checkpoints too; an in-process claim sends nothing.
+      const extra = filter.maxBytes === Infinity ? null : checkpointBytes(this.sql, candidates.map((c) => c.seq));
+      const page = withinBytes(extra ? candidates.map((c) => ({ ...c, bytes: c.bytes + (extra.get(c.seq) ?? 0) })) : candidates, filter.maxBytes);
       if (page.length === 0) return [];
       // One statement for all of them, each with its own token; answered in the candidates' order.
       const leases = page.map(({ seq }) => [seq, this.entropy.token()] as const);

@@ -200,7 +200,8 @@ export const MIGRATIONS: readonly Migration[] = [
       // The last progress an attempt reported, as JSON text; NULL: none.
       `ALTER TABLE jobs ADD COLUMN progress TEXT`,
       // Keyed by the job's seq, which AUTOINCREMENT never hands out twice: a swept job's id used again
-      // can never find the old job's checkpoints. Without rowid: a job's checkpoints are one range.
+      // can never find the old job's checkpoints. Without rowid: a job's checkpoints are one range, so
+      // a job's totals (its limits, a claim's bytes) are one walk over at most 1,000 short rows.
       `CREATE TABLE checkpoints (
         job_seq INTEGER NOT NULL,
         name TEXT NOT NULL,
@@ -209,25 +210,6 @@ export const MIGRATIONS: readonly Migration[] = [
         updated_at INTEGER NOT NULL,
         PRIMARY KEY (job_seq, name)
       ) WITHOUT ROWID`,
-      // How many checkpoints a job holds and their bytes, so that a write checks the job's limits
-      // with one lookup rather than a walk over up to 1,000 rows. Kept by triggers, so a checkpoint
-      // write stays one statement and no path that writes or deletes checkpoints can forget them.
-      `CREATE TABLE checkpoint_totals (
-        job_seq INTEGER PRIMARY KEY,
-        names INTEGER NOT NULL CHECK (names >= 0),
-        bytes INTEGER NOT NULL CHECK (bytes >= 0)
-      )`,
-      `CREATE TRIGGER checkpoints_inserted AFTER INSERT ON checkpoints BEGIN
-        INSERT INTO checkpoint_totals (job_seq, names, bytes) VALUES (NEW.job_seq, 1, octet_length(NEW.value))
-          ON CONFLICT (job_seq) DO UPDATE SET names = names + 1, bytes = bytes + octet_length(NEW.value);
-      END`,
-      `CREATE TRIGGER checkpoints_updated AFTER UPDATE OF value ON checkpoints BEGIN
-        UPDATE checkpoint_totals SET bytes = bytes - octet_length(OLD.value) + octet_length(NEW.value) WHERE job_seq = NEW.job_seq;
-      END`,
-      `CREATE TRIGGER checkpoints_deleted AFTER DELETE ON checkpoints BEGIN
-        UPDATE checkpoint_totals SET names = names - 1, bytes = bytes - octet_length(OLD.value) WHERE job_seq = OLD.job_seq;
-        DELETE FROM checkpoint_totals WHERE job_seq = OLD.job_seq AND names = 0;
-      END`,
     ],
   },
   {

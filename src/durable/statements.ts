@@ -6,7 +6,6 @@
 import { MAX_JOB_ERRORS } from "../shared/defaults.js";
 import { FENCE, fenceClause } from "./fence.js";
 import { JOB_COLUMNS, SUBJECT_COLUMNS } from "./job-row.js";
-import { CHECKPOINT_ENTRY_OVERHEAD } from "./page.js";
 
 const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
   timeout_ms, max_recoveries, recovery_window_ms, state, created_at, updated_at`;
@@ -60,12 +59,11 @@ export const LIST_SQL = `SELECT ${JOB_COLUMNS} FROM jobs
 
 /**
  * A bound on what a queued job `j` adds to a claim's answer beyond `JOB_JSON_OVERHEAD` (page.ts): its
- * payload, error (escaped, at most 6×), errors and progress as stored, and its checkpoints as
- * `{name: value}` (their totals: one lookup, nothing when the job has none).
+ * payload, error (escaped, at most 6×), errors and progress as stored. A pull claim adds its
+ * checkpoints' bytes apart (checkpoint-statements.ts), so that an in-process claim never asks.
  */
 const CANDIDATE_BYTES = `octet_length(j.payload) + 6 * COALESCE(length(j.error), 0) + octet_length(j.errors)
-    + COALESCE(octet_length(j.progress), 0)
-    + COALESCE((SELECT t.bytes + t.names * ${CHECKPOINT_ENTRY_OVERHEAD} FROM checkpoint_totals t WHERE t.job_seq = j.seq), 0)`;
+    + COALESCE(octet_length(j.progress), 0)`;
 
 /**
  * Due queued jobs a claimer may take, best first, with the bytes each adds to a page. ?1 now,

@@ -3,11 +3,16 @@
  * `ctx.progress` over one attempt. The job's checkpoints are read once, on first use, so an attempt
  * that records none costs its claim nothing; every write goes through the fence with the attempt's
  * current token (the dispatcher's recorder holds it).
+ *
+ * The attempt keeps the job's limits itself: while it holds the lease it is the job's only writer,
+ * and it knows every checkpoint the job has (all were written at or below its generation), so its
+ * count is exact and its writes need not walk the job's rows. A write that would break a limit is
+ * refused here, before anything is written.
  */
-import { MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../shared/defaults.js";
+import { MAX_CHECKPOINT_BYTES, MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB, MAX_PROGRESS_BYTES, NAME_PATTERN } from "../shared/defaults.js";
 import { QueueError, type ErrorBody, type Result } from "../shared/errors.js";
 import type { Json } from "../shared/job.js";
-import { serializeJson } from "../shared/json.js";
+import { serializeJson, utf8Length } from "../shared/json.js";
 import type { ExecutorContext } from "./executors.js";
 import { parseName } from "./rpc-input.js";
 
@@ -15,7 +20,7 @@ import { parseName } from "./rpc-input.js";
 export interface AttemptRecorder {
   /** The job's checkpoints up to the attempt's generation, name → JSON text. */
   recorded(): Map<string, string>;
-  /** A fenced checkpoint write with the attempt's current token. */
+  /** A fenced checkpoint write with the attempt's current token (limits are kept here, not there). */
   save(name: string, valueJson: string): Result<unknown>;
   /** A fenced progress write with the attempt's current token. */
   progress(progressJson: string): Result<unknown>;
@@ -27,19 +32,34 @@ export interface AttemptRecorder {
 
 export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progress">;
 
-export function durableSteps(recorder: AttemptRecorder): DurableSteps {
-  let recorded: Map<string, string> | null = null;
-  const loaded = () => (recorded ??= recorder.recorded());
+const isThenable = (value: unknown): value is PromiseLike<unknown> =>
+  value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
 
-  /** Writes through the recorder, or throws what the attempt's executor should see. */
-  const write = (attempt: () => Result<unknown>): void => {
+export function durableSteps(recorder: AttemptRecorder): DurableSteps {
+  /** The job's checkpoints as this attempt knows them, name → JSON text, and their bytes in all. */
+  let recorded: Map<string, string> | null = null;
+  let bytes = 0;
+  const loaded = (): Map<string, string> => {
+    if (recorded === null) {
+      recorded = recorder.recorded();
+      for (const json of recorded.values()) bytes += utf8Length(json);
+    }
+    return recorded;
+  };
+
+  /** Throws what the attempt's executor should see once the attempt is over. */
+  const guard = (): void => {
     const over = recorder.over();
     if (over) throw over;
-    const written = attempt();
+  };
+
+  /** Throws what the attempt's executor should see of a refused write. */
+  const check = (written: Result<unknown>): void => {
     if (!written.ok) throw recorder.refused(written.error);
   };
 
   const checkName = (name: string): void => {
+    if (typeof name === "string" && NAME_PATTERN.test(name)) return;
     const checked = parseName(name, "checkpoint");
     if (!checked.ok) throw QueueError.from(checked.error);
   };
@@ -48,18 +68,35 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
     checkName(name);
     const json = serializeJson(value, `checkpoint ${name}`, MAX_CHECKPOINT_BYTES);
     if (!json.ok) throw QueueError.from(json.error);
-    write(() => recorder.save(name, json.value));
-    recorded?.set(name, json.value);
+    guard();
+    const known = loaded();
+    const old = known.get(name);
+    const after = bytes - (old === undefined ? 0 : utf8Length(old)) + utf8Length(json.value);
+    if ((old === undefined && known.size >= MAX_CHECKPOINTS_PER_JOB) || after > MAX_CHECKPOINT_BYTES_PER_JOB) {
+      throw new QueueError(
+        "checkpoint_limit",
+        `checkpoint ${name} would take the job past ${MAX_CHECKPOINTS_PER_JOB} checkpoint names or ${MAX_CHECKPOINT_BYTES_PER_JOB} bytes of checkpoint values`,
+      );
+    }
+    check(recorder.save(name, json.value));
+    known.set(name, json.value);
+    bytes = after;
     return json.value;
   };
 
   return {
-    async step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
-      checkName(name);
-      const earlier = loaded().get(name);
-      if (earlier !== undefined) return JSON.parse(earlier) as T;
-      const value = await fn();
-      return JSON.parse(save(name, value)) as T;
+    // Not an async function: a job may run a thousand steps, and each extra promise and turn shows.
+    step<T>(name: string, fn: () => T | Promise<T>): Promise<T> {
+      try {
+        checkName(name);
+        const earlier = loaded().get(name);
+        if (earlier !== undefined) return Promise.resolve(JSON.parse(earlier) as T);
+        const ran = fn();
+        if (isThenable(ran)) return Promise.resolve(ran).then((value) => JSON.parse(save(name, value)) as T);
+        return Promise.resolve(JSON.parse(save(name, ran)) as T);
+      } catch (error) {
+        return Promise.reject(error);
+      }
     },
     checkpoints: {
       async load() {
@@ -74,7 +111,8 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
     async progress(value) {
       const json = serializeJson(value, "progress", MAX_PROGRESS_BYTES);
       if (!json.ok) throw QueueError.from(json.error);
-      write(() => recorder.progress(json.value));
+      guard();
+      check(recorder.progress(json.value));
     },
   };
 }

@@ -7,6 +7,7 @@
 import { fingerprint, keyOf, PULL_KIND, type Key, type Ledger, type PullResult } from "./ledger.js";
 import { sleep, type Prng } from "./prng.js";
 import type { Answer, ChaosRuntime } from "./runtime.js";
+import { checkClaim, runSteps, stepNames } from "./steps.js";
 
 /** Refusals a lease holder may legitimately get (API.md, the fence). */
 const FENCE_CODES = new Set(["lease_expired", "lease_superseded", "job_cancelled", "job_settled"]);
@@ -36,6 +37,7 @@ export async function consume(shared: Shared, name: string, rng: Prng): Promise<
   while (!shared.stopping) {
     const lane = rng.pick(shared.lanes);
     const leaseMs = rng.int(1500, 4000);
+    const sentAt = Date.now();
     const answer = await runtime.request("POST", `/v1/lanes/${lane}/claims`, { kinds: [PULL_KIND], max: rng.int(1, 5), leaseMs });
     if (answer.status === 0) continue; // a lease nobody holds: the alarm recovers it
     if (answer.status !== 200) {
@@ -43,7 +45,13 @@ export async function consume(shared: Shared, name: string, rng: Prng): Promise<
       await sleep(100);
       continue;
     }
-    const jobs = answer.body.jobs as { id: string; kind: string; lease: { token: string; generation: number; expiresAt: number } }[];
+    const jobs = answer.body.jobs as {
+      id: string;
+      kind: string;
+      payload: { steps?: number } | null;
+      lease: { token: string; generation: number; expiresAt: number };
+      checkpoints: Record<string, unknown>;
+    }[];
     if (jobs.length === 0) {
       await sleep(rng.int(20, 150));
       continue;
@@ -51,25 +59,28 @@ export async function consume(shared: Shared, name: string, rng: Prng): Promise<
     for (const job of jobs) {
       if (job.kind !== PULL_KIND) ledger.violation(`${keyOf(lane, job.id)}: a claim for ${PULL_KIND} answered a ${job.kind} job`);
       ledger.claimed(lane, job);
+      checkClaim(ledger, keyOf(lane, job.id), sentAt, job.checkpoints);
     }
     await Promise.all(
       jobs.map((job) =>
-        work(shared, name, rng.fork(`${name}:${lane}/${job.id}@${job.lease.generation}`), leaseMs, {
-          lane,
-          id: job.id,
-          key: keyOf(lane, job.id),
-          generation: job.lease.generation,
-          token: job.lease.token,
-          expiresAt: job.lease.expiresAt,
-        }),
+        work(
+          shared,
+          name,
+          rng.fork(`${name}:${lane}/${job.id}@${job.lease.generation}`),
+          leaseMs,
+          { lane, id: job.id, key: keyOf(lane, job.id), generation: job.lease.generation, token: job.lease.token, expiresAt: job.lease.expiresAt },
+          { names: stepNames(job.payload), recorded: job.checkpoints ?? {} },
+        ),
       ),
     );
   }
 }
 
-async function work(shared: Shared, consumer: string, rng: Prng, leaseMs: number, held: Held): Promise<void> {
+async function work(shared: Shared, consumer: string, rng: Prng, leaseMs: number, held: Held, steps: { names: string[]; recorded: Record<string, unknown> }): Promise<void> {
   const { ledger } = shared;
   await sleep(rng.int(0, 40));
+  // The job's steps first, those its earlier attempts did not record; a refused record ends the attempt.
+  if (!(await runSteps(shared.runtime, ledger, held, steps.names, steps.recorded))) return;
   if (rng.chance(0.2)) {
     const old = held.token;
     const renewed = await write(shared, held, "renew", { token: old, leaseMs });

@@ -3,8 +3,10 @@
  * state. Producers enqueue thousands of jobs across several lanes, in-process executors and pull
  * consumers work them, a canceller cancels some, and the runtime is SIGKILLed at random moments and
  * restarted over the same state. At rest, every acknowledged enqueue exists and is settled exactly
- * once, no result was written by an attempt that had lost its lease, counts equal the rows, no lane
- * keeps an alarm, and no log line holds a token.
+ * once, no result was written by an attempt that had lost its lease, no attempt claimed after a
+ * step's checkpoint landed ran that step again (pull consumers' steps over HTTP, `demo.steps` in
+ * process) and completed jobs keep no checkpoint, counts equal the rows, no lane keeps an alarm, and
+ * no log line holds a token.
  *
  *   CHAOS_SEED=<seed> npm run test:chaos     replays a run's decisions (workload, consumers, kill moments)
  *   CHAOS_JOBS=<n> CHAOS_KILLS=<k>           size it (defaults 3000 jobs, 5 kills)
@@ -19,6 +21,7 @@ import { Ledger } from "./ledger.js";
 import { createPrng, sleep } from "./prng.js";
 import { produce } from "./producers.js";
 import { ChaosRuntime } from "./runtime.js";
+import { watchSteps } from "./steps.js";
 import { secretsInLog, verify } from "./verify.js";
 
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
@@ -56,6 +59,7 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
       ...Array.from({ length: CONSUMERS }, (_, i) => consume(shared, `consumer-${i}`, rng.fork(`consumer-${i}`))),
       cancelRandomly(shared, rng.fork("cancel"), 500),
       watch(shared, 1_500),
+      watchSteps(shared, 400),
     ];
     const perProducer = Math.ceil(JOBS / PRODUCERS);
     const producers = Array.from({ length: PRODUCERS }, (_, index) =>

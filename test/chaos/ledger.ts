@@ -47,8 +47,13 @@ export class Ledger {
   readonly cancelSent = new Set<Key>();
   /** First sight of each settled job: it must never change (no requeue in this run). */
   readonly firstSettled = new Map<Key, string>();
+  /** Checkpoints known to have landed, per job and step: when (client time), by which generation, with what value. */
+  readonly landed = new Map<Key, Map<string, { at: number; generation: number; value: unknown }>>();
   readonly violations: string[] = [];
-  readonly tally = { claims: 0, renews: 0, completes: 0, fails: 0, releases: 0, stalls: 0, cancels: 0, duplicates: 0, conflicts: 0 };
+  readonly tally = {
+    claims: 0, renews: 0, completes: 0, fails: 0, releases: 0, stalls: 0, cancels: 0, duplicates: 0, conflicts: 0,
+    stepsRun: 0, stepsSkipped: 0, stepsSeen: 0,
+  };
 
   /** How the writes of lapsed or replaced tokens were refused, by code (a success is a violation, noted elsewhere). */
   readonly staleAnswers: Record<string, number> = {};

@@ -15,11 +15,16 @@ export interface ProducerOptions {
   spreadMs: number;
 }
 
-/** One job's enqueue request: a mix of in-process kinds (demo.*) and pull jobs, some delayed or serial. */
+/** One job's enqueue request: a mix of in-process kinds (demo.*) and pull jobs (some with steps), some delayed or serial. */
 function planJob(rng: Prng, lane: string, id: string): Planned {
   const roll = rng.next();
   const body: Planned["body"] = { id, kind: PULL_KIND, payload: null };
-  if (roll < 0.25) {
+  if (roll < 0.1) {
+    body.kind = "demo.steps";
+    const steps = rng.int(1, 6);
+    body.payload = { steps, stepMs: rng.int(0, 80), ...(rng.chance(0.3) ? { failAt: rng.int(1, steps) } : {}) };
+    body.backoff = { baseMs: 20, maxMs: 200 };
+  } else if (roll < 0.25) {
     body.kind = "demo.echo";
     body.payload = { id, text: rng.pick(["plain", "ünïcødé ✓", "'; DROP TABLE jobs; --", "🚂".repeat(3)]), n: rng.int(0, 1e6) };
   } else if (roll < 0.5) {
@@ -31,7 +36,7 @@ function planJob(rng: Prng, lane: string, id: string): Planned {
     body.maxAttempts = rng.int(1, 4);
     body.backoff = { baseMs: 20, maxMs: 200 };
   } else {
-    body.payload = { id, n: rng.int(0, 1e6) };
+    body.payload = { id, n: rng.int(0, 1e6), steps: rng.int(0, 3) };
     body.maxAttempts = rng.int(2, 6);
     body.backoff = { baseMs: 20, maxMs: 300 };
   }

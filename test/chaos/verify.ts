@@ -7,6 +7,7 @@ import { RETENTION_SLACK_MS } from "../../src/shared/defaults.js";
 import { noteSettled, listAll } from "./consumers.js";
 import { keyOf, PULL_KIND, type Key, type Ledger, type PullResult } from "./ledger.js";
 import type { ChaosRuntime } from "./runtime.js";
+import { judgeSteps, leftovers } from "./steps.js";
 
 export interface Verdict {
   enqueued: number;
@@ -74,6 +75,8 @@ export async function verify(
     if (problem) problems.push(`${key}: ${problem}`);
     noteSettled(ledger, job.lane, job);
   }
+  // Completion took each job's checkpoints with it (asked of a sample: one request a job).
+  problems.push(...(await leftovers(runtime, [...found.values()], 100)));
   for (const key of found.keys()) if (!ledger.planned.has(key)) problems.push(`${key}: a job nobody enqueued`);
   for (const key of ledger.planned.keys()) if (!ledger.acked.has(key) && !found.has(key)) problems.push(`${key}: never acknowledged`);
 
@@ -146,6 +149,8 @@ function judge(ledger: Ledger, key: Key, job: any): string | null {
       return job.outcome === "completed" && isDeepStrictEqual(job.result, spec.payload) ? null : `echo ended ${job.outcome} ${JSON.stringify(job.result)}`;
     case "demo.sleep":
       return job.outcome === "completed" && isDeepStrictEqual(job.result, { slept: spec.payload.ms }) ? null : `sleep ended ${job.outcome}`;
+    case "demo.steps":
+      return job.outcome === "completed" ? judgeSteps(ledger, key, job) : `steps ended ${job.outcome}`;
     case "demo.fail": {
       const maxAttempts = (spec.maxAttempts as number | undefined) ?? 3;
       const failTimes = spec.payload.failTimes as number;

@@ -176,22 +176,6 @@ describe("migration 7", () => {
     ]);
     expect((await claimOne(stub)).checkpoints).toEqual({ s1: { ok: 1 } });
   });
-
-  it("keeps each job's checkpoint totals by trigger, through writes, rewrites and deletions", async () => {
-    const { stub } = await setup();
-    await enqueue(stub, { id: "a" });
-    const { lease } = await claimOne(stub);
-    const totals = () => sql(stub, `SELECT names, bytes FROM checkpoint_totals`);
-    value(await stub.saveCheckpoint("a", "s1", { token: lease.token, value: "abc" }));
-    value(await stub.saveCheckpoint("a", "s2", { token: lease.token, value: 12 }));
-    expect(await totals()).toEqual([{ names: 2, bytes: 5 + 2 }]);
-    value(await stub.saveCheckpoint("a", "s1", { token: lease.token, value: "a" }));
-    expect(await totals()).toEqual([{ names: 2, bytes: 3 + 2 }]);
-    await sql(stub, `DELETE FROM checkpoints WHERE name = 's2'`);
-    expect(await totals()).toEqual([{ names: 1, bytes: 3 }]);
-    value(await stub.complete("a", { token: lease.token }));
-    expect(await totals()).toEqual([]);
-  });
 });
 
 describe("the state CHECK refuses an impossible row", () => {

@@ -7,7 +7,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { AbortError } from "../../src/durable/dispatcher.js";
-import { DISPATCH_LEASE_MS, MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../../src/shared/defaults.js";
+import { DISPATCH_LEASE_MS, MAX_CHECKPOINT_BYTES, MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB, MAX_PROGRESS_BYTES } from "../../src/shared/defaults.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import { QueueError, unwrap } from "../../src/shared/errors.js";
 import type { Job } from "../../src/shared/job.js";
@@ -113,14 +113,64 @@ describe("ctx.step", () => {
   });
 
   it("reads only what was recorded up to the attempt's own generation", async () => {
-    const { lane, enqueue, inside } = await setup();
+    const { lane, clock, enqueue, get, inside } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key }, backoff: { baseMs: 10, maxMs: 10 } });
+    const first = await inside(() => g.started());
+    await inside(() => first.ctx.step("older", () => 1));
+    await inside(() => first.throw(new Error("again")));
+    await inside(() => waitForTransition(job.id, (e) => e.from === "running" && e.to === "queued"));
+    clock.set((await get(job.id)).runAt);
+    await runDurableObjectAlarm(lane);
+    const second = await inside(() => g.started(2));
+    // As a newer attempt would have written it (the fence lets no such write happen while this one holds the lease).
+    await sql(lane, `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at) SELECT seq, 'newer', '3', generation + 1, 0 FROM jobs WHERE id = ?`, job.id);
+    await sql(lane, `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at) SELECT seq, 'own', '2', generation, 0 FROM jobs WHERE id = ?`, job.id);
+    expect(await inside(() => second.ctx.checkpoints.load())).toEqual({ older: 1, own: 2 });
+    await inside(() => second.open());
+  });
+
+  it("keeps the job's limits: a new name past 1,000, or values past 1 MiB, is checkpoint_limit and records nothing", async () => {
+    const { lane, clock, enqueue, get, inside, settled, checkpoints } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key }, backoff: { baseMs: 10, maxMs: 10 } });
+    const first = await inside(() => g.started());
+    await inside(async () => {
+      for (let i = 0; i < MAX_CHECKPOINTS_PER_JOB; i++) await first.ctx.checkpoints.save(`n${i}`, i);
+    });
+    const code = (e: unknown) => (e instanceof QueueError ? e.code : String(e));
+    expect(code(await inside(() => first.ctx.step("one-more", () => 0).catch((e: unknown) => e)))).toBe("checkpoint_limit");
+    await inside(() => first.ctx.checkpoints.save("n0", "rewritten")); // an existing name still may be
+    await inside(() => first.throw(new Error("again")));
+    await inside(() => waitForTransition(job.id, (e) => e.from === "running" && e.to === "queued"));
+    clock.set((await get(job.id)).runAt);
+    await runDurableObjectAlarm(lane);
+    // The next attempt counts what its predecessor recorded.
+    const second = await inside(() => g.started(2));
+    expect(code(await inside(() => second.ctx.checkpoints.save("another", 0).catch((e: unknown) => e)))).toBe("checkpoint_limit");
+    expect(second.signal.aborted).toBe(false);
+    const rows = await checkpoints(job.id);
+    expect(rows).toHaveLength(MAX_CHECKPOINTS_PER_JOB);
+    expect(rows.find((r) => r.name === "n0")!.value).toBe('"rewritten"');
+    await inside(() => second.open());
+    expect((await settled(job.id)).outcome).toBe("completed");
+  });
+
+  it("keeps the job's bytes: values past 1 MiB in all are checkpoint_limit; a smaller value frees room", async () => {
+    const { lane, enqueue, inside, checkpoints } = await setup();
     const g = gate();
     const job = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
     const attempt = await inside(() => g.started());
-    // As a newer attempt would have written it (the fence lets no such write happen while this one holds the lease).
-    await sql(lane, `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at) SELECT seq, 'newer', '1', generation + 1, 0 FROM jobs WHERE id = ?`, job.id);
-    await sql(lane, `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at) SELECT seq, 'own', '2', generation, 0 FROM jobs WHERE id = ?`, job.id);
-    expect(await inside(() => attempt.ctx.checkpoints.load())).toEqual({ own: 2 });
+    const big = "x".repeat(MAX_CHECKPOINT_BYTES - 2); // its JSON is exactly the largest value
+    await inside(async () => {
+      for (let i = 0; i < MAX_CHECKPOINT_BYTES_PER_JOB / MAX_CHECKPOINT_BYTES; i++) await attempt.ctx.checkpoints.save(`v${i}`, big);
+    });
+    const refused = await inside(() => attempt.ctx.checkpoints.save("tiny", 1).catch((e: unknown) => e));
+    expect((refused as QueueError).code).toBe("checkpoint_limit");
+    await inside(() => attempt.ctx.checkpoints.save("v0", "y".repeat(MAX_CHECKPOINT_BYTES - 3)));
+    await inside(() => attempt.ctx.checkpoints.save("tiny", 1));
+    expect(await sql(lane, `SELECT SUM(octet_length(value)) AS bytes FROM checkpoints`)).toEqual([{ bytes: MAX_CHECKPOINT_BYTES_PER_JOB }]);
+    expect((await checkpoints(job.id)).map((c) => c.name)).toContain("tiny");
     await inside(() => attempt.open());
   });
 

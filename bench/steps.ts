@@ -1,0 +1,74 @@
+/**
+ * Durable steps in the bench (issue 12): one in-process job running 1,000 `ctx.step`s, against raw
+ * single-row UPSERTs of the same rows in a lane object (a table shaped like `checkpoints`, without its
+ * triggers), in alternating rounds; and jobs that record one checkpoint each, for the drain
+ * (`/bench/drain` with `kind`). Both loops are timed inside the object (local workerd's clock moves
+ * there: see the `clock` workload); the steps' end to end time, enqueue to settled, is reported too.
+ */
+import { createLaneClient } from "../src/client/rpc.js";
+import type { ExecutorContext } from "../src/durable/executors.js";
+import type { BenchEnv } from "./workloads.js";
+
+/** One job, `payload.steps` steps of `ctx.step`, each recording a small number. */
+export const STEPS_KIND = "bench.steps";
+/** A job that records one checkpoint and completes: the drain's job with durable steps. */
+export const ONE_STEP_KIND = "bench.step1";
+
+export const stepExecutors = {
+  [STEPS_KIND]: async (payload: { steps: number }, { step }: ExecutorContext) => {
+    const t0 = Date.now();
+    for (let i = 0; i < payload.steps; i++) await step(`s${i}`, () => i);
+    return { ms: Date.now() - t0 };
+  },
+  [ONE_STEP_KIND]: async (_payload: unknown, { step }: ExecutorContext) => ({ startedAt: Date.now(), value: await step("only", () => 1) }),
+};
+
+const UPSERT_TABLE = `CREATE TABLE IF NOT EXISTS bench_upserts (job_seq INTEGER NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL,
+  generation INTEGER NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (job_seq, name)) WITHOUT ROWID`;
+const UPSERT = `INSERT INTO bench_upserts (job_seq, name, value, generation, updated_at) VALUES (1, ?, ?, 1, ?)
+  ON CONFLICT (job_seq, name) DO UPDATE SET value = excluded.value, generation = excluded.generation, updated_at = excluded.updated_at`;
+
+/** Raw single-row UPSERTs, `n` statements of new names: milliseconds inside the object. */
+export function rawUpserts(sql: SqlStorage, n: number, prefix: string): number {
+  sql.exec(UPSERT_TABLE);
+  const t0 = Date.now();
+  for (let i = 0; i < n; i++) sql.exec(UPSERT, `${prefix}-s${i}`, String(i), t0);
+  return Date.now() - t0;
+}
+
+const rate = (ops: number, ms: number) => (ms > 0 ? (ops * 1000) / ms : null);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export const stepWorkloads: Record<string, (env: BenchEnv, params: Record<string, unknown>) => Promise<object>> = {
+  /** One job of `steps` steps per round, alternating with as many raw UPSERTs, `rounds` times. */
+  async steps(env, params) {
+    const steps = typeof params.steps === "number" ? params.steps : 1000;
+    const rounds = typeof params.rounds === "number" ? params.rounds : 5;
+    const run = String(params.run);
+    const lane = createLaneClient(env.LANE).lane(`steps-${run}`);
+    const probe = env.PLAIN_LANE.getByName(`steps-upsert-${run}`);
+    await lane.info();
+    await probe.benchPing();
+    const totals = { steps: { ops: 0, ms: 0, endToEndMs: 0 }, upsert: { ops: 0, ms: 0 } };
+    for (let round = 0; round < rounds; round++) {
+      const t0 = Date.now();
+      const { job } = await lane.enqueue({ kind: STEPS_KIND, payload: { steps } });
+      let done = await lane.get(job.id);
+      while (done.state !== "settled") {
+        await sleep(2);
+        done = await lane.get(job.id);
+      }
+      if (done.outcome !== "completed") throw new Error(`the steps job ended ${done.outcome}: ${done.error}`);
+      totals.steps.endToEndMs += Date.now() - t0;
+      totals.steps.ops += steps;
+      totals.steps.ms += (done.result as { ms: number }).ms;
+      totals.upsert.ops += steps;
+      totals.upsert.ms += await probe.benchSqlUpsert(steps, `r${round}`);
+    }
+    return {
+      steps: { ...totals.steps, stepsPerSec: rate(totals.steps.ops, totals.steps.ms), endToEndStepsPerSec: rate(totals.steps.ops, totals.steps.endToEndMs) },
+      upsert: { ...totals.upsert, opsPerSec: rate(totals.upsert.ops, totals.upsert.ms) },
+      rounds,
+    };
+  },
+};
