@@ -1,5 +1,9 @@
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import { buildDashboard } from "./scripts/build-dashboard.js";
+
+// The worker imports the dashboard's bundle, so it is built before any test loads the worker.
+await buildDashboard();
 
 /**
  * The chaos suite: minutes of load, hard kills and restarts of the real runtime. Only

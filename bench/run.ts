@@ -18,27 +18,29 @@ import type * as RuntimeModule from "../scripts/local-runtime.js";
 import type * as ProcessWatchModule from "./process-watch.js";
 import type * as PullModule from "./pull-worker.js";
 import type * as ReportModule from "./report.js";
+import type * as ScheduleRunModule from "./schedules-run.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
 const { LocalRuntime } = await load<typeof RuntimeModule>("../scripts/local-runtime.ts");
 const { ProcessWatch } = await load<typeof ProcessWatchModule>("./process-watch.ts");
 const { buildTargets, printTables } = await load<typeof ReportModule>("./report.ts");
+const { scheduleTargets, scheduleWorkload } = await load<typeof ScheduleRunModule>("./schedules-run.ts");
 const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("./pull-worker.ts");
 
 type Mode = "full" | "quick" | "smoke";
 
 const SIZES = {
   full: {
-    floorN: 2000, sqliteN: 50_000, profileN: 1000, enqueueN: 2000, httpN: 1000, batchTotal: 100_000, drainN: 20_000,
+    floorN: 2000, sqliteN: 50_000, profileN: 1000, enqueueN: 2000, singleN: 2000, serialPerQueue: 1000, httpN: 1000, batchTotal: 100_000, drainN: 20_000,
     pullN: 10_000, pullConsumers: 4, latencyN: 500, streamMs: 10_000, growth: [1000, 100_000, 1_000_000], growthOps: 500, scalePerLane: 5000,
   },
   quick: {
-    floorN: 1000, sqliteN: 50_000, profileN: 1000, enqueueN: 1000, httpN: 300, batchTotal: 20_000, drainN: 4000,
+    floorN: 1000, sqliteN: 50_000, profileN: 1000, enqueueN: 1000, singleN: 1000, serialPerQueue: 250, httpN: 300, batchTotal: 20_000, drainN: 4000,
     pullN: 1000, pullConsumers: 4, latencyN: 200, streamMs: 3000, growth: [1000, 10_000, 50_000], growthOps: 200, scalePerLane: 500,
   },
   smoke: {
-    floorN: 50, sqliteN: 1000, profileN: 100, enqueueN: 50, httpN: 20, batchTotal: 1000, drainN: 200,
+    floorN: 50, sqliteN: 1000, profileN: 100, enqueueN: 50, singleN: 50, serialPerQueue: 10, httpN: 20, batchTotal: 1000, drainN: 200,
     pullN: 50, pullConsumers: 2, latencyN: 10, streamMs: 500, growth: [100, 500], growthOps: 20, scalePerLane: 50,
   },
 } satisfies Record<Mode, unknown>;
@@ -62,7 +64,9 @@ function bundleBenchWorker(dir: string): string {
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true" },
     stdio: "pipe",
   });
-  const config = readFileSync(join(ROOT, "wrangler.bench.toml"), "utf8").replace(/^main = .*$/m, `main = ${JSON.stringify(join(dir, "worker.js"))}\nno_bundle = true`);
+  const config = readFileSync(join(ROOT, "wrangler.bench.toml"), "utf8")
+    .replace(/^main = .*$/m, `main = ${JSON.stringify(join(dir, "worker.js"))}\nno_bundle = true`)
+    .replace(/^\[build\]\n(?:[^[\n].*\n)*/m, ""); // built already, and its command runs in the repo only
   const path = join(dir, "wrangler.toml");
   writeFileSync(path, config);
   return path;
@@ -181,6 +185,9 @@ await workload("drain", async () => ({
   c16_noAlarmWrites: await bench("drain", { n: sizes.drainN, concurrency: 16, skipAlarmWrites: true }),
 }));
 
+await workload("single", () => bench("single", { n: sizes.singleN }));
+await workload("serialQueues", () => bench("serialQueues", { queues: 16, perQueue: sizes.serialPerQueue }));
+
 await workload("pull", () =>
   pullWorkload({ wranglerDev: { url: runtime.url, token: runtime.apiToken }, bundlePath: join(bundleDir, "worker.js"), run, sizes }),
 );
@@ -222,14 +229,22 @@ await workload("growth", async () => {
   return { levels, rounds, note: mode === "full" ? undefined : `reduced sizes (${sizes.growth.join(", ")}) in --${mode} mode, not 1k/100k/1M` };
 });
 
+// Issue 11 (bench/counts.ts): the cost of keeping counts, info() at the growth lanes' backlogs, one retention pass.
+const countsSizes = { full: { n: 20_000, expired: 100_000 }, quick: { n: 10_000, expired: 100_000 }, smoke: { n: 1000, expired: 2000 } }[mode];
+await workload("countsCost", () => bench("countsCost", { n: countsSizes.n }));
+await workload("info", () => bench("infoGrowth", { lanes: sizes.growth.map((size) => `growth-${size}-${run}`) }));
+await workload("retention", () => bench("retentionPass", { n: countsSizes.expired }));
+
 await workload("scale", async () => {
   const out: Record<string, unknown> = {};
   for (const lanes of [1, 4, 16]) out[`lanes_${lanes}`] = await bench("drain", { n: sizes.scalePerLane, lanes, concurrency: 16 });
   return out;
 });
 
+await workload("schedules", () => scheduleWorkload(bench, mode, run));
+
 const finishedAt = new Date();
-const targets = [...buildTargets(results, mode), ...pullTargets(results.pull)];
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull)];
 printTables(results, targets);
 printPull(results.pull);
 

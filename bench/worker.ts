@@ -4,12 +4,17 @@
  * auth; everything under `/v1` is the real, authenticated API.
  */
 import { createApp } from "../src/worker/app.js";
-import { workloads, type BenchEnv } from "./workloads.js";
+import { countsWorkloads } from "./counts.js";
+import { scheduleWorkloads } from "./schedules.js";
+import { workloads as coreWorkloads, type BenchEnv } from "./workloads.js";
 
 export { LaneRegistry } from "../src/durable/registry.js";
 export { BenchLane, PlainLane } from "./lanes.js";
+export { CountsLane } from "./counts.js";
+export { ScheduleBenchLane } from "./schedules.js";
 
 const app = createApp();
+const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads };
 
 export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {

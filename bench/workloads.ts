@@ -286,6 +286,61 @@ export const workloads: Record<string, Workload> = {
     };
   },
 
+  /**
+   * Issue 10, target 1: one job per call through the RPC client into a lane with a no-op executor at
+   * concurrency 16, from the first enqueue to the last executor start; the one-row-writing RPC (the
+   * floor) in rounds in between, as for workload 1.
+   */
+  async single(env, params) {
+    const n = int(params, "n", 2000);
+    const rounds = int(params, "rounds", 5);
+    const run = str(params, "run");
+    const floor = env.PLAIN_LANE.getByName(`single-floor-${run}`);
+    await floor.benchPing();
+    const chunk = Math.ceil(n / rounds);
+    const names: string[] = [];
+    const { a: single, b: write } = await interleaved(
+      rounds,
+      async (round) => {
+        const name = `single-${round}-${run}`;
+        names.push(name);
+        const lane = createLaneClient(env.LANE).lane(name);
+        await lane.configure({ concurrency: 16 });
+        await lane.enqueue({ kind: NOOP_KIND, payload: { warm: true } }); // registers the lane before timing
+        await untilSettled([env.LANE.getByName(name)], 1);
+        await env.LANE.getByName(name).benchCounters();
+        const t0 = Date.now();
+        for (let i = 0; i < chunk; i++) await lane.enqueue({ kind: NOOP_KIND, payload: { t: Date.now() } });
+        await untilSettled([env.LANE.getByName(name)], chunk + 1);
+        const lastStart = Math.max(...(await startTimes(lane)).map((t) => t.start));
+        return { ops: chunk, ms: lastStart - t0, opsPerSec: rate(chunk, lastStart - t0) };
+      },
+      (round) => timed(chunk, 1, (i) => floor.benchWrite(`w-${round * chunk + i}`)),
+    );
+    const counters = sumCounters(await Promise.all(names.map((name) => env.LANE.getByName(name).benchCounters())));
+    return { single: { ...single, perOp: perOp(counters, single.ops) }, write, rounds };
+  },
+
+  /** Issue 10, workload 3: `queues` serial queues × `perQueue` jobs at lane concurrency 16, first enqueue to all settled. */
+  async serialQueues(env, params) {
+    const queues = int(params, "queues", 16);
+    const perQueue = int(params, "perQueue", 1000);
+    const name = `serial-${str(params, "run")}`;
+    const lane = createLaneClient(env.LANE).lane(name);
+    const stub = env.LANE.getByName(name);
+    await lane.configure({ concurrency: 16 });
+    await stub.benchCounters();
+    const total = queues * perQueue;
+    const t0 = Date.now();
+    for (let from = 0; from < total; from += BATCH) {
+      const jobs = Array.from({ length: Math.min(BATCH, total - from) }, (_, i) => ({ kind: NOOP_KIND, payload: null, queue: `q${(from + i) % queues}` }));
+      await lane.enqueueBatch({ jobs });
+    }
+    const done = await untilSettled([stub], total);
+    const ms = done.at - t0;
+    return { queues, perQueue, jobs: total, ms, jobsPerSec: rate(total, ms), perJob: perOp(await stub.benchCounters(), total) };
+  },
+
   /** Workload 5: jobs enqueued `gapMs` apart into an idle lane; enqueue call → executor start. */
   async latency(env, params) {
     const n = int(params, "n", 500);

@@ -3,7 +3,7 @@
  * namespace) or over HTTP. Every method answers the value of shared/API.md's success body, or throws
  * a `QueueError` carrying the API's code.
  */
-import type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
+import type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import type { Checkpoint, CheckpointInfo, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import type {
   AcksRequest,
@@ -13,6 +13,7 @@ import type {
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
+  FailLaneRequest,
   FailRequest,
   LanePatch,
   ListQuery,
@@ -21,8 +22,10 @@ import type {
   RenewRequest,
   SweepRequest,
 } from "../shared/schemas.js";
+import type { Schedule, SchedulePage } from "../shared/schedule.js";
+import type { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
 
-export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage };
+export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo };
 
 export interface LaneClient {
   /** The lane's name. */
@@ -46,6 +49,22 @@ export interface LaneClient {
   complete(id: string, request: CompleteRequest): Promise<{ job: Job }>;
   fail(id: string, request: FailRequest): Promise<{ job: Job }>;
   release(id: string, request: ReleaseRequest): Promise<{ job: Job }>;
+  /**
+   * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order),
+   * aborting their in-process attempts; call again while `more` is true.
+   */
+  failLane(request: FailLaneRequest): Promise<FailLaneAnswer>;
+  /** Who holds the queue (a completing job reports `running`), else its next job, and how many are queued. */
+  queue(name: string): Promise<QueueInfo>;
+  /** Deletes the queue's queued jobs; a running head runs on. */
+  purgeQueue(name: string): Promise<PurgeAnswer>;
+  /** Creates or replaces the schedule `name`: a cron expression (in a time zone) or an interval, and the job it enqueues. */
+  putSchedule(name: string, request: ScheduleRequest): Promise<{ schedule: Schedule }>;
+  getSchedule(name: string): Promise<Schedule>;
+  /** The lane's schedules by name (every one, unless over 500 or 4 MiB of them: then pass `cursor` back). */
+  listSchedules(query?: ScheduleListQuery): Promise<SchedulePage>;
+  /** Deletes a schedule; the jobs it enqueued stay. */
+  deleteSchedule(name: string): Promise<{ deleted: true }>;
   /**
    * Up to 100 complete, fail, release and progress items, each fenced on its own: one answer per item
    * (`ok`, or the refusal its single route would answer). A malformed item refuses the whole batch.

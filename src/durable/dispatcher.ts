@@ -116,11 +116,11 @@ export class Dispatcher<E = unknown> {
     }
   }
 
-  /** Aborts the in-process attempt of a job, if any. */
-  abort(jobId: string, cause: AbortCause): boolean {
+  /** Aborts the in-process attempt of a job, if any (`lostCause`: why, when the attempt lost its lease). */
+  abort(jobId: string, cause: AbortCause, lostCause: LostCause = "expired"): boolean {
     const attempt = this.attempts.get(jobId);
     if (!attempt || attempt.ended) return false;
-    this.abortAttempt(attempt, cause);
+    this.abortAttempt(attempt, cause, lostCause);
     return true;
   }
 
@@ -254,8 +254,24 @@ export class Dispatcher<E = unknown> {
     this.host.waitUntil(new Promise<void>((resolve) => (this.settleBusy = resolve)));
   }
 
-  /** Idle once no executor runs but stuck ones (which must not keep the object alive forever). */
+  /**
+   * Idle once no executor runs but stuck ones (which must not keep the object alive forever). Checked
+   * a microtask later: a completion's flush usually starts the next job right away (a serial queue,
+   * concurrency 1), and the renewal timer and keep-alive promise then carry on instead of being torn
+   * down and set up again for every job.
+   */
   private idleIfDone(): void {
+    if (this.idleCheck) return;
+    this.idleCheck = true;
+    queueMicrotask(() => queueMicrotask(() => {
+      this.idleCheck = false;
+      this.goIdleIfDone();
+    }));
+  }
+
+  private idleCheck = false;
+
+  private goIdleIfDone(): void {
     for (const attempt of this.attempts.values()) if (!attempt.stuck) return;
     clearInterval(this.renewer);
     clearTimeout(this.deadlineTimer);

@@ -22,9 +22,10 @@ import {
 } from "./job-row.js";
 import { rowBytes, withinBytes, type Candidate } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
+import { LaneCounts } from "./counts.js";
 import { LaneSettingsStore } from "./lane-settings.js";
 import * as Q from "./statements.js";
-import { deleteCompletedCheckpoints, deleteDependents } from "./dependents.js";
+import { deleteCompletedCheckpoints } from "./dependents.js";
 
 /** One change of a job's state, for logs, hooks and events. */
 export interface Transition {
@@ -101,18 +102,18 @@ export class LaneStore {
     this.sql = storage.sql;
     this.lane = options.lane;
     this.settings = new LaneSettingsStore(storage, options.lane);
+    this.laneCounts = new LaneCounts(storage);
   }
 
   /** The lane's settings (concurrency, pause, registration): a room of their own. */
   readonly settings: LaneSettingsStore;
 
+  /** The lane's kept counts and lifetime stats (counts.ts): a room of their own. */
+  readonly laneCounts: LaneCounts;
+
+  /** The counts of jobs now, kept as they change: one row read at any size. */
   counts(): Counts {
-    const counts: Counts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
-    for (const row of this.sql.exec<{ state: JobState; outcome: Outcome | null; n: number }>(Q.COUNTS_SQL)) {
-      if (row.state === "settled" && row.outcome) counts[row.outcome] += row.n;
-      else if (row.state !== "settled") counts[row.state] += row.n;
-    }
-    return counts;
+    return this.laneCounts.counts();
   }
 
   // ---- enqueue ----
@@ -370,14 +371,6 @@ export class LaneStore {
     const updated = this.sql.exec<JobRow>(Q.REQUEUE_SQL, row.seq, now).one();
     this.emit(updated, "settled", null);
     return ok(toJob(updated, this.lane));
-  }
-
-  sweep(settledBefore: number, limit: number): number {
-    return this.storage.transactionSync(() => {
-      const seqs = this.sql.exec<{ seq: number }>(Q.SWEEP_SQL, settledBefore, limit).toArray().map((r) => r.seq);
-      deleteDependents(this.sql, seqs);
-      return seqs.length;
-    });
   }
 
   // ---- what the alarm does ----

@@ -5,19 +5,20 @@
  * thrown coded errors.
  */
 import { DurableObject } from "cloudflare:workers";
-import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, JobPage } from "../shared/answers.js";
+import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
 import {
   ABORT_GRACE_MS,
   DEFAULT_LEASE_MS,
   DEFAULT_SWEEP_LIMIT,
+  FAIL_LANE_BATCH,
   MAX_CHECKPOINT_BYTES,
   MAX_PAGE_BYTES,
   MAX_PROGRESS_BYTES,
   RECOVERY_BATCH,
 } from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
-import type { Checkpoint, CheckpointInfo, ClaimedJob, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
+import type { Checkpoint, CheckpointInfo, ClaimedJob, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
 import {
@@ -28,6 +29,7 @@ import {
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
+  FailLaneRequest,
   FailRequest,
   LanePatch,
   ListQuery,
@@ -36,18 +38,26 @@ import {
   RenewRequest,
   SweepRequest,
 } from "../shared/schemas.js";
+import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
+import { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
+import { Belt, type WakeCheck } from "./belt.js";
+import { ScheduleStore } from "./schedules.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import { CheckpointStore } from "./checkpoints.js";
 import { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
+import { LaneEvents } from "./events.js";
 import type { ExecutorRegistry } from "./executors.js";
 import type { JobSpec } from "./job-row.js";
+import { LaneFailure } from "./lane-failure.js";
 import { LaneSettingsStore } from "./lane-settings.js";
 import { LaneStore } from "./lane-store.js";
 import { migrate, type SchemaState, SCHEMA_VERSION } from "./migrations.js";
 import { OutcomeDelivery } from "./outcomes.js";
+import { QueueStore } from "./queues.js";
 import { REGISTRY_NAME } from "./registry.js";
-import { HoldName, parse, parseId, parseJobCall, parseName } from "./rpc-input.js";
+import { RetentionStore } from "./retention.js";
+import { HoldName, parse, parseId, parseJobCall, parseName, parseScheduleName } from "./rpc-input.js";
 import { toSpec } from "./spec.js";
 import { applyAcks } from "./acks.js";
 import { Waiters, type ClaimAsk } from "./waiters.js";
@@ -88,9 +98,15 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** What attempts record for their jobs: checkpoints and progress. */
   readonly checkpointStore: CheckpointStore;
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
+  readonly schedules: ScheduleStore;
   protected readonly wake: Wake;
+  protected readonly belt: Belt;
   private readonly transitions: TransitionLog;
+  private readonly events: LaneEvents;
   private readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
+  private readonly retention: RetentionStore;
+  private readonly queues: QueueStore;
+  private readonly failure: LaneFailure;
   private readonly waiters: Waiters<PulledJob>;
   private readonly options: LaneOptions;
   private readonly schema: SchemaState;
@@ -105,12 +121,18 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     const lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(ctx.storage) : null) ?? ctx.id.toString();
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
     this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
+    this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => this.store.counts() });
+    this.retention = new RetentionStore(ctx.storage, clock);
+    this.queues = new QueueStore(ctx.storage);
+    this.failure = new LaneFailure(ctx.storage, clock, { deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
+    this.schedules = new ScheduleStore(ctx.storage, clock, lane, { store: this.store, toSpec: (request) => this.toSpec(request) });
+    const registry = () => (env as Partial<SwitchyardEnv>).REGISTRY?.getByName(REGISTRY_NAME);
+    this.belt = new Belt(ctx.storage, { lane, registry, waitUntil: (p) => ctx.waitUntil(p) });
     this.checkpointStore = new CheckpointStore(ctx.storage, clock, { lane, missed: (id, token, op) => this.store.missed(id, token, op) });
     this.wake = new Wake({
-      computeWake: () => this.computeWake(),
+      computeWake: (pumped) => this.computeWake(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
       setAlarm: (at) => ctx.storage.setAlarm(at),
-      deleteAlarm: () => ctx.storage.deleteAlarm(),
       failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: String(error) }),
     });
     this.dispatcher = new Dispatcher<SwitchyardEnv>(
@@ -257,7 +279,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const request = parse(SweepRequest, input);
       if (!request.ok) return request;
-      const removed = this.store.sweep(request.value.settledBefore, request.value.limit ?? DEFAULT_SWEEP_LIMIT);
+      const removed = this.retention.sweep(request.value.settledBefore, request.value.limit ?? DEFAULT_SWEEP_LIMIT);
       this.wake.afterChange();
       return ok({ removed });
     });
@@ -336,12 +358,31 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   override async alarm(): Promise<void> {
     if (!this.schema.ok) return; // a newer version's lane: touch nothing
     this.wake.consumed();
+    const fired = this.schedules.fireDue();
     this.recoverExpired();
     this.dispatcher.reconcile();
     this.windUpCancels();
     this.outcomes.settleUndeliverable();
+    this.retention.pass(this.store.settings.read().retention);
     this.wake.afterChange();
     this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
+    if (fired > 0) await this.register();
+  }
+
+  // ---- events sockets (events.ts); the front worker has checked the ticket ----
+
+  override async fetch(request: Request): Promise<Response> {
+    return this.events.open(request, await this.info());
+  }
+
+  override webSocketMessage(): void {} // the sockets only listen
+
+  override webSocketClose(ws: WebSocket, code: number): void {
+    this.events.closed(ws, code);
+  }
+
+  override webSocketError(ws: WebSocket): void {
+    this.events.closed(ws);
   }
 
   // ---- long-poll claims and batch acks ----
@@ -402,8 +443,12 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   }
 
   private laneInfo(): Result<LaneInfo> {
-    const { concurrency, paused } = this.store.settings.read();
-    return ok({ lane: this.store.lane, counts: this.store.counts(), paused, concurrency, nextWakeAt: this.computeWake() });
+    const { concurrency, paused, retention } = this.store.settings.read();
+    const { laneCounts } = this.store;
+    return ok({
+      lane: this.store.lane, counts: laneCounts.counts(), paused, concurrency, nextWakeAt: this.computeWake(),
+      retention, stats: laneCounts.stats(), oldestDueAt: laneCounts.oldestDueAt(this.time.clock.now()),
+    });
   }
 
   /** A write that answers a job: flush after it, whatever it answered. */
@@ -419,11 +464,15 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.outcomes.deliverPending();
   }
 
-  /** The computed wake: what the rows and this process's memory ask for now (wake.ts). */
-  private computeWake(): number | null {
-    const rows = this.store.wakeRows(this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
+  /** The computed wake: what the rows and this process's memory ask for now (wake.ts). The belt follows it. */
+  private computeWake(pumped = false): number | null {
+    // Right after a pump, every due in-process head with a free slot was claimed: none to look for.
+    const rows = this.store.wakeRows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
     const heldCancels = rows.cancels > 0 ? this.store.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
-    return earliest(wakeTerms(rows, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
+    const rooms = { retentionPass: this.retention.nextPass(this.store.settings.read().retention), nextScheduleFire: this.schedules.nextFire() };
+    const wake = earliest(wakeTerms({ ...rows, ...rooms }, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
+    this.belt.noteWake(wake);
+    return wake;
   }
 
   private recoverExpired(): void {
@@ -438,6 +487,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** An in-process attempt lost its lease: its own outcome, logged and told to `onLost`. */
   private lost(job: ClaimedJob, cause: LostCause, message: string): void {
+    this.store.laneCounts.countLost();
     const event: LostEvent = { event: "job.lost", lane: this.store.lane, jobId: job.id, kind: job.kind, attempt: job.attempts, generation: job.lease.generation, cause, message };
     if (this.options.log !== false) log(event);
     const { lease, ...view } = job;
@@ -463,6 +513,110 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return toSpec(request, this.time.clock.now(), () => this.time.entropy.id());
   }
 
+  // ---- the operator's lane (issue 11) ----
+
+  /** The kept counts alone: what `GET /v1/lanes` shows of each lane, one row read. */
+  async counts(): Promise<Result<Counts>> {
+    return this.answer(() => ok(this.store.counts()));
+  }
+
+  /**
+   * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order)
+   * and aborts their in-process attempts; `more`: whether any queued or running job is left.
+   */
+  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> {
+    return this.answer(() => {
+      const request = parse(FailLaneRequest, input);
+      if (!request.ok) return request;
+      const { failed, running } = this.failure.fail(request.value.reason, FAIL_LANE_BATCH);
+      // Its lease is gone with the job settled: the attempt is lost (a cancelled one, cancelled).
+      for (const job of running) this.dispatcher.abort(job.id, job.outcome === "cancelled" ? "cancelled" : "lost", "settled");
+      this.wake.afterChange();
+      const { queued, running: stillRunning } = this.store.counts();
+      return ok({ failed, more: queued + stillRunning > 0 });
+    });
+  }
+
+  /** Who holds a queue (a completing job reports `running`), else its next job, and how many are queued. */
+  async queueInfo(queue: unknown): Promise<Result<QueueInfo>> {
+    return this.answer(() => {
+      const name = parseName(queue, "queue");
+      return name.ok ? ok(this.queues.info(name.value)) : name;
+    });
+  }
+
+  /** Deletes the queue's queued jobs enqueued before the call (a running or completing head runs on). */
+  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> {
+    return this.answer(async () => {
+      const name = parseName(queue, "queue");
+      if (!name.ok) return name;
+      const purged = await this.queues.purge(name.value);
+      this.wake.afterChange();
+      return ok({ purged });
+    });
+  }
+
+  // ---- schedules ----
+
+  /** Creates or replaces a schedule (`created` says which); its next fire is a wake term. */
+  async putSchedule(name: unknown, input: unknown): Promise<Result<SchedulePut>> {
+    return this.answer(() => {
+      const schedule = parseScheduleName(name);
+      if (!schedule.ok) return schedule;
+      const request = parse(ScheduleRequest, input);
+      if (!request.ok) return request;
+      const put = this.schedules.put(schedule.value, request.value);
+      if (put.ok) this.wake.afterChange(false);
+      return put;
+    });
+  }
+
+  async getSchedule(name: unknown): Promise<Result<Schedule>> {
+    return this.answer(() => {
+      const schedule = parseScheduleName(name);
+      return schedule.ok ? this.schedules.get(schedule.value) : schedule;
+    });
+  }
+
+  /** Schedules by name, a page at a time: `cursor` continues after the page (null: the end). */
+  async listSchedules(input?: unknown): Promise<Result<SchedulePage>> {
+    return this.answer(() => {
+      const query = parse(ScheduleListQuery, input ?? {});
+      return query.ok ? ok(this.schedules.list(query.value.cursor ?? null, query.value.limit)) : query;
+    });
+  }
+
+  /** Deletes a schedule; the jobs it enqueued stay. */
+  async deleteSchedule(name: unknown): Promise<Result<{ deleted: true }>> {
+    return this.answer(() => {
+      const schedule = parseScheduleName(name);
+      if (!schedule.ok) return schedule;
+      const deleted = this.schedules.delete(schedule.value);
+      if (deleted.ok) this.wake.afterChange(false);
+      return deleted;
+    });
+  }
+
+  // ---- the belt ----
+
+  /**
+   * The belt's check (the front worker's cron, worker/belt.ts), idempotent: the stored alarm becomes
+   * the computed wake, so an alarm the platform lost, or holds later than the wake, is set again. A
+   * lane with nothing to wake for tells the belt that it may stop watching it (belt.ts).
+   */
+  async checkWake(): Promise<Result<WakeCheck>> {
+    return this.answer(async () => {
+      const alarmWas = await this.ctx.storage.getAlarm();
+      this.wake.know(alarmWas);
+      const wakeAt = this.computeWake();
+      const rearmed = wakeAt !== null && (alarmWas === null || alarmWas > wakeAt);
+      if (rearmed) log({ event: "lane.alarm_rearmed", lane: this.store.lane, alarmWas, wakeAt });
+      this.wake.rearm(false);
+      if (wakeAt === null) this.belt.idle();
+      return ok({ wakeAt, alarmWas, rearmed, watch: wakeAt !== null });
+    });
+  }
+
   // ---- checkpoints and progress (durable steps) ----
 
   /** Records a checkpoint for the attempt holding the token: fenced like complete; within the job's limits. */
@@ -470,7 +624,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const call = parseJobCall(id, CheckpointRequest, input);
       if (!call.ok) return call;
-      const checkpoint = parseName(name, "name", "checkpoint name");
+      const checkpoint = parseName(name, "checkpoint");
       if (!checkpoint.ok) return checkpoint;
       const value = serializeJson(call.value.request.value, "value", MAX_CHECKPOINT_BYTES);
       if (!value.ok) return value;

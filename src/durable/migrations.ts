@@ -112,6 +112,86 @@ export const MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 6,
+    name: "kept counts and lifetime stats, retention, indexes for retention and failing a lane",
+    statements: [
+      // One row: the counts of jobs now (by state, settled ones by outcome) and the lane's lifetime
+      // stats (total_*, never lowered). Kept by the triggers below in the same statement as the row
+      // they follow, so that no statement, present or future, can forget them (issue 11).
+      `CREATE TABLE lane_counts (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        queued INTEGER NOT NULL, running INTEGER NOT NULL, completing INTEGER NOT NULL,
+        completed INTEGER NOT NULL, failed INTEGER NOT NULL, cancelled INTEGER NOT NULL, interrupted INTEGER NOT NULL,
+        total_enqueued INTEGER NOT NULL, total_claimed INTEGER NOT NULL, total_completed INTEGER NOT NULL,
+        total_failed INTEGER NOT NULL, total_cancelled INTEGER NOT NULL, total_interrupted INTEGER NOT NULL,
+        total_retried INTEGER NOT NULL, total_recovered INTEGER NOT NULL, total_lost INTEGER NOT NULL
+      )`,
+      // An existing lane is counted once, here. Its stats start from what its rows still show: every
+      // stored job enqueued, its generation claimed, its recorded outcome; retries, recoveries and
+      // lost attempts before this version are unknown and start at 0.
+      `INSERT INTO lane_counts SELECT 1,
+        COUNT(*) FILTER (WHERE state = 'queued'), COUNT(*) FILTER (WHERE state = 'running'),
+        COUNT(*) FILTER (WHERE state = 'completing'),
+        COUNT(*) FILTER (WHERE state = 'settled' AND outcome = 'completed'), COUNT(*) FILTER (WHERE state = 'settled' AND outcome = 'failed'),
+        COUNT(*) FILTER (WHERE state = 'settled' AND outcome = 'cancelled'), COUNT(*) FILTER (WHERE state = 'settled' AND outcome = 'interrupted'),
+        COUNT(*), COALESCE(SUM(generation), 0),
+        COUNT(*) FILTER (WHERE outcome = 'completed'), COUNT(*) FILTER (WHERE outcome = 'failed'),
+        COUNT(*) FILTER (WHERE outcome = 'cancelled'), COUNT(*) FILTER (WHERE outcome = 'interrupted'),
+        0, 0, 0
+      FROM jobs`,
+      // Each comparison is 0 or 1 (state is NOT NULL; outcome is compared with IS, never NULL).
+      `CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN
+        UPDATE lane_counts SET
+          queued = queued + (NEW.state = 'queued'), running = running + (NEW.state = 'running'),
+          completing = completing + (NEW.state = 'completing'),
+          completed = completed + (NEW.state = 'settled' AND NEW.outcome IS 'completed'),
+          failed = failed + (NEW.state = 'settled' AND NEW.outcome IS 'failed'),
+          cancelled = cancelled + (NEW.state = 'settled' AND NEW.outcome IS 'cancelled'),
+          interrupted = interrupted + (NEW.state = 'settled' AND NEW.outcome IS 'interrupted'),
+          total_enqueued = total_enqueued + 1
+        WHERE id = 1;
+      END`,
+      `CREATE TRIGGER jobs_count_update AFTER UPDATE OF state, outcome ON jobs
+      WHEN OLD.state IS NOT NEW.state OR OLD.outcome IS NOT NEW.outcome BEGIN
+        UPDATE lane_counts SET
+          queued = queued + (NEW.state = 'queued') - (OLD.state = 'queued'),
+          running = running + (NEW.state = 'running') - (OLD.state = 'running'),
+          completing = completing + (NEW.state = 'completing') - (OLD.state = 'completing'),
+          completed = completed + (NEW.state = 'settled' AND NEW.outcome IS 'completed') - (OLD.state = 'settled' AND OLD.outcome IS 'completed'),
+          failed = failed + (NEW.state = 'settled' AND NEW.outcome IS 'failed') - (OLD.state = 'settled' AND OLD.outcome IS 'failed'),
+          cancelled = cancelled + (NEW.state = 'settled' AND NEW.outcome IS 'cancelled') - (OLD.state = 'settled' AND OLD.outcome IS 'cancelled'),
+          interrupted = interrupted + (NEW.state = 'settled' AND NEW.outcome IS 'interrupted') - (OLD.state = 'settled' AND OLD.outcome IS 'interrupted'),
+          total_claimed = total_claimed + (OLD.state = 'queued' AND NEW.state = 'running'),
+          total_completed = total_completed + (OLD.outcome IS NULL AND NEW.outcome IS 'completed'),
+          total_failed = total_failed + (OLD.outcome IS NULL AND NEW.outcome IS 'failed'),
+          total_cancelled = total_cancelled + (OLD.outcome IS NULL AND NEW.outcome IS 'cancelled'),
+          total_interrupted = total_interrupted + (OLD.outcome IS NULL AND NEW.outcome IS 'interrupted'),
+          total_retried = total_retried + (OLD.state = 'running' AND NEW.state = 'queued' AND NEW.attempt_end IS 'retry'),
+          total_recovered = total_recovered + (OLD.state = 'running' AND NEW.state = 'queued' AND NEW.attempt_end IS 'recovery')
+        WHERE id = 1;
+      END`,
+      `CREATE TRIGGER jobs_count_delete AFTER DELETE ON jobs BEGIN
+        UPDATE lane_counts SET
+          queued = queued - (OLD.state = 'queued'), running = running - (OLD.state = 'running'),
+          completing = completing - (OLD.state = 'completing'),
+          completed = completed - (OLD.state = 'settled' AND OLD.outcome IS 'completed'),
+          failed = failed - (OLD.state = 'settled' AND OLD.outcome IS 'failed'),
+          cancelled = cancelled - (OLD.state = 'settled' AND OLD.outcome IS 'cancelled'),
+          interrupted = interrupted - (OLD.state = 'settled' AND OLD.outcome IS 'interrupted')
+        WHERE id = 1;
+      END`,
+      // The operator's retention choices as JSON ({"completedMs"?, "failedMs"?}: a number, or null to
+      // keep); a key left out takes the default of the running version. NULL: no choice made.
+      `ALTER TABLE lane ADD COLUMN retention TEXT CHECK (retention IS NULL OR json_valid(retention))`,
+      // Retention and sweep walk settled jobs by outcome, oldest first: one range per outcome, so that
+      // a long horizon for one outcome never makes a pass walk the jobs it keeps. Replaces jobs_settled.
+      `DROP INDEX jobs_settled`,
+      `CREATE INDEX jobs_settled_by_outcome ON jobs (outcome, settled_at) WHERE state = 'settled'`,
+      // Failing a lane takes queued jobs in enqueue order, 500 a call, at any backlog.
+      `CREATE INDEX jobs_queued ON jobs (seq) WHERE state = 'queued'`,
+    ],
+  },
+  {
     version: 7,
     name: "checkpoints, progress and the history of failed attempts",
     statements: [
@@ -148,6 +228,33 @@ export const MIGRATIONS: readonly Migration[] = [
         UPDATE checkpoint_totals SET names = names - 1, bytes = bytes - octet_length(OLD.value) WHERE job_seq = OLD.job_seq;
         DELETE FROM checkpoint_totals WHERE job_seq = OLD.job_seq AND names = 0;
       END`,
+    ],
+  },
+  {
+    version: 8,
+    name: "schedules, and whether the registry watches the lane's alarm",
+    statements: [
+      // Exactly one of cron and every_ms; a zone for cron only; a paused schedule has no next fire.
+      `CREATE TABLE schedules (
+        name TEXT PRIMARY KEY,
+        cron TEXT,
+        timezone TEXT,
+        every_ms INTEGER CHECK (every_ms >= 1000),
+        job TEXT NOT NULL,
+        paused INTEGER NOT NULL DEFAULT 0 CHECK (paused IN (0, 1)),
+        next_run_at INTEGER,
+        last_run_at INTEGER,
+        last_job_id TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        CHECK ((cron IS NULL) <> (every_ms IS NULL)),
+        CHECK ((timezone IS NULL) = (cron IS NULL)),
+        CHECK (paused = 0 OR next_run_at IS NULL)
+      ) WITHOUT ROWID`,
+      // Due fires and the wake's schedule term: the earliest next fire.
+      `CREATE INDEX schedules_next_run ON schedules (next_run_at) WHERE next_run_at IS NOT NULL`,
+      // 1: the registry lists this lane for the belt (belt.ts); told once when work comes, cleared by the belt.
+      `ALTER TABLE lane ADD COLUMN watched INTEGER NOT NULL DEFAULT 0 CHECK (watched IN (0, 1))`,
     ],
   },
 ];

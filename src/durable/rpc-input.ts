@@ -5,7 +5,7 @@
  */
 import { z, type ZodType } from "zod";
 import { fail, ok, type Result } from "../shared/errors.js";
-import { Name, toIssues } from "../shared/schemas.js";
+import { JobId, Name, ScheduleName, toIssues } from "../shared/schemas.js";
 
 export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
   const parsed = schema.safeParse(input);
@@ -14,15 +14,10 @@ export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
   return fail("invalid_request", `invalid request: ${details.map((d) => `${d.path.join(".") || "(body)"}: ${d.message}`).join("; ")}`, details);
 }
 
-/** A job id, valid, or the refusal. */
+/** A job id (a schedule's `<name>@<T>` too), valid, or the refusal. */
 export function parseId(id: unknown): Result<string> {
-  return parseName(id, "id", "job id");
-}
-
-/** A name (API.md's pattern) at `path`, valid, or the refusal naming `what`. */
-export function parseName(value: unknown, path: string, what: string): Result<string> {
-  const name = Name.safeParse(value);
-  return name.success ? ok(name.data) : fail("invalid_request", `invalid ${what}`, toIssues(name.error, [path]));
+  const name = JobId.safeParse(id);
+  return name.success ? ok(name.data) : fail("invalid_request", "invalid job id", toIssues(name.error, ["id"]));
 }
 
 /** A job id and a request about it, both valid, or the first refusal. */
@@ -33,5 +28,16 @@ export function parseJobCall<T>(id: unknown, schema: ZodType<T>, input: unknown)
   return request.ok ? ok({ id: name.value, request: request.value }) : request;
 }
 
+/** A name of `what` (a queue, …), valid, or the refusal. */
+export function parseName(value: unknown, what: string): Result<string> {
+  const name = Name.safeParse(value);
+  return name.success ? ok(name.data) : fail("invalid_request", `invalid ${what} name`, toIssues(name.error, [what]));
+}
+
+/** A schedule's name, valid, or the refusal. */
+export function parseScheduleName(name: unknown): Result<string> {
+  const parsed = ScheduleName.safeParse(name);
+  return parsed.success ? ok(parsed.data) : fail("invalid_request", "invalid schedule name", toIssues(parsed.error, ["name"]));
+}
 /** The front worker's name for a held claim (a UUID it makes): only ever sent over RPC. */
 export const HoldName = z.string().regex(/^[A-Za-z0-9-]{1,64}$/, "a hold name is 1..64 letters, digits or dashes");

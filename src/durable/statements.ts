@@ -11,9 +11,13 @@ import { CHECKPOINT_ENTRY_OVERHEAD } from "./page.js";
 const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
   timeout_ms, max_recoveries, recovery_window_ms, state, created_at, updated_at`;
 
-/** A queued job `j` may start only if it heads its queue and nothing of its queue runs. */
+/**
+ * A queued job `j` may start only if it heads its queue and nothing of its queue runs or completes:
+ * a completing job holds its queue until its outcome is delivered, so a queue's outcomes are
+ * delivered in order (issue 11).
+ */
 const IS_QUEUE_HEAD = `(j.queue IS NULL OR (
-  NOT EXISTS (SELECT 1 FROM jobs r WHERE r.queue = j.queue AND r.state = 'running')
+  NOT EXISTS (SELECT 1 FROM jobs r WHERE r.queue = j.queue AND r.state IN ('running', 'completing'))
   AND NOT EXISTS (SELECT 1 FROM jobs h WHERE h.queue = j.queue AND h.state = 'queued'
     AND (h.priority > j.priority OR (h.priority = j.priority AND h.seq < j.seq)))))`;
 
@@ -51,9 +55,6 @@ export const LIST_SQL = `SELECT ${JOB_COLUMNS} FROM jobs
   WHERE seq > ?1 AND (?2 IS NULL OR state = ?2) AND (?3 IS NULL OR outcome = ?3)
     AND (?4 IS NULL OR kind = ?4) AND (?5 IS NULL OR queue = ?5)
   ORDER BY seq LIMIT ?6`;
-
-/** How many jobs there are in each state and outcome. */
-export const COUNTS_SQL = `SELECT state, outcome, COUNT(*) AS n FROM jobs GROUP BY state, outcome`;
 
 // ---- claim ----
 
@@ -94,8 +95,8 @@ export const CLAIM_SQL = `UPDATE jobs SET state = 'running', attempts = attempts
   WHERE jobs.seq = c.c_seq AND jobs.state = 'queued'
   RETURNING ${JOB_COLUMNS}`;
 
-/** How many jobs run. */
-export const RUNNING_COUNT_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE state = 'running'`;
+/** How many jobs run: the kept count (counts.ts), not a count of rows. */
+export const RUNNING_COUNT_SQL = `SELECT running AS n FROM lane_counts WHERE id = 1`;
 
 // ---- the fence: writes on behalf of an attempt ----
 
@@ -137,7 +138,7 @@ export const RELEASE_SQL = `UPDATE jobs SET state = 'queued', attempts = attempt
 /** The lease of a running job, for its in-process holder. ?1 id. */
 export const LEASE_OF_SQL = `SELECT lease_token, lease_until FROM jobs WHERE id = ?1 AND state = 'running'`;
 
-// ---- cancel, requeue, sweep ----
+// ---- cancel, requeue ----
 
 /** A running job's cancellation requested. ?1 seq, ?2 reason, ?3 now. */
 export const REQUEST_CANCEL_SQL = `UPDATE jobs SET cancel_requested = 1, cancel_reason = ?2, updated_at = ?3 WHERE seq = ?1 RETURNING ${JOB_COLUMNS}`;
@@ -152,13 +153,6 @@ export const REQUEUE_SQL = `UPDATE jobs SET state = 'queued', outcome = NULL, at
     cancel_requested = 0, cancel_reason = NULL, recovery_count = 0, recovery_window_start = NULL,
     settled_at = NULL, updated_at = ?2, attempt_end = NULL
   WHERE seq = ?1 AND state = 'settled' RETURNING ${JOB_COLUMNS}`;
-
-/** Deletes settled jobs settled before an instant, oldest first; answers their seqs (their dependents go too). ?1 settled before, ?2 limit. */
-export const SWEEP_SQL = `DELETE FROM jobs WHERE seq IN (
-  SELECT seq FROM jobs WHERE state = 'settled' AND settled_at < ?1 ORDER BY settled_at LIMIT ?2) RETURNING seq`;
-
-/** How many rows the last statement changed (`rowsWritten` counts index entries as well). */
-export const CHANGES_SQL = `SELECT changes() AS n`;
 
 // ---- what the alarm does ----
 
@@ -191,10 +185,10 @@ export const LANE_CANCELS_SQL = `SELECT id, lease_token FROM jobs WHERE state = 
 
 // ---- the wake's terms (src/durable/wake.ts) ----
 
-/** How many outcomes wait for delivery, the earliest lease expiry, how many jobs run and how many
- *  in-process cancellations wait, in one statement. */
+/** How many outcomes wait for delivery and how many jobs run (both kept counts), the earliest lease
+ *  expiry and how many in-process cancellations wait, in one statement. */
 export const WAKE_STATE_SQL = `SELECT
-  (SELECT COUNT(*) FROM jobs WHERE state = 'completing') AS completing,
+  (SELECT completing FROM lane_counts WHERE id = 1) AS completing,
   (SELECT MIN(lease_until) FROM jobs WHERE state = 'running') AS lease,
   (${RUNNING_COUNT_SQL}) AS running,
   (SELECT COUNT(*) FROM jobs WHERE state = 'running' AND cancel_requested = 1 AND lease_holder = 'lane') AS cancels`;

@@ -40,7 +40,7 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
   };
 
   const checkName = (name: string): void => {
-    const checked = parseName(name, "name", "checkpoint name");
+    const checked = parseName(name, "checkpoint");
     if (!checked.ok) throw QueueError.from(checked.error);
   };
 

@@ -3,9 +3,12 @@
  * coalesced flush that follows every transition, and the re-arm of the one stored alarm.
  *
  * The stored alarm is what the platform will fire (`armedAt` remembers it); the computed wake is
- * what the rows ask for now. After every flush they are made equal. Invariant (tested by a property
- * test): whenever the lane holds work that is due or will be, the stored alarm exists and is no
- * later than the computed wake.
+ * what the rows ask for now. Invariant (tested by a property test): whenever the lane holds work that
+ * is due or will be, the stored alarm exists and is no later than the computed wake. The re-arm
+ * keeps exactly that and no more: it writes the alarm only when the wake is earlier than the stored
+ * alarm (or none is stored). An alarm earlier than needed is harmless — it fires, finds nothing due,
+ * and the flush that ends it stores the wake of that moment — while moving it later on every claim
+ * (each lease expires a little later than the last) would cost an alarm write per job (issue 10).
  */
 import type { WakeRows } from "./lane-store.js";
 
@@ -22,7 +25,24 @@ export interface WakeTerms {
    * else the earliest future head's runAt.
    */
   claimableHead: number | null;
+  /**
+   * The next retention pass (retention.ts): now while settled jobs past their horizon remain (one
+   * bounded batch per alarm), else the next horizon plus a little slack.
+   */
+  retention: number | null;
+  /**
+   * The next fire of an unpaused schedule (schedules.ts). Past when the lane missed it (it could not
+   * run): the alarm then fires at once, and the missed fires collapse to the latest. A lane's own
+   * pause does not stop its schedules: they enqueue, the lane starts nothing new.
+   */
+  scheduleFire: number | null;
 }
+
+/**
+ * What the terms are computed from: the jobs' rows (lane-store.ts), the next retention pass
+ * (retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
+ */
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null };
 
 /** What the lane itself holds in memory that the rows cannot say. */
 export interface WakeMemory {
@@ -32,12 +52,14 @@ export interface WakeMemory {
   heldCancels: number;
 }
 
-export function wakeTerms(rows: WakeRows, memory: WakeMemory, now: number): WakeTerms {
+export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): WakeTerms {
   return {
     undelivered: rows.completing > memory.delivering ? now : null,
     leaseExpiry: rows.lease,
     cancelWindUp: rows.cancels > memory.heldCancels ? now : null,
     claimableHead: rows.dueExecutorHead ? now : rows.futureHead,
+    retention: rows.retentionPass,
+    scheduleFire: rows.nextScheduleFire,
   };
 }
 
@@ -49,12 +71,11 @@ export function earliest(terms: WakeTerms): number | null {
 }
 
 export interface WakeHost {
-  /** The computed wake, from the rows and the lane's memory. */
-  computeWake(): number | null;
+  /** The computed wake, from the rows and the lane's memory; `pumped`: no due in-process head can have a free slot. */
+  computeWake(pumped: boolean): number | null;
   /** What a flush does before the re-arm: write the turn's completions, start due jobs (when `pump`), deliver outcomes. */
   flushSteps(pump: boolean): void;
   setAlarm(at: number): Promise<void>;
-  deleteAlarm(): Promise<void>;
   /** A flush or an alarm write failed. */
   failed(what: "flush" | "alarm", error: unknown): void;
 }
@@ -95,7 +116,17 @@ export class Wake {
     queueMicrotask(() => {
       if (!this.flushPending) return;
       try {
-        this.flush();
+        this.flushSteps();
+        // The re-arm waits one more microtask: an executor that answers at once (its promise already
+        // settled) reports in between, and its flush re-arms for both — one wake computation, not two.
+        queueMicrotask(() => {
+          if (this.flushPending) return;
+          try {
+            this.rearm(true);
+          } catch (error) {
+            this.host.failed("flush", error);
+          }
+        });
       } catch (error) {
         this.flushPending = false;
         this.host.failed("flush", error);
@@ -105,19 +136,31 @@ export class Wake {
 
   /** Flushes now (start-up, the alarm: within the handler, or an alarm set after it could be taken for consumed). */
   flush(): void {
+    this.flushSteps();
+    this.rearm(false);
+  }
+
+  private flushSteps(): void {
     this.flushPending = false;
     const pump = this.pumpWanted;
     this.pumpWanted = false;
     this.host.flushSteps(pump);
-    this.rearm();
+    this.pumped ||= pump;
   }
 
-  /** Makes the stored alarm the computed wake (a no-op when they agree). */
-  rearm(): void {
-    const wake = this.host.computeWake();
-    if (wake === this.armedAt) return;
+  /** Whether a pump ran since the last re-arm: then no due in-process head has a free slot left. */
+  private pumped = false;
+
+  /**
+   * Makes the stored alarm no later than the computed wake (a no-op when it already is). `afterPump`:
+   * a flush just started every due in-process job it could, so the wake need not look for one.
+   */
+  rearm(afterPump: boolean): void {
+    const wake = this.host.computeWake(afterPump && this.pumped);
+    this.pumped = false;
+    if (wake === null || (this.armedAt !== null && this.armedAt !== undefined && this.armedAt <= wake)) return;
     this.armedAt = wake;
-    const write = wake === null ? this.host.deleteAlarm() : this.host.setAlarm(wake);
+    const write = this.host.setAlarm(wake);
     write.catch((error: unknown) => {
       this.armedAt = undefined; // unknown now: the next flush writes it again
       this.host.failed("alarm", error);

@@ -6,6 +6,15 @@ export type EnqueueAnswer = { status: EnqueueStatus; job: Job };
 export type BatchAnswer = { results: { id: string; status: EnqueueStatus }[] };
 export type JobPage = { jobs: Job[]; cursor: string | null };
 export type CancelAnswer = { status: "cancelled" | "cancelling"; job: Job };
+/** A queue as an operator sees it: who holds it (a completing job reports `running`), else its next job, and how many wait. */
+export type QueueInfo = {
+  queue: string;
+  head: { id: string; state: "running" | "queued"; cancelRequested: boolean } | null;
+  queued: number;
+};
+/** Failing a lane: the jobs this call settled `failed`, and whether queued or running jobs remain. */
+export type FailLaneAnswer = { failed: string[]; more: boolean };
+export type PurgeAnswer = { purged: number };
 /** One item of a batch ack answered: applied, or refused with the code its single route would answer. */
 export type AckAnswer = { id: string; ok: true } | { id: string; ok: false; error: Pick<ErrorBody, "code" | "message"> };
 export type AcksAnswer = { results: AckAnswer[] };

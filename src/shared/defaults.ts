@@ -73,6 +73,38 @@ export const DISPATCH_LEASE_MS = 30_000;
  */
 export const ABORT_GRACE_MS = 30_000;
 
+/** Retention (API.md "The lane"): a settled job is deleted once it has been settled this long, unless the lane says otherwise. */
+export const DEFAULT_COMPLETED_RETENTION_MS = 7 * 24 * 3_600_000;
+export const DEFAULT_FAILED_RETENTION_MS = 30 * 24 * 3_600_000;
+/** Jobs one retention pass (one alarm) deletes at most, so that no alarm holds the lane for long (issue 11: ≤ 50 ms). */
+export const RETENTION_BATCH = 1000;
+/**
+ * Retention wakes this long after the next horizon rather than at it, so that one pass takes the
+ * jobs that expire close together instead of an alarm for each (API.md: within seconds of the horizon).
+ */
+export const RETENTION_SLACK_MS = 1000;
+/** Failing a lane: jobs settled per call at most (API.md). */
+export const FAIL_LANE_BATCH = 500;
+/** Purging a queue: jobs deleted per transaction; the lane serves other calls between them. */
+export const PURGE_BATCH = 1000;
+/** Schedules (API.md "Schedules"). A schedule's name is a name of at most 100 characters. */
+export const SCHEDULE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
+/**
+ * A job id: a name, or the id of a schedule's fire, `<schedule name>@<T>` (T in epoch ms). `@` is
+ * reserved for those: every route that takes a job id accepts them, no enqueue can choose one.
+ */
+export const JOB_ID_PATTERN = /^(?:[A-Za-z0-9][A-Za-z0-9._:-]{0,127}|[A-Za-z0-9][A-Za-z0-9._:-]{0,99}@(?:0|[1-9][0-9]{0,15}))$/;
+/** The shortest interval of an `everyMs` schedule. */
+export const MIN_SCHEDULE_EVERY_MS = 1_000;
+/** A cron schedule's time zone when it names none. */
+export const DEFAULT_SCHEDULE_TIMEZONE = "UTC";
+/** An IANA time zone name is short; anything longer is not one. */
+export const MAX_TIMEZONE_CHARS = 64;
+export const MAX_CRON_CHARS = 256;
+/** Fires per alarm run: when more are due, the alarm comes back at once for the rest. */
+export const SCHEDULE_FIRE_BATCH = 500;
+/** Lanes the belt (the front worker's cron) checks at once, per page of the registry. */
+export const BELT_PAGE = 100;
 /** Long-poll claims (`waitMs`): the longest a claim may be held waiting for a claimable job. */
 export const MAX_CLAIM_WAIT_MS = 30_000;
 /**

@@ -87,12 +87,28 @@ export interface Checkpoint extends CheckpointInfo {
 
 export type Counts = Record<"queued" | "running" | "completing" | Outcome, number>;
 
+/** Lifetime counters of a lane (API.md "The lane"): they never go down, and survive restarts. */
+export type LaneStats = Record<
+  "enqueued" | "claimed" | "completed" | "failed" | "cancelled" | "interrupted" | "retried" | "recovered" | "lost",
+  number
+>;
+
+/** How long settled jobs are kept, in ms since they settled: `completedMs` for completed ones, `failedMs` for the rest; null keeps them. */
+export interface Retention {
+  completedMs: number | null;
+  failedMs: number | null;
+}
+
 export interface LaneInfo {
   lane: string;
   counts: Counts;
   paused: boolean;
   concurrency: number;
   nextWakeAt: number | null;
+  retention: Retention;
+  stats: LaneStats;
+  /** The runAt of the longest-waiting queued job that is due now; null when none is. */
+  oldestDueAt: number | null;
 }
 
 export type EnqueueStatus = "queued" | "duplicate";

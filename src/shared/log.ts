@@ -33,7 +33,15 @@ export type LogEvent =
   | { event: "lane.register_failed"; lane: string; message: string }
   | { event: "lane.schema_too_new"; lane: string; stored: number; supported: number }
   | { event: "dispatcher.wind_up_failed"; lane: string; jobId: string; message: string }
-  | { event: "http.internal_error"; method: string; path: string; name: string; message: string; stack: string | undefined };
+  | { event: "http.internal_error"; method: string; path: string; name: string; message: string; stack: string | undefined }
+  /** A schedule's fire that the enqueue refused (its id taken by a job of another spec): the schedule goes on. */
+  | { event: "schedule.fire_failed"; lane: string; schedule: string; jobId: string; code: string; message: string }
+  /** The lane could not tell the registry that it has work for the belt to watch (it tries again on its next change). */
+  | { event: "lane.watch_failed"; lane: string; message: string }
+  /** The belt found the lane's alarm missing or later than its wake, and set it again. */
+  | { event: "lane.alarm_rearmed"; lane: string; alarmWas: number | null; wakeAt: number }
+  /** The belt could not reach a lane it watches (it tries again on its next run). */
+  | { event: "belt.check_failed"; lane: string; message: string };
 
 /** A `job.transition` line: every change of a job's state, once durable. */
 export type TransitionEvent = Extract<LogEvent, { event: "job.transition" }>;

@@ -27,6 +27,15 @@ import {
   NAME_PATTERN,
 } from "./defaults.js";
 import type { Issue } from "./errors.js";
+import { cronIssues } from "./cron.js";
+import {
+  DEFAULT_SCHEDULE_TIMEZONE,
+  JOB_ID_PATTERN,
+  MAX_CRON_CHARS,
+  MAX_TIMEZONE_CHARS,
+  MIN_SCHEDULE_EVERY_MS,
+  SCHEDULE_NAME_PATTERN,
+} from "./defaults.js";
 import { JOB_STATES, OUTCOMES } from "./job.js";
 
 export const Name = z
@@ -85,6 +94,12 @@ export const LanePatch = z
   .strictObject({
     concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).optional(),
     paused: z.boolean().optional(),
+    retention: z
+      .strictObject({
+        completedMs: ms().nullable().optional().openapi({ description: "keep completed jobs this long after they settle; null keeps them" }),
+        failedMs: ms().nullable().optional().openapi({ description: "the same for failed, cancelled and interrupted jobs" }),
+      })
+      .optional(),
   })
   .openapi("LanePatch");
 export type LanePatch = z.infer<typeof LanePatch>;
@@ -149,6 +164,59 @@ export function toIssues(error: z.ZodError, prefix: (string | number)[] = []): I
   });
 }
 
+export const FailLaneRequest = z
+  .strictObject({ reason: z.string().min(1).max(MAX_ERROR_MESSAGE_CHARS).openapi({ description: "the error the failed jobs carry" }) })
+  .openapi("FailLaneRequest");
+export type FailLaneRequest = z.infer<typeof FailLaneRequest>;
+// ---- schedules ----
+
+/** A job id: a name, or a schedule's fire `<schedule name>@<T>`, which routes accept and no enqueue may choose. */
+export const JobId = z
+  .string()
+  .regex(JOB_ID_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$, or be a schedule's job id <schedule name>@<epoch ms>")
+  .openapi({ example: "invoice-42" });
+
+export const ScheduleName = z
+  .string()
+  .regex(SCHEDULE_NAME_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$")
+  .openapi({ example: "nightly-report" });
+
+/** The job a schedule enqueues: an enqueue request without `id`, `runAt` and `delayMs` (each fire sets them). */
+const { id: _id, runAt: _runAt, delayMs: _delayMs, ...scheduledJobFields } = EnqueueRequest.shape;
+export const ScheduleJob = z.strictObject(scheduledJobFields).openapi("ScheduleJob");
+export type ScheduleJob = z.infer<typeof ScheduleJob>;
+
+/**
+ * A schedule's definition (API.md "Schedules"): exactly one of `cron` (5 fields, or 6 with leading
+ * seconds, in `timezone`, default UTC) and `everyMs` (at least 1000). A bad expression or zone is an
+ * issue at its own path.
+ */
+export const ScheduleRequest = z
+  .strictObject({
+    cron: z.string().min(1).max(MAX_CRON_CHARS).optional().openapi({ example: "*/5 * * * *" }),
+    timezone: z.string().min(1).max(MAX_TIMEZONE_CHARS).optional().openapi({ description: `IANA name, cron only; default ${DEFAULT_SCHEDULE_TIMEZONE}` }),
+    everyMs: z.number().int().min(MIN_SCHEDULE_EVERY_MS).max(MAX_DURATION_MS).optional(),
+    job: ScheduleJob,
+    paused: z.boolean().optional(),
+  })
+  .superRefine((request, ctx) => {
+    const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    if (request.cron === undefined && request.everyMs === undefined) issue("cron", "give one of cron and everyMs");
+    else if (request.cron !== undefined && request.everyMs !== undefined) issue("everyMs", "give cron or everyMs, not both");
+    else if (request.cron === undefined) {
+      if (request.timezone !== undefined) issue("timezone", "a time zone belongs to a cron schedule only");
+    } else {
+      for (const found of cronIssues(request.cron, request.timezone ?? DEFAULT_SCHEDULE_TIMEZONE)) issue(String(found.path[0]), found.message);
+    }
+  })
+  .openapi("ScheduleRequest");
+export type ScheduleRequest = z.infer<typeof ScheduleRequest>;
+
+export const ScheduleListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(MAX_LIST_LIMIT).default(DEFAULT_LIST_LIMIT),
+  cursor: ScheduleName.optional().openapi({ description: "the cursor of the previous page" }),
+});
+export type ScheduleListQuery = z.input<typeof ScheduleListQuery>;
 /** `PUT …/jobs/{id}/checkpoints/{name}`: a checkpoint of the attempt holding `token` (API.md "Checkpoints"). */
 export const CheckpointRequest = z
   .strictObject({ token: Token, value: JsonValue.openapi({ description: "any JSON value, at most 128 KiB serialized" }) })

@@ -3,15 +3,20 @@
  * document, and one error handler. A library user mounts `createApp()` as their worker's fetch.
  */
 import { createRoute, z } from "@hono/zod-openapi";
+import { except } from "hono/combine";
 import { requireBearer } from "./auth.js";
 import { jsonBody } from "./body.js";
 import { onError, onNotFound } from "./errors.js";
+import { dashboardRoutes } from "./dashboard/routes.js";
 import { createRouter, jsonResponse, serveDocument } from "./openapi.js";
 import { ackRoutes } from "./routes/acks.js";
 import { checkpointRoutes } from "./routes/checkpoints.js";
 import { consumerRoutes } from "./routes/consumers.js";
+import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { laneRoutes } from "./routes/lanes.js";
+import { queueRoutes } from "./routes/queues.js";
+import { scheduleRoutes } from "./routes/schedules.js";
 
 const healthz = createRoute({
   method: "get",
@@ -26,13 +31,18 @@ export function createApp() {
   const app = createRouter();
   app.onError(onError);
   app.notFound(onNotFound);
-  app.use("/v1/*", requireBearer, jsonBody);
+  // The events socket authenticates with a ticket instead (routes/events.ts).
+  app.use("/v1/*", except(EVENTS_PATH, requireBearer), jsonBody);
   const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
     .route("/v1", consumerRoutes())
+    .route("/v1", queueRoutes())
+    .route("/v1", scheduleRoutes())
+    .route("/v1", checkpointRoutes())
     .route("/v1", ackRoutes())
-    .route("/v1", checkpointRoutes());
+    .route("/v1", eventRoutes())
+    .route("/", dashboardRoutes());
   serveDocument(routes, "/openapi.json");
   return routes;
 }

@@ -1,11 +1,11 @@
-/** The repo's default worker, for `wrangler dev` and `wrangler deploy`: the API, the demo executors. */
+/** The repo's default worker, for `wrangler dev` and `wrangler deploy`: the API, the belt, the demo executors. */
 import { demoExecutors } from "./demo-executors.js";
 import { defineLane } from "../durable/lane.js";
-import { createApp } from "./app.js";
+import { createWorker } from "./worker.js";
 
 export { LaneRegistry } from "../durable/registry.js";
 
 /** The lane class bound as `LANE` in wrangler.toml, with the demo executors of API.md. */
 export class DemoLane extends defineLane({ executors: demoExecutors }) {}
 
-export default createApp();
+export default createWorker();

@@ -5,7 +5,7 @@
 import { OpenAPIHono, z } from "@hono/zod-openapi";
 import type { SwitchyardEnv } from "../durable/env.js";
 import { ErrorResponse } from "./responses.js";
-import { Name } from "../shared/schemas.js";
+import { JobId, Name } from "../shared/schemas.js";
 import { validationHook } from "./errors.js";
 
 /** The bindings the library reads (src/durable/env.ts). */
@@ -22,7 +22,8 @@ export const BEARER_SCHEME = "bearer";
 export const bearerAuth = [{ [BEARER_SCHEME]: [] }];
 
 export const LaneParams = z.object({ lane: Name });
-export const JobParams = z.object({ lane: Name, id: Name });
+/** A job's path: its id may be a schedule's `<name>@<T>` (API.md, Conventions). */
+export const JobParams = z.object({ lane: Name, id: JobId });
 
 /** A JSON request body; `required: false` lets the request carry no body at all. */
 export function jsonRequest<T extends z.ZodType>(schema: T, required = true) {
@@ -37,7 +38,7 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
 const ERROR_DESCRIPTIONS = {
   400: "invalid_request: malformed JSON, wrong types, names that break the pattern, out-of-range numbers",
   401: "unauthorized: missing or wrong bearer token",
-  404: "job_not_found",
+  404: "job_not_found, or schedule_not_found on a schedule's route",
   409: "a refusal of the job's state or lease (see the code)",
   413: "payload_too_large: payload, result, checkpoint, progress or body over its limit",
   415: "unsupported_media_type: a body that is not application/json",

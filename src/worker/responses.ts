@@ -6,7 +6,7 @@ import { z } from "@hono/zod-openapi";
 import type { ErrorCode } from "../shared/errors.js";
 import { ERROR_STATUS } from "./status.js";
 import { JOB_STATES, OUTCOMES, type Json } from "../shared/job.js";
-import { Name } from "../shared/schemas.js";
+import { JobId, Name, ScheduleJob, ScheduleName } from "../shared/schemas.js";
 
 /**
  * Any JSON value (the empty schema), typed as the shared `Json` so that clients read payloads and
@@ -25,7 +25,7 @@ export const Lease = z
   .openapi("Lease", { description: "a lease as its holder sees it, in claim and renew answers only" });
 
 const jobFields = {
-  id: Name,
+  id: JobId,
   lane: z.string(),
   kind: Name,
   payload: JsonValue,
@@ -72,8 +72,33 @@ export const Counts = z
   })
   .openapi("Counts");
 
+const msOrKeep = z.number().int().nullable().openapi({ description: "milliseconds after they settle; null keeps them" });
+
+export const LaneStats = z
+  .object({
+    enqueued: z.number().int(),
+    claimed: z.number().int(),
+    completed: z.number().int(),
+    failed: z.number().int(),
+    cancelled: z.number().int(),
+    interrupted: z.number().int(),
+    retried: z.number().int().openapi({ description: "attempts that failed and were queued again" }),
+    recovered: z.number().int().openapi({ description: "expired leases queued again" }),
+    lost: z.number().int().openapi({ description: "in-process attempts that lost their lease" }),
+  })
+  .openapi("LaneStats", { description: "lifetime counters of the lane; they never go down" });
+
 export const LaneInfo = z
-  .object({ lane: z.string(), counts: Counts, paused: z.boolean(), concurrency: z.number().int(), nextWakeAt: epochMs.nullable() })
+  .object({
+    lane: z.string(),
+    counts: Counts,
+    paused: z.boolean(),
+    concurrency: z.number().int(),
+    nextWakeAt: epochMs.nullable(),
+    retention: z.object({ completedMs: msOrKeep, failedMs: msOrKeep }),
+    stats: LaneStats,
+    oldestDueAt: epochMs.nullable().openapi({ description: "the runAt of the longest-waiting queued job that is due now" }),
+  })
   .openapi("LaneInfo");
 
 export const EnqueueResponse = z.object({ status: z.enum(["queued", "duplicate"]), job: Job }).openapi("EnqueueResponse");
@@ -119,6 +144,47 @@ export const ErrorResponse = z
   })
   .openapi("ErrorResponse");
 
+export const FailLaneResponse = z
+  .object({ failed: z.array(Name), more: z.boolean().openapi({ description: "queued or running jobs are left: call again" }) })
+  .openapi("FailLaneResponse");
+
+export const QueueInfo = z
+  .object({
+    queue: Name,
+    head: z
+      .object({ id: Name, state: z.enum(["running", "queued"]), cancelRequested: z.boolean() })
+      .nullable()
+      .openapi({ description: "the job holding the queue (running, or completing: reported running), else the queued job that runs next; null: idle" }),
+    queued: z.number().int(),
+  })
+  .openapi("QueueInfo");
+
+export const PurgeResponse = z.object({ purged: z.number().int() }).openapi("PurgeResponse");
+// ---- schedules ----
+
+export const Schedule = z
+  .object({
+    name: ScheduleName,
+    cron: z.string().nullable(),
+    everyMs: z.number().int().nullable(),
+    timezone: z.string().nullable().openapi({ description: "the cron schedule's IANA time zone; null for everyMs" }),
+    job: ScheduleJob.extend({ payload: JsonValue.optional() }),
+    paused: z.boolean(),
+    nextRunAt: epochMs.nullable().openapi({ description: "the next fire; null while paused" }),
+    lastRunAt: epochMs.nullable(),
+    lastJobId: JobId.nullable(),
+    createdAt: epochMs,
+    updatedAt: epochMs,
+  })
+  .openapi("Schedule");
+
+export const ScheduleResponse = z.object({ schedule: Schedule }).openapi("ScheduleResponse");
+
+export const ScheduleList = z
+  .object({ schedules: z.array(Schedule), cursor: z.string().nullable().openapi({ description: "pass back to continue; null: the end" }) })
+  .openapi("ScheduleList");
+
+export const ScheduleDeleted = z.object({ deleted: z.literal(true) }).openapi("ScheduleDeleted");
 /** A checkpoint as its write answers it. */
 const checkpointFields = {
   name: Name,

@@ -3,6 +3,7 @@
  * clients saw (the ledger) and what the runtime logged (its transition lines).
  */
 import { isDeepStrictEqual } from "node:util";
+import { RETENTION_SLACK_MS } from "../../src/shared/defaults.js";
 import { noteSettled, listAll } from "./consumers.js";
 import { keyOf, PULL_KIND, type Key, type Ledger, type PullResult } from "./ledger.js";
 import type { ChaosRuntime } from "./runtime.js";
@@ -40,10 +41,16 @@ export async function verify(
     const rows = Object.fromEntries(COUNT_KEYS.map((k) => [k, 0])) as Record<(typeof COUNT_KEYS)[number], number>;
     for (const job of jobs) rows[job.state === "settled" ? (job.outcome as (typeof COUNT_KEYS)[number]) : (job.state as (typeof COUNT_KEYS)[number])]++;
     if (!isDeepStrictEqual(info.body.counts, rows)) problems.push(`${lane}: counts ${JSON.stringify(info.body.counts)} but rows ${JSON.stringify(rows)}`);
-    // Nothing left to do, so no alarm.
+    // Nothing left to do but retention, so the alarm waits for the first retention horizon (days away).
     const unsettled = jobs.filter((j) => j.state !== "settled").length;
+    const { completedMs, failedMs } = info.body.retention;
+    const horizons = jobs.flatMap((j) => {
+      const ms = j.outcome === "completed" ? completedMs : failedMs;
+      return ms === null ? [] : [j.settledAt + ms + RETENTION_SLACK_MS];
+    });
+    const retentionWake = horizons.length > 0 ? Math.min(...horizons) : null;
     if (unsettled > 0) problems.push(`${lane}: ${unsettled} jobs unsettled, counts ${JSON.stringify(info.body.counts)}, nextWakeAt ${info.body.nextWakeAt}`);
-    else if (info.body.nextWakeAt !== null) problems.push(`${lane}: everything is settled but nextWakeAt is ${info.body.nextWakeAt}`);
+    else if (info.body.nextWakeAt !== retentionWake) problems.push(`${lane}: everything is settled but nextWakeAt is ${info.body.nextWakeAt}, not the first retention horizon ${retentionWake}`);
     for (const job of jobs) found.set(keyOf(lane, job.id), job);
   }
 

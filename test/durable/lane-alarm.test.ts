@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
 import { DEFAULT_LEASE_MS } from "../../src/shared/defaults.js";
-import { T0, alarmAt, claim, claimOne, enqueue, evict, fireAlarm, refusal, row, rows, setup, value, wake } from "../helpers/lane.js";
+import { T0, alarmAt, claim, claimOne, enqueue, evict, fireAlarm, refusal, retentionWakeOf, row, rows, setup, value, wake } from "../helpers/lane.js";
 
 describe("nextWakeAt (the computed wake and the alarm itself)", () => {
   it("is null for an empty lane", async () => {
@@ -104,14 +104,14 @@ describe("nextWakeAt (the computed wake and the alarm itself)", () => {
     expect(await wake(stub)).toBe(T0 + 3_000);
   });
 
-  it("is null once every job is settled", async () => {
+  it("is the first retention horizon once every job is settled", async () => {
     const { stub } = await setup();
     await enqueue(stub, { id: "a" });
     await enqueue(stub, { id: "b", delayMs: 1_000 });
     const { lease } = await claimOne(stub);
     value(await stub.complete("a", { token: lease.token }));
     value(await stub.cancel("b"));
-    expect(await wake(stub)).toBeNull();
+    expect(await wake(stub)).toBe(retentionWakeOf(T0, "completed"));
   });
 
   it("moves to the retry instant of a failed attempt", async () => {
@@ -120,6 +120,31 @@ describe("nextWakeAt (the computed wake and the alarm itself)", () => {
     const { lease } = await claimOne(stub);
     value(await stub.fail("a", { token: lease.token, error: "e", retryAfterMs: 2_500 }));
     expect(await wake(stub)).toBe(T0 + 2_500);
+  });
+});
+
+describe("a cancellation awaiting its wind-up is a wake term", () => {
+  it("is now for an in-process job whose attempt no executor here holds, and the alarm settles it cancelled", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    // A lease of the lane's own dispatcher whose executor this process does not hold (one that died
+    // with a bug): nothing but the alarm will wind it up.
+    await runInDurableObject(stub, (lane: Lane) =>
+      lane.store.claimDue({ kinds: null, excludeKinds: [], excludeIds: [], heldSlots: 0, max: 1, leaseMs: DEFAULT_LEASE_MS, maxBytes: Infinity, holder: "lane" }),
+    );
+    expect(value(await stub.cancel("a")).status).toBe("cancelling");
+    expect(await wake(stub)).toBe(T0);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await row(stub, "a")).toMatchObject({ state: "settled", outcome: "cancelled" });
+    expect(await wake(stub)).toBeGreaterThan(T0); // only the retention horizon is left
+  });
+
+  it("is the lease expiry for a pull consumer's job: its holder may still speak", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    await claimOne(stub, { leaseMs: 5_000 });
+    value(await stub.cancel("a"));
+    expect(await wake(stub)).toBe(T0 + 5_000);
   });
 });
 
@@ -162,7 +187,7 @@ describe("the alarm recovers expired leases", () => {
     const job = value(await stub.getJob("a"));
     expect(job).toMatchObject({ state: "settled", outcome: "interrupted", attempts: 1, generation: 3, settledAt: T0 + 3_000 });
     expect(job.error).toContain("recovery budget");
-    expect(await alarmAt(stub)).toBeNull();
+    expect(await alarmAt(stub)).toBe(retentionWakeOf(T0 + 3_000, "interrupted"));
   });
 
   it("settles interrupted at once with a budget of zero", async () => {

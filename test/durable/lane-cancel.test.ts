@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { T0, alarmAt, claim, claimOne, enqueue, fireAlarm, refusal, row, setup, value } from "../helpers/lane.js";
+import { T0, alarmAt, claim, claimOne, enqueue, fireAlarm, refusal, retentionWakeOf, row, setup, value } from "../helpers/lane.js";
 
 describe("cancel", () => {
   it("settles a queued job cancelled at once", async () => {
@@ -49,7 +49,7 @@ describe("cancel", () => {
     clock.advance(1_000);
     expect(await fireAlarm(stub)).toBe(true);
     expect(value(await stub.getJob("a"))).toMatchObject({ state: "settled", outcome: "cancelled", settledAt: T0 + 1_000 });
-    expect(await alarmAt(stub)).toBeNull();
+    expect(await alarmAt(stub)).toBe(retentionWakeOf(T0 + 1_000, "cancelled"));
     refusal(await stub.complete("a", { token: lease.token }), "job_cancelled");
   });
 

@@ -66,6 +66,9 @@ describe("enqueue", () => {
     ["queue", { queue: "q2" }],
     ["priority", { priority: 1 }],
     ["maxAttempts", { maxAttempts: 5 }],
+    ["backoff", { backoff: { baseMs: 1_000, maxMs: 60_000 } }],
+    ["timeoutMs", { timeoutMs: 1_000 }],
+    ["recovery", { recovery: { maxRecoveries: 3, windowMs: 60_000 } }],
   ])("refuses the same id with a different %s as job_conflict, changing nothing", async (_field, change) => {
     const { stub } = await setup();
     await enqueue(stub, { id: "a", payload: { x: 1 }, queue: "q" });
@@ -73,6 +76,24 @@ describe("enqueue", () => {
     const error = refusal(await stub.enqueue({ id: "a", kind: "k", payload: { x: 1 }, queue: "q", ...change }), "job_conflict");
     expect(error.details).toEqual({ ids: ["a"] });
     expect(await rows(stub)).toEqual(before);
+  });
+
+  it("compares the whole spec after defaults: spelling out a default is still a duplicate", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    const again = value(
+      await stub.enqueue({
+        id: "a",
+        kind: "k",
+        priority: 0,
+        maxAttempts: 3,
+        backoff: { baseMs: 1_000, maxMs: 300_000 },
+        timeoutMs: 60_000,
+        recovery: { maxRecoveries: 3, windowMs: 3_600_000 },
+        delayMs: 5_000, // not part of the spec
+      }),
+    );
+    expect(again.status).toBe("duplicate");
   });
 
   it("accepts a payload of exactly 128 KiB serialized", async () => {

@@ -225,6 +225,43 @@ describe("fail", () => {
   });
 });
 
+describe("a repeated fail (its first answer may have been cut off)", () => {
+  it("answers 200 with the job as it is when the first call queued a retry, changing nothing", async () => {
+    const { stub, clock } = await setup();
+    await enqueue(stub, { id: "a", maxAttempts: 3 });
+    const { lease } = await claimOne(stub);
+    const first = value(await stub.fail("a", { token: lease.token, error: "e", retryAfterMs: 5_000 })).job;
+    expect(first).toMatchObject({ state: "queued", attempts: 1, error: "e" });
+    const before = await rows(stub);
+    clock.advance(1_000);
+    expect(value(await stub.fail("a", { token: lease.token, error: "e", retryAfterMs: 5_000 })).job).toEqual(first);
+    expect(await rows(stub)).toEqual(before);
+  });
+
+  it("is lease_superseded once the retry was claimed by a newer attempt", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a", maxAttempts: 3 });
+    const { lease } = await claimOne(stub);
+    value(await stub.fail("a", { token: lease.token, error: "e", retryAfterMs: 0 }));
+    await claimOne(stub);
+    refusal(await stub.fail("a", { token: lease.token, error: "e" }), "lease_superseded");
+  });
+
+  it("is not a repeat after a release or a recovery: that attempt ended otherwise", async () => {
+    const { stub, clock } = await setup();
+    await enqueue(stub, { id: "a" });
+    await enqueue(stub, { id: "b" });
+    const a = await claimOne(stub);
+    value(await stub.release("a", { token: a.lease.token }));
+    refusal(await stub.fail("a", { token: a.lease.token, error: "e" }), "lease_superseded");
+    const b = await claimOne(stub, { leaseMs: 100 });
+    clock.advance(200);
+    await fireAlarm(stub);
+    expect(await row(stub, b.id)).toMatchObject({ state: "queued" });
+    refusal(await stub.fail(b.id, { token: b.lease.token, error: "e" }), "lease_expired");
+  });
+});
+
 describe("release", () => {
   it("queues the job again at once and gives the attempt back", async () => {
     const { stub, clock } = await setup();

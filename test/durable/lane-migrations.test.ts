@@ -1,12 +1,12 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/durable/migrations.js";
-import { T0, claimOne, dropSchema, enqueue, evict, fireAlarm, refusal, row, rows, setup, sql, value, wake, type LaneStub } from "../helpers/lane.js";
+import { T0, claimOne, dropTables, enqueue, evict, fireAlarm, refusal, row, rows, setup, sql, value, wake, type LaneStub } from "../helpers/lane.js";
 
 /** Rebuilds the lane's database at an older schema version, as an older release left it. */
 async function downgradeTo(stub: LaneStub, version: number): Promise<void> {
   await runInDurableObject(stub, (_lane, state) => {
-    dropSchema(state.storage);
+    dropTables(state.storage);
     expect(migrate(state.storage, T0, version)).toEqual({ ok: true, version: version });
   });
 }
@@ -155,7 +155,7 @@ describe("migration 3", () => {
     await downgradeToV1(stub);
     await evict(fixture);
     const indexes = await sql<{ name: string }>(stub, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL ORDER BY name`);
-    expect(indexes.map((i) => i.name)).toEqual(["jobs_claim", "jobs_completing", "jobs_kind", "jobs_lease", "jobs_queue", "jobs_run_at", "jobs_settled"]);
+    expect(indexes.map((i) => i.name)).toEqual(["jobs_claim", "jobs_completing", "jobs_kind", "jobs_lease", "jobs_queue", "jobs_queued", "jobs_run_at", "jobs_settled_by_outcome"]);
   });
 });
 

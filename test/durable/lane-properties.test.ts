@@ -1,6 +1,8 @@
 /**
- * One property test: random sequences of operations and clock steps against a pull lane, with its
- * alarm fired when due, checked after every step against the lane's invariants (issue 2).
+ * One property test: random sequences of operations, clock steps, alarms (due, late and spurious)
+ * and evictions against a pull lane, checked after every step against the lane's invariants (issue 2),
+ * the wake's among them (issue 9): whenever the lane holds
+ * work that is due or will be, an alarm exists and is no later than it.
  * Deterministic: a fixed seed. To explore, change SEED; a failure prints the seed and shrunk path.
  */
 import { runInDurableObject } from "cloudflare:test";
@@ -10,7 +12,8 @@ import type { Lane } from "../../src/durable/lane.js";
 import type { JobRow } from "../../src/durable/job-row.js";
 import type { Result } from "../../src/shared/errors.js";
 import { JOB_STATES, type Counts } from "../../src/shared/job.js";
-import { fireAlarm, setup, type LaneFixture } from "../helpers/lane.js";
+import { evict, fireAlarm, setup, type LaneFixture } from "../helpers/lane.js";
+import { countsOf, expectedWake, isHead } from "../helpers/lane-model.js";
 
 const SEED = 20_260_501;
 const NUM_RUNS = 40;
@@ -30,7 +33,8 @@ type Op =
   | { t: "configure"; paused: boolean | undefined; concurrency: number | undefined }
   | { t: "sweep"; ageMs: number }
   | { t: "tick"; ms: number; late: boolean }
-  | { t: "spuriousAlarm" };
+  | { t: "spuriousAlarm" }
+  | { t: "evict" };
 
 const id = fc.nat(IDS.length - 1);
 /** For a fenced write: which of the jobs that have had a lease (see `Memory.target`). */
@@ -52,6 +56,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant("sweep" as const), ageMs: fc.nat(3_000) }) },
   { weight: 4, arbitrary: fc.record({ t: fc.constant("tick" as const), ms: fc.integer({ min: 1, max: 2_500 }), late: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant("spuriousAlarm" as const) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant("evict" as const) }) },
 );
 
 interface Snapshot {
@@ -76,27 +81,6 @@ async function snapshot(fixture: LaneFixture): Promise<Snapshot> {
   });
 }
 
-/** A queued job may start if nothing of its queue runs and no queued job of its queue is ahead of it. */
-function isHead(job: JobRow, jobs: JobRow[]): boolean {
-  if (job.queue === null) return true;
-  return !jobs.some(
-    (other) =>
-      other.queue === job.queue &&
-      (other.state === "running" ||
-        (other.state === "queued" && (other.priority > job.priority || (other.priority === job.priority && other.seq < job.seq)))),
-  );
-}
-
-/** The wake of DESIGN.md, recomputed from the rows: leases, and future heads when a job may start. */
-function expectedWake(s: Snapshot): number | null {
-  const running = s.jobs.filter((j) => j.state === "running");
-  const candidates = running.map((j) => j.lease_until!);
-  if (!s.paused && running.length < s.concurrency) {
-    for (const job of s.jobs) if (job.state === "queued" && job.run_at > s.now && isHead(job, s.jobs)) candidates.push(job.run_at);
-  }
-  return candidates.length > 0 ? Math.min(...candidates) : null;
-}
-
 /** Which jobs a claim of `max` must take, in order: due heads by priority then enqueue order, within the free slots. */
 function expectedClaim(before: Snapshot, max: number): string[] {
   if (before.paused) return [];
@@ -106,12 +90,6 @@ function expectedClaim(before: Snapshot, max: number): string[] {
     .sort((a, b) => b.priority - a.priority || a.seq - b.seq)
     .slice(0, Math.max(0, Math.min(max, free)))
     .map((j) => j.id);
-}
-
-function countsOf(jobs: JobRow[]): Counts {
-  const counts: Counts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
-  for (const job of jobs) counts[job.state === "settled" ? job.outcome! : job.state]++;
-  return counts;
 }
 
 /** What the test remembers across steps, keyed by seq (never reused, unlike an id after a sweep). */
@@ -191,11 +169,15 @@ function checkInvariants(before: Snapshot, after: Snapshot, memory: Memory, step
   expect(info.value.counts, context).toEqual(countsOf(after.jobs));
   expect({ concurrency: info.value.concurrency, paused: info.value.paused }, context).toEqual({ concurrency: after.concurrency, paused: after.paused });
 
-  // the alarm is set exactly when there is work ahead, for the earliest of it
+  // the computed wake is the earliest work ahead (the model of lane-model.ts)
   const wake = expectedWake(after);
   expect(info.value.nextWakeAt, `${context}: computed wake`).toBe(wake);
   if (memory.alarmLate && after.alarm !== null && after.alarm <= after.now) return; // due, and waiting for the platform
-  expect(after.alarm, `${context}: the alarm`).toBe(wake);
+  // The wake's invariant: work ahead means an alarm stored, and no later than the wake.
+  if (wake !== null) {
+    expect(after.alarm, `${context}: no alarm stored for a wake at ${wake}`).not.toBeNull();
+    expect(after.alarm!, `${context}: the alarm`).toBeLessThanOrEqual(wake);
+  }
 }
 
 async function apply(fixture: LaneFixture, step: Op, before: Snapshot, memory: Memory): Promise<void> {
@@ -303,6 +285,10 @@ async function apply(fixture: LaneFixture, step: Op, before: Snapshot, memory: M
       // alarms are at-least-once and may come early: running one changes nothing that is not due
       await fireAlarm(stub);
       memory.alarmLate = false;
+      break;
+    case "evict":
+      // the object goes away (its memory, its idea of the stored alarm) and starts again over its rows
+      await evict(fixture);
       break;
   }
 }

@@ -1,5 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { EARLIEST_QUEUED_RUN_AT_SQL } from "../../src/durable/counts.js";
+import { QUEUED_TO_FAIL_SQL, RUNNING_TO_FAIL_SQL } from "../../src/durable/lane-failure.js";
+import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL, QUEUE_QUEUED_SQL } from "../../src/durable/queues.js";
+import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../src/durable/retention.js";
 import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/checkpoint-statements.js";
 import { HOT_STATEMENTS } from "../../src/durable/statements.js";
 import { T0, claim, setup, value } from "../helpers/lane.js";
@@ -30,6 +34,23 @@ describe("query plans", () => {
     expect(scans, plan.join("\n")).toEqual([]);
     // a partial index of ours, the unique index on id, or the primary key: a lookup either way
     expect(plan.join("\n")).toMatch(/USING (COVERING )?INDEX (jobs_|sqlite_autoindex_jobs_)|USING INTEGER PRIMARY KEY/);
+  });
+
+  // The operator's statements (issue 11): each on the index made for it, whatever the lane holds.
+  it.each([
+    ["oldestDueAt", EARLIEST_QUEUED_RUN_AT_SQL, [], "jobs_run_at"],
+    ["retention and sweep: expired jobs by outcome", EXPIRED_SQL, [T0, T0, T0, T0, 1000], "jobs_settled_by_outcome"],
+    ["the retention wake: the oldest settled job of each outcome", OLDEST_SETTLED_SQL, [], "jobs_settled_by_outcome"],
+    ["failing a lane: running jobs", RUNNING_TO_FAIL_SQL, [500], "jobs_lease"],
+    ["failing a lane: queued jobs in enqueue order", QUEUED_TO_FAIL_SQL, [500], "jobs_queued"],
+    ["a queue's holder", QUEUE_HOLDER_SQL, ["q1"], "jobs_queue"],
+    ["a queue's next job", QUEUE_NEXT_SQL, ["q1"], "jobs_queue"],
+    ["a queue's queued count", QUEUE_QUEUED_SQL, ["q1"], "jobs_queue"],
+    ["a purge's batch", QUEUE_PURGE_SQL, ["q1", 100, 1000], "jobs_queue"],
+  ] as [string, string, unknown[], string][])("%s reads its index, never the whole jobs table", async (_what, statement, bindings, index) => {
+    const { plan, scans } = await fullScans(statement, bindings);
+    expect(scans, plan.join("\n")).toEqual([]);
+    expect(plan.join("\n")).toContain(`INDEX ${index}`);
   });
 
   it("would see a full scan (a control for the check above)", async () => {

@@ -1,7 +1,7 @@
 /** The worker the test suite runs in workerd: the real app and lanes, plus test executors and a test clock. */
 import { defineLane, Lane } from "../../src/durable/lane.js";
 import type { Clock, Entropy } from "../../src/shared/clock.js";
-import { createApp } from "../../src/worker/app.js";
+import { createWorker } from "../../src/worker/worker.js";
 import { demoExecutors } from "../../src/worker/demo-executors.js";
 import { recordLost, recordTransition, testExecutors } from "./executors.js";
 import { deliverOutcome } from "./outcomes.js";
@@ -18,6 +18,10 @@ export function testable(base: typeof Lane) {
       this.time.clock = clock;
       if (entropy) this.time.entropy = entropy;
       this.wake.know(undefined);
+    }
+    /** Resolves once the lane is done telling the registry that it has work (the belt's watch list). */
+    async beltSettled(): Promise<void> {
+      await this.belt.settled();
     }
   };
 }
@@ -41,4 +45,4 @@ export class HookLane extends testable(
   }),
 ) {}
 
-export default createApp();
+export default createWorker();

@@ -18,7 +18,7 @@ import { DEFAULT_CONCURRENCY, MAX_BODY_BYTES, MAX_BODY_DEPTH, MAX_PAYLOAD_BYTES,
 import type { ErrorCode } from "../../src/shared/errors.js";
 import { ERROR_STATUS } from "../../src/worker/status.js";
 import { call, enqueue, get, post, PULL_KIND, ROTATED_TOKEN, setup, TOKEN, type LaneFixture } from "../helpers/http.js";
-import { fill, v1Routes, type JsonSchema, type Route } from "./routes.js";
+import { fill, hasInnerName, v1Routes, type JsonSchema, type Route } from "./routes.js";
 
 const RUNS = 2500;
 const SEED = Date.now() % 2 ** 31;
@@ -287,7 +287,7 @@ function shots(routes: Route[], schemas: Record<string, JsonSchema>, lane: LaneF
     const applicable: Defect[] = ["auth", "name", "method"];
     if (route.query.length > 0) applicable.push("query");
     if (route.body) applicable.push("body");
-    const fenced = /\/(renew|complete|fail|release|progress|checkpoints\/\{name\})$/.test(route.template);
+    const fenced = /\/jobs\/\{id\}\/(renew|complete|fail|release|progress|checkpoints\/\{name\})$/.test(route.template);
     if (fenced) applicable.push("lease");
     if (!route.template.includes("{")) applicable.splice(applicable.indexOf("name"), 1);
     const defects = g(() => fc.subarray(applicable, { minLength: 1, maxLength: 2 }));
@@ -298,7 +298,7 @@ function shots(routes: Route[], schemas: Record<string, JsonSchema>, lane: LaneF
     const idSegment = g(() => fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...ids) }, fc.constantFrom(...VALID_NOISE_NAMES)));
     const params = { lane: laneSegment, id: idSegment };
     if (has("name")) {
-      const which = route.template.includes("{id}") ? g(() => fc.constantFrom("lane", "id", "both")) : "lane";
+      const which = hasInnerName(route.template) ? g(() => fc.constantFrom("lane", "id", "both")) : "lane";
       if (which !== "id") params.lane = g(() => badSegment);
       if (which !== "lane") params.id = g(() => badSegment);
     }

@@ -61,7 +61,12 @@ export async function v1Routes(): Promise<{ routes: Route[]; schemas: Record<str
   return { routes, schemas: doc.components.schemas };
 }
 
-/** The template with its path parameters filled in (each value sent as is: no encoding); a checkpoint's name is `step-1` unless given. */
-export function fill(template: string, params: { lane: string; id: string; name?: string }): string {
-  return template.replace("{lane}", params.lane).replace("{id}", params.id).replace("{name}", params.name ?? "step-1");
+/** The template with its path parameters filled in (each value sent as is: no encoding); a name other than the lane's takes `id`. */
+export function fill(template: string, params: { lane: string; id: string }): string {
+  return template.replace(/\{(\w+)\}/g, (_, name: string) => (name === "lane" ? params.lane : params.id));
+}
+
+/** Whether the template names something besides its lane (a job, a queue, …). */
+export function hasInnerName(template: string): boolean {
+  return /\{(?!lane\})\w+\}/.test(template);
 }

@@ -13,15 +13,17 @@ import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
+
+import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS, RETENTION_SLACK_MS } from "../../src/shared/defaults.js";
 import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/durable/migrations.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import type { Result } from "../../src/shared/errors.js";
 import type { Job } from "../../src/shared/job.js";
 import { waitForTransition } from "../helpers/executors.js";
-import { T0, TestEntropy, dropSchema, fireAlarm, inject, refusal, value } from "../helpers/lane.js";
+import { T0, TestEntropy, dropTables, fireAlarm, inject, refusal, value } from "../helpers/lane.js";
 import type { TestableLane } from "../helpers/test-worker.js";
 
-/** The version before the current one (numbers are assigned to parallel work, so there may be gaps). */
+/** The migration before the last (version numbers are assigned per feature, so they may leave gaps). */
 const PREVIOUS = MIGRATIONS.at(-2)!.version;
 type Stub = DurableObjectStub<Lane>;
 
@@ -29,7 +31,7 @@ type Stub = DurableObjectStub<Lane>;
 const OLD_ROWS: Record<string, Record<string, unknown>> = {
   queued: { state: "queued" },
   future: { state: "queued", run_at: T0 + 60_000 },
-  retrying: { state: "queued", attempts: 1, generation: 1, error: "flaky" },
+  retrying: { state: "queued", attempts: 1, generation: 1, error: "flaky", attempt_end: "retry" },
   running: { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-run", lease_until: T0 + 30_000, claimed_at: T0 - 500, lease_holder: "consumer" },
   "running-2": { state: "running", attempts: 2, generation: 3, lease_token: "v-tok-run2", lease_until: T0 + 30_000, claimed_at: T0 - 500, lease_holder: "consumer" },
   "running-3": { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-run3", lease_until: T0 + 30_000, claimed_at: T0 - 500, max_attempts: 1, lease_holder: "consumer" },
@@ -54,16 +56,19 @@ const DEFAULTS: Record<string, unknown> = {
   attempt_end: null,
 };
 
-/** A lane as the previous version wrote it: its schema, its settings, a job in every state. */
-async function previousVersionLane(): Promise<{ name: string; stub: Stub; clock: ManualClock; columns: string[] }> {
+/**
+ * A lane as the previous version (or `version`) wrote it: its schema, its settings, a job in every
+ * state; then, unless `restart` is false, started under the current code.
+ */
+async function previousVersionLane(version = PREVIOUS, restart = true): Promise<{ name: string; stub: Stub; clock: ManualClock; columns: string[] }> {
   const name = `upgrade-${crypto.randomUUID()}`;
   const stub = env.HOOK_LANE.getByName(name) as Stub;
   const clock = new ManualClock(T0);
   const columns = await runInDurableObject(stub, (lane: Lane, state) => {
     (lane as TestableLane).useClock(clock, new TestEntropy());
     const sql = state.storage.sql;
-    dropSchema(state.storage);
-    expect(migrate(state.storage, T0, PREVIOUS)).toEqual({ ok: true, version: PREVIOUS });
+    dropTables(state.storage);
+    expect(migrate(state.storage, T0, version)).toEqual({ ok: true, version });
     sql.exec(`UPDATE lane SET name = ?, concurrency = 7, registered = 1 WHERE id = 1`, name);
     const columns = sql.exec<{ name: string }>(`PRAGMA table_info(jobs)`).toArray().map((c) => c.name);
     for (const [id, fields] of Object.entries(OLD_ROWS)) {
@@ -73,8 +78,10 @@ async function previousVersionLane(): Promise<{ name: string; stub: Stub; clock:
     return columns;
   });
   // The next start runs the current code over these rows.
-  await evictDurableObject(stub);
-  await inject(stub, clock, new TestEntropy());
+  if (restart) {
+    await evictDurableObject(stub);
+    await inject(stub, clock, new TestEntropy());
+  }
   return { name, stub, clock, columns };
 }
 
@@ -116,6 +123,8 @@ describe(`upgrade in place from schema version ${PREVIOUS} to ${SCHEMA_VERSION}`
 
   it("lets every operation work on the old rows", async () => {
     const { name, stub, clock } = await previousVersionLane();
+    // Its restart ran on the platform clock, far behind the test's: retention would take what settled then.
+    value(await stub.configure({ retention: { completedMs: null, failedMs: null } }));
 
     // Recorded outcomes are delivered and settled.
     expect((await settled(stub, name, "completing-ok")).outcome).toBe("completed");
@@ -177,5 +186,44 @@ describe(`upgrade in place from schema version ${PREVIOUS} to ${SCHEMA_VERSION}`
     expect(after).toEqual(before.map((j) => j.id).filter((id) => !old.includes(id)));
     const counts = value(await stub.info()).counts;
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(after.length);
+  });
+});
+
+/** The last version before the lane kept its counts (migration 6 counts an existing lane once). */
+const BEFORE_COUNTS = 5;
+
+describe(`kept counts and retention for a lane of version ${BEFORE_COUNTS}`, () => {
+  it("counts its jobs once, in place, and starts its stats from what its rows show", async () => {
+    const { stub } = await previousVersionLane(BEFORE_COUNTS, false);
+    const kept = await runInDurableObject(stub, (_lane, state) => {
+      expect(migrate(state.storage, T0)).toEqual({ ok: true, version: SCHEMA_VERSION });
+      const sql = state.storage.sql;
+      const grouped = Object.fromEntries(
+        sql.exec<{ bucket: string; n: number }>(`SELECT CASE WHEN state = 'settled' THEN outcome ELSE state END AS bucket, COUNT(*) AS n FROM jobs GROUP BY bucket`).toArray().map((r) => [r.bucket, r.n]),
+      );
+      return { row: { ...sql.exec(`SELECT * FROM lane_counts`).one() }, grouped };
+    });
+    const counts = { queued: 4, running: 7, completing: 2, completed: 1, failed: 1, cancelled: 1, interrupted: 1 };
+    expect(kept.grouped).toEqual(counts);
+    const claimed = Object.values(OLD_ROWS).reduce((n, row) => n + ((row.generation as number | undefined) ?? 0), 0);
+    expect(kept.row).toEqual({
+      id: 1, ...counts,
+      total_enqueued: Object.keys(OLD_ROWS).length, total_claimed: claimed,
+      total_completed: 2, total_failed: 2, total_cancelled: 1, total_interrupted: 1, total_retried: 0, total_recovered: 0, total_lost: 0,
+    });
+  });
+
+  it("applies the default retention to its old settled jobs", async () => {
+    const { stub, clock } = await previousVersionLane(BEFORE_COUNTS);
+    const old = ["completed", "failed", "cancelled", "interrupted"];
+    const present = async () => (await rows(stub)).map((r) => r.id).filter((id) => old.includes(id as string));
+    clock.set(T0 - 100 + DEFAULT_COMPLETED_RETENTION_MS + RETENTION_SLACK_MS);
+    await fireAlarm(stub);
+    expect(await present()).toEqual(["failed", "cancelled", "interrupted"]);
+    clock.set(T0 - 100 + DEFAULT_FAILED_RETENTION_MS + RETENTION_SLACK_MS);
+    await fireAlarm(stub);
+    expect(await present()).toEqual([]);
+    const info = value(await stub.info());
+    expect(Object.values(info.counts).reduce((a, b) => a + b, 0)).toBe((await rows(stub)).length);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS } from "../../src/shared/defaults.js";
 import { call, enqueue, enqueueAndClaim, expectError, get, post, setup, T0 } from "../helpers/http.js";
 
 const zeroCounts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
@@ -16,6 +17,9 @@ describe("a lane", () => {
       paused: false,
       concurrency: 10,
       nextWakeAt: T0 + 5000,
+      retention: { completedMs: DEFAULT_COMPLETED_RETENTION_MS, failedMs: DEFAULT_FAILED_RETENTION_MS },
+      stats: { enqueued: 2, claimed: 1, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0 },
+      oldestDueAt: T0,
     });
   });
 

@@ -1,10 +1,10 @@
-/** Admin routes of lanes: the list of lanes (through the registry), a lane's info and settings, sweeping. */
+/** Admin routes of lanes: the list of lanes (through the registry), a lane's info and settings, sweeping, failing a lane. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { REGISTRY_NAME } from "../../durable/registry.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../../shared/defaults.js";
 import { unwrap } from "../../shared/errors.js";
-import { LaneInfo, LaneList, SweepResponse } from "../responses.js";
-import { LanePatch, Name, SweepRequest } from "../../shared/schemas.js";
+import { FailLaneResponse, LaneInfo, LaneList, SweepResponse } from "../responses.js";
+import { FailLaneRequest, LanePatch, Name, SweepRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
 
 const tags = ["lanes"];
@@ -38,7 +38,7 @@ const patchLane = createRoute({
   method: "patch",
   path: "/lanes/{lane}",
   tags,
-  summary: "Set a lane's concurrency or pause it",
+  summary: "Set a lane's concurrency, pause it, or set its retention",
   security: bearerAuth,
   request: { params: LaneParams, body: jsonRequest(LanePatch, false) },
   responses: { 200: jsonResponse(LaneInfo, "the lane as it is now"), ...errorResponses(415) },
@@ -54,15 +54,23 @@ const sweep = createRoute({
   responses: { 200: jsonResponse(SweepResponse, "how many jobs were deleted"), ...errorResponses(415) },
 });
 
+const failLane = createRoute({
+  method: "post",
+  path: "/lanes/{lane}/fail",
+  tags,
+  summary: "Settle up to 500 queued and running jobs failed (running first), aborting their attempts; call again while more",
+  security: bearerAuth,
+  request: { params: LaneParams, body: jsonRequest(FailLaneRequest) },
+  responses: { 200: jsonResponse(FailLaneResponse, "the jobs this call failed, and whether any are left"), ...errorResponses(415) },
+});
+
 export function laneRoutes() {
   return createRouter()
     .openapi(listLanes, async (c) => {
       const { limit, cursor } = c.req.valid("query");
       const page = await c.env.REGISTRY.getByName(REGISTRY_NAME).list(cursor ?? null, limit);
-      // An admin path: one info() per listed lane, in parallel. Enqueue never pays for this.
-      const lanes = await Promise.all(
-        page.lanes.map(async (lane) => ({ lane, counts: unwrap(await c.env.LANE.getByName(lane).info()).counts })),
-      );
+      // One call per listed lane, in parallel, each reading one row of kept counts: O(page), whatever the lanes hold.
+      const lanes = await Promise.all(page.lanes.map(async (lane) => ({ lane, counts: unwrap(await c.env.LANE.getByName(lane).counts()) })));
       return c.json({ lanes, cursor: page.more ? (page.lanes.at(-1) ?? null) : null }, 200);
     })
     .openapi(getLane, async (c) => c.json(unwrap(await c.env.LANE.getByName(c.req.valid("param").lane).info()), 200))
@@ -73,5 +81,9 @@ export function laneRoutes() {
     .openapi(sweep, async (c) => {
       const lane = c.env.LANE.getByName(c.req.valid("param").lane);
       return c.json(unwrap(await lane.sweep(c.req.valid("json"))), 200);
+    })
+    .openapi(failLane, async (c) => {
+      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
+      return c.json(unwrap(await lane.failLane(c.req.valid("json"))), 200);
     });
 }

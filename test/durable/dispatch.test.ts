@@ -7,10 +7,10 @@ import { backoffBoundsMs } from "../../src/shared/backoff.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import { unwrap } from "../../src/shared/errors.js";
 import type { Job } from "../../src/shared/job.js";
-import { gate, transitions, waitForTransition } from "../helpers/executors.js";
-import { inject } from "../helpers/lane.js";
+import { gate, lost, transitions, waitForTransition } from "../helpers/executors.js";
+import { inject, T0 } from "../helpers/lane.js";
 
-const START = 4_000_000_000_000;
+const START = T0;
 
 async function setup(options: { concurrency?: number } = {}) {
   const name = `dispatch-${crypto.randomUUID()}`;
@@ -198,6 +198,21 @@ describe("in-process executors", () => {
     const done = await settled(job.id);
     expect(done.result).toEqual({ from: "the second attempt" });
     expect(transitions(job.id).filter((e) => e.outcome === "completed")).toHaveLength(1);
+  });
+
+  it("tells onLost of an attempt that lost its lease: its own outcome, with job, attempt, generation and cause", async () => {
+    const { lane, clock, enqueue, inside } = await setup();
+    const g = gate();
+    const job = await enqueue({ kind: "test.gate", payload: { gate: g.key, honour: true } });
+    await inside(() => g.started());
+    clock.advance(DISPATCH_LEASE_MS + 1);
+    await runDurableObjectAlarm(lane);
+    const heard = lost(job.id);
+    expect(heard).toHaveLength(1);
+    expect(heard[0]!.event).toMatchObject({ event: "job.lost", jobId: job.id, kind: "test.gate", attempt: 1, generation: 1, cause: "recovered" });
+    expect(heard[0]!.job).toMatchObject({ id: job.id, generation: 1, lease: { generation: 1 } });
+    // Neither a completion nor a failure: the job was recovered, its attempt given back.
+    expect(transitions(job.id).filter((e) => e.outcome !== null)).toEqual([]);
   });
 });
 

@@ -1,0 +1,165 @@
+/**
+ * The bench of issue 11, inside the bench worker: what keeping the counts costs per job (the
+ * triggers as shipped, against a counts row kept by the store and against no counts at all), `info()`
+ * at the growth workload's backlogs, and one retention pass over many expired jobs (how long each
+ * alarm holds the lane). COUNTS_LANE is the real lane with a timed alarm and these probes.
+ */
+import { defineLane } from "../src/durable/lane.js";
+import type { JobSpec } from "../src/durable/job-row.js";
+import { DEFAULT_COMPLETED_RETENTION_MS } from "../src/shared/defaults.js";
+import { unwrap } from "../src/shared/errors.js";
+import { PULL_KIND, type PlainLane } from "./lanes.js";
+import { percentile, type BenchEnv } from "./workloads.js";
+
+type CountsEnv = BenchEnv & { COUNTS_LANE: DurableObjectNamespace<CountsLane> };
+type Strategy = "triggers" | "store" | "none";
+
+const BATCH = 1000;
+/** Claims per statement in the drain-shaped loop: the drain workload's concurrency. */
+const CLAIM = 16;
+const us = (ms: number, jobs: number) => Math.round(((ms * 1000) / jobs) * 100) / 100;
+
+/** What a store that kept the counts itself would run after each statement: one row, the statement's deltas. */
+const KEEP_SQL = `UPDATE lane_counts SET queued = queued + ?1, running = running + ?2, completed = completed + ?3,
+  total_enqueued = total_enqueued + ?4, total_claimed = total_claimed + ?5, total_completed = total_completed + ?6 WHERE id = 1`;
+
+/** Settled jobs, settled `?2` onwards one ms apart, in one statement. ?1 how many, ?2 settled at, ?3 id prefix. */
+const FILL_SETTLED_SQL = `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?1)
+  INSERT INTO jobs (id, kind, payload, priority, run_at, state, outcome, attempts, generation, max_attempts,
+    backoff_base_ms, backoff_max_ms, timeout_ms, created_at, updated_at, settled_at, result)
+  SELECT ?3 || i, '${PULL_KIND}', '{"i":' || i || '}', 0, ?2, 'settled', 'completed', 1, 1, 3, 1000, 300000, 60000, ?2, ?2, ?2 + i, '{"ok":true}' FROM n`;
+
+export class CountsLane extends defineLane({ log: false }) {
+  private alarmMs: number[] = [];
+
+  /** Each alarm, timed: the clock moves inside synchronous code under local workerd (the `clock` workload). */
+  override async alarm(): Promise<void> {
+    const t0 = Date.now();
+    await super.alarm();
+    this.alarmMs.push(Date.now() - t0);
+  }
+
+  /** The alarms' durations since the last call, in ms. */
+  async benchAlarmTimes(): Promise<number[]> {
+    const times = this.alarmMs;
+    this.alarmMs = [];
+    return times;
+  }
+
+  /** `n` completed jobs settled long enough ago to be past the default retention, then the wake re-armed. */
+  async benchFillSettled(n: number): Promise<number> {
+    const settledAt = Date.now() - DEFAULT_COMPLETED_RETENTION_MS - n - 60_000;
+    this.ctx.storage.transactionSync(() => this.ctx.storage.sql.exec(FILL_SETTLED_SQL, n, settledAt, "expired-"));
+    this.wake.afterChange(false);
+    return n;
+  }
+
+  /**
+   * µs per job of batch enqueue (store.insertJobs, 1000 a statement) and of a drain-shaped loop
+   * (claimDue of 16, then completeBatch of them), with the counts kept three ways, in alternating
+   * rounds: by the triggers of migration 6; by the store (the triggers dropped, one UPDATE of the
+   * counts row after each statement); not at all. This lane is a probe: its counts end up wrong.
+   */
+  async benchCountsCost(n: number, rounds: number): Promise<Record<Strategy, { enqueueUs: number; drainUs: number }>> {
+    const sql = this.ctx.storage.sql;
+    this.store.settings.configure({ concurrency: 1000 });
+    const triggers = sql.exec<{ name: string; sql: string }>(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'jobs'`).toArray();
+    const totals: Record<Strategy, { enqueueMs: number; drainMs: number; jobs: number }> = {
+      triggers: { enqueueMs: 0, drainMs: 0, jobs: 0 }, store: { enqueueMs: 0, drainMs: 0, jobs: 0 }, none: { enqueueMs: 0, drainMs: 0, jobs: 0 },
+    };
+    const now = Date.now();
+    const spec = (id: string): JobSpec => ({
+      id, kind: PULL_KIND, payload: "{}", queue: null, priority: 0, runAt: now, maxAttempts: 3,
+      backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 60_000, maxRecoveries: 3, recoveryWindowMs: 3_600_000,
+    });
+    for (let round = 0; round < rounds; round++) {
+      for (const strategy of ["triggers", "store", "none"] as const) {
+        for (const t of triggers) sql.exec(`DROP TRIGGER IF EXISTS ${t.name}`);
+        if (strategy === "triggers") for (const t of triggers) sql.exec(t.sql);
+        const keep = (...deltas: number[]) => strategy === "store" && sql.exec(KEEP_SQL, ...deltas);
+        const t0 = Date.now();
+        for (let from = 0; from < n; from += BATCH) {
+          const inserted = this.store.insertJobs(Array.from({ length: BATCH }, (_, i) => spec(`${strategy}-${round}-${from + i}`)));
+          keep(BATCH, 0, 0, BATCH, 0, 0);
+          if (!inserted.ok) throw new Error(inserted.error.message);
+        }
+        const t1 = Date.now();
+        for (;;) {
+          const claimed = this.store.claimDue({ kinds: null, excludeKinds: [], excludeIds: [], heldSlots: 0, max: CLAIM, leaseMs: 60_000, maxBytes: Infinity, holder: "lane" });
+          if (claimed.length === 0) break;
+          keep(-claimed.length, claimed.length, 0, 0, claimed.length, 0);
+          const settled = this.store.completeBatch(claimed.map((job) => ({ id: job.id, token: job.lease.token, resultJson: "null" })));
+          keep(0, -settled.size, settled.size, 0, 0, settled.size);
+        }
+        const t2 = Date.now();
+        totals[strategy].enqueueMs += t1 - t0;
+        totals[strategy].drainMs += t2 - t1;
+        totals[strategy].jobs += n;
+        sql.exec(`DELETE FROM jobs`);
+      }
+    }
+    for (const t of triggers) sql.exec(`DROP TRIGGER IF EXISTS ${t.name}`);
+    for (const t of triggers) sql.exec(t.sql);
+    const per = (s: Strategy) => ({ enqueueUs: us(totals[s].enqueueMs, totals[s].jobs), drainUs: us(totals[s].drainMs, totals[s].jobs) });
+    return { triggers: per("triggers"), store: per("store"), none: per("none") };
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const str = (params: Record<string, unknown>, key: string) => String(params[key]);
+const int = (params: Record<string, unknown>, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
+
+export const countsWorkloads: Record<string, (env: BenchEnv, params: Record<string, unknown>) => Promise<object>> = {
+  /** The per-job cost of keeping counts on batch enqueue and on the drain, three ways. */
+  async countsCost(env, params) {
+    const lane = (env as CountsEnv).COUNTS_LANE.getByName(`counts-cost-${str(params, "run")}`);
+    const n = int(params, "n", 20_000);
+    const rounds = int(params, "rounds", 3);
+    const cost = await lane.benchCountsCost(n, rounds);
+    const extra = (s: "triggers" | "store") => ({
+      enqueueUs: Math.round((cost[s].enqueueUs - cost.none.enqueueUs) * 100) / 100,
+      drainUs: Math.round((cost[s].drainUs - cost.none.drainUs) * 100) / 100,
+    });
+    return { n, rounds, perJobUs: cost, keepingCostUs: { triggers: extra("triggers"), store: extra("store") } };
+  },
+
+  /** `info()` over RPC at each growth lane's backlog: µs per call, sequential. */
+  async infoGrowth(env, params) {
+    const reps = int(params, "reps", 200);
+    const levels = [];
+    for (const name of params.lanes as string[]) {
+      const lane = env.PLAIN_LANE.getByName(name) as DurableObjectStub<PlainLane>;
+      const queued = unwrap(await lane.info()).counts.queued;
+      const t0 = Date.now();
+      for (let i = 0; i < reps; i++) unwrap(await lane.info());
+      const ms = Date.now() - t0;
+      levels.push({ lane: name, queued, reps, ms, usPerCall: us(ms, reps) });
+    }
+    return { levels };
+  },
+
+  /** One retention pass over `n` expired jobs: every alarm's duration, and how long an `info()` waited at worst meanwhile. */
+  async retentionPass(env, params) {
+    const n = int(params, "n", 100_000);
+    const lane = (env as CountsEnv).COUNTS_LANE.getByName(`retention-${str(params, "run")}`);
+    await lane.benchAlarmTimes();
+    await lane.benchFillSettled(n);
+    const t0 = Date.now();
+    let waitedMs = 0;
+    for (;;) {
+      const asked = Date.now();
+      const left = unwrap(await lane.info()).counts.completed;
+      waitedMs = Math.max(waitedMs, Date.now() - asked);
+      if (left === 0) break;
+      if (Date.now() - t0 > 600_000) throw new Error(`${left} of ${n} expired jobs left after 10 minutes`);
+      await sleep(5);
+    }
+    const wallMs = Date.now() - t0;
+    const times = (await lane.benchAlarmTimes()).sort((a, b) => a - b);
+    return {
+      n, wallMs, alarms: times.length, jobsPerAlarm: times.length ? n / times.length : null,
+      alarmMs: { p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1) ?? null, mean: times.length ? times.reduce((a, b) => a + b, 0) / times.length : null },
+      infoWaitedMaxMs: waitedMs,
+    };
+  },
+};

@@ -1,0 +1,6 @@
+declare namespace Cloudflare {
+  interface Env {
+    /** The stub subscribers (test/subscribers/worker.js): `GET /log?event=<id>`. */
+    SUBSCRIBERS_LOG: Fetcher;
+  }
+}

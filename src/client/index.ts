@@ -1,0 +1,58 @@
+/**
+ * `switchyard/client`: what code outside a Worker needs to talk to a Switchyard API (Node 20+,
+ * browsers, other runtimes). Nothing here may import `cloudflare:workers` or a Durable Object, even
+ * indirectly; `npm run check:pack` proves it against the packed entry (scripts/pack-consumer/).
+ */
+export { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
+export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, LaneClient, PurgeAnswer, QueueInfo } from "./types.js";
+export { QueueError, type ErrorBody, type ErrorCode, type ErrorDetails, type Issue, type Result } from "../shared/errors.js";
+export type {
+  AttemptError,
+  Checkpoint,
+  CheckpointInfo,
+  ClaimedJob,
+  Counts,
+  EnqueueStatus,
+  Job,
+  JobState,
+  Json,
+  LaneInfo,
+  LaneStats,
+  Lease,
+  LeaseView,
+  Outcome,
+  PulledJob,
+  Retention,
+} from "../shared/job.js";
+export type { Schedule, ScheduledJob, SchedulePage } from "../shared/schedule.js";
+export type {
+  AckItem,
+  AcksRequest,
+  BatchEnqueueRequest,
+  CancelRequest,
+  CheckpointRequest,
+  ClaimRequest,
+  CompleteRequest,
+  EnqueueRequest,
+  FailLaneRequest,
+  FailRequest,
+  LanePatch,
+  ListQuery,
+  ProgressRequest,
+  ReleaseRequest,
+  RenewRequest,
+  ScheduleListQuery,
+  ScheduleRequest,
+  SweepRequest,
+} from "../shared/schemas.js";
+export {
+  createWorker,
+  WorkerAbortError,
+  type PullWorker,
+  type WorkerAbortCause,
+  type WorkerContext,
+  type WorkerEvent,
+  type WorkerHandler,
+  type WorkerOptions,
+  type WorkerStats,
+} from "./worker.js";

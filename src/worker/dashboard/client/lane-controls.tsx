@@ -1,0 +1,113 @@
+/** A lane's settings and maintenance: pause or resume, concurrency, retention (when the server has it), sweep. */
+import { useState } from "hono/jsx/dom";
+import { useAlive } from "./alive.js";
+import { describe, lanePath, type Api } from "./api.js";
+import { Alert, Notice } from "./components.js";
+import { duration } from "./format.js";
+import type { LaneInfo } from "./types.js";
+
+const HOUR_MS = 3_600_000;
+
+export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInfo; onChanged: (info: LaneInfo) => void }) {
+  const [problem, setProblem] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const path = lanePath(info.lane);
+  const alive = useAlive();
+
+  const run = async (action: () => Promise<string | null>) => {
+    setBusy(true);
+    setProblem(null);
+    setNotice(null);
+    try {
+      const said = await action();
+      if (alive.current) setNotice(said);
+    } catch (error) {
+      if (alive.current) setProblem(describe(error));
+    } finally {
+      if (alive.current) setBusy(false);
+    }
+  };
+  const configure = (patch: Record<string, unknown>, said: string) =>
+    run(async () => {
+      const fresh = await api.patch<LaneInfo>(path, patch);
+      if (alive.current) onChanged(fresh);
+      return said;
+    });
+
+  const setConcurrency = (event: Event) => {
+    event.preventDefault();
+    const value = Number(field(event, "concurrency"));
+    void configure({ concurrency: value }, `Concurrency set to ${value}.`);
+  };
+  const setRetention = (event: Event) => {
+    event.preventDefault();
+    const hours = (name: string) => {
+      const text = field(event, name).trim();
+      return text === "" ? null : Math.round(Number(text) * HOUR_MS);
+    };
+    void configure({ retention: { completedMs: hours("completedHours"), failedMs: hours("failedHours") } }, "Retention set.");
+  };
+  const sweep = (event: Event) => {
+    event.preventDefault();
+    const hours = Number(field(event, "olderThanHours"));
+    const settledBefore = Date.now() - Math.round(hours * HOUR_MS);
+    if (!confirm(`Delete every settled job of lane ${info.lane} settled more than ${duration(hours * HOUR_MS)} ago? This cannot be undone.`)) return;
+    void run(async () => {
+      const { removed } = await api.post<{ removed: number }>(`${path}/sweep`, { settledBefore });
+      return `Swept ${removed} settled job${removed === 1 ? "" : "s"}.`;
+    });
+  };
+
+  return (
+    <div class="controls" data-testid="controls">
+      <div class="control">
+        <span class={info.paused ? "badge badge-paused" : "badge badge-running"} data-testid="paused">
+          {info.paused ? "paused" : "dispatching"}
+        </span>
+        <button type="button" disabled={busy} onClick={() => void configure({ paused: !info.paused }, info.paused ? "Resumed." : "Paused: nothing new starts.")}>
+          {info.paused ? "Resume" : "Pause"}
+        </button>
+      </div>
+      <form class="control" onSubmit={setConcurrency}>
+        <label>
+          Concurrency <input name="concurrency" type="number" min="1" max="1000" required value={String(info.concurrency)} />
+        </label>
+        <button type="submit" disabled={busy}>
+          Set
+        </button>
+      </form>
+      {info.retention && (
+        <form class="control" onSubmit={setRetention}>
+          <label>
+            Keep completed (h) <input name="completedHours" type="number" min="0" step="any" placeholder="forever" value={hoursOf(info.retention.completedMs)} />
+          </label>
+          <label>
+            Keep failed (h) <input name="failedHours" type="number" min="0" step="any" placeholder="forever" value={hoursOf(info.retention.failedMs)} />
+          </label>
+          <button type="submit" disabled={busy}>
+            Set retention
+          </button>
+        </form>
+      )}
+      <form class="control" onSubmit={sweep}>
+        <label>
+          Sweep settled jobs older than (h) <input name="olderThanHours" type="number" min="0" step="any" required value="24" />
+        </label>
+        <button type="submit" class="danger" disabled={busy}>
+          Sweep…
+        </button>
+      </form>
+      <Alert message={problem} />
+      <Notice message={notice} />
+    </div>
+  );
+}
+
+function field(event: Event, name: string): string {
+  return ((event.target as HTMLFormElement).elements.namedItem(name) as HTMLInputElement).value;
+}
+
+function hoursOf(ms: number | null): string {
+  return ms === null ? "" : String(ms / HOUR_MS);
+}

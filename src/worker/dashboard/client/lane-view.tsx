@@ -1,0 +1,99 @@
+/**
+ * One lane, live over its events socket: the counts as the lane sends them, the transitions as they
+ * happen, the controls, and the job table (which reloads its page when a transition arrives).
+ */
+import { useCallback, useEffect, useState } from "hono/jsx/dom";
+import { useAlive } from "./alive.js";
+import { describe, lanePath, type Api } from "./api.js";
+import { Alert, CountsStrip, Section, StateBadge } from "./components.js";
+import { clockTime } from "./format.js";
+import { JobTable } from "./job-table.js";
+import { LaneControls } from "./lane-controls.js";
+import { useLaneEvents, type LaneMessage, type TransitionMessage } from "./live.js";
+import { href } from "./router.js";
+import type { Counts, LaneInfo } from "./types.js";
+
+const FEED_LENGTH = 40;
+
+export function LaneView({ api, lane }: { api: Api; lane: string }) {
+  const [info, setInfo] = useState<LaneInfo | null>(null);
+  const [counts, setCounts] = useState<Counts | null>(null);
+  const [feed, setFeed] = useState<TransitionMessage[]>([]);
+  const [changes, setChanges] = useState(0);
+  const [problem, setProblem] = useState<string | null>(null);
+  const alive = useAlive();
+
+  const reload = useCallback(async () => {
+    try {
+      const fresh = await api.get<LaneInfo>(lanePath(lane));
+      if (!alive.current) return;
+      setInfo(fresh);
+      setCounts(fresh.counts);
+    } catch (error) {
+      if (alive.current) setProblem(`Could not read the lane: ${describe(error)}`);
+    }
+  }, [api, lane]);
+  useEffect(() => void reload(), [reload]);
+
+  const live = useLaneEvents(api, lane, (message: LaneMessage) => {
+    if (message.type === "hello") {
+      const { type: _, ...hello } = message;
+      setInfo((old) => ({ ...(old ?? {}), ...hello }) as LaneInfo);
+      setCounts(message.counts);
+      setChanges((n) => n + 1); // a reconnect may have missed transitions
+    } else if (message.type === "counts") {
+      setCounts(message.counts);
+    } else if (message.type === "transition") {
+      setFeed((old) => [message, ...old].slice(0, FEED_LENGTH));
+      setChanges((n) => n + 1);
+    }
+  });
+
+  return (
+    <div class="lane-view">
+      <Section
+        title={`Lane ${lane}`}
+        actions={
+          <span class={`live live-${live}`} data-testid="live" title="the lane's events socket">
+            {live === "live" ? "● live" : live === "connecting" ? "○ connecting…" : "○ offline, retrying"}
+          </span>
+        }
+      >
+        <Alert message={problem} />
+        <CountsStrip counts={counts} />
+        {info && (
+          <LaneControls
+            api={api}
+            info={info}
+            onChanged={(fresh) => {
+              setInfo(fresh);
+              setCounts(fresh.counts);
+              setChanges((n) => n + 1);
+            }}
+          />
+        )}
+        <p>
+          <a href={href({ view: "enqueue", lane })}>Enqueue a job in this lane</a>
+        </p>
+      </Section>
+      <div class="columns">
+        <JobTable api={api} lane={lane} changes={changes} />
+        <Section title="Transitions">
+          {feed.length === 0 ? (
+            <p class="muted">None yet: they appear here as they happen.</p>
+          ) : (
+            <ol class="feed" data-testid="feed">
+              {feed.map((t, i) => (
+                <li key={`${t.at}-${t.id}-${t.to}-${i}`}>
+                  <time>{clockTime(t.at)}</time> <a href={href({ view: "job", lane, id: t.id })}>{t.id}</a>{" "}
+                  <span class="muted">{t.from ?? "new"}</span> → <StateBadge state={t.to} outcome={t.outcome} />
+                  {t.attempt > 0 ? <span class="muted"> attempt {String(t.attempt)}</span> : null}
+                </li>
+              ))}
+            </ol>
+          )}
+        </Section>
+      </div>
+    </div>
+  );
+}

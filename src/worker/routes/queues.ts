@@ -1,0 +1,45 @@
+/** Routes of a lane's queues (serial keys): who holds one and how many wait, and purging its queued jobs. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { unwrap } from "../../shared/errors.js";
+import { Name } from "../../shared/schemas.js";
+import { PurgeResponse, QueueInfo } from "../responses.js";
+import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse } from "../openapi.js";
+
+const tags = ["queues"];
+
+const QueueParams = z.object({ lane: Name, queue: Name });
+
+/** Purge takes no fields; a body that has some is refused like any other unknown field. */
+const PurgeRequest = z.strictObject({}).openapi("PurgeRequest");
+
+const getQueue = createRoute({
+  method: "get",
+  path: "/lanes/{lane}/queues/{queue}",
+  tags,
+  summary: "The job that holds a queue (or runs next) and how many of its jobs are queued",
+  security: bearerAuth,
+  request: { params: QueueParams },
+  responses: { 200: jsonResponse(QueueInfo, "the queue"), ...errorResponses() },
+});
+
+const purgeQueue = createRoute({
+  method: "post",
+  path: "/lanes/{lane}/queues/{queue}/purge",
+  tags,
+  summary: "Delete a queue's queued jobs; a running head runs on",
+  security: bearerAuth,
+  request: { params: QueueParams, body: jsonRequest(PurgeRequest, false) },
+  responses: { 200: jsonResponse(PurgeResponse, "how many jobs were deleted"), ...errorResponses(415) },
+});
+
+export function queueRoutes() {
+  return createRouter()
+    .openapi(getQueue, async (c) => {
+      const { lane, queue } = c.req.valid("param");
+      return c.json(unwrap(await c.env.LANE.getByName(lane).queueInfo(queue)), 200);
+    })
+    .openapi(purgeQueue, async (c) => {
+      const { lane, queue } = c.req.valid("param");
+      return c.json(unwrap(await c.env.LANE.getByName(lane).purgeQueue(queue)), 200);
+    });
+}

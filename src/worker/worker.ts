@@ -1,0 +1,18 @@
+/**
+ * A whole Worker of the library: the API (`createApp`) as its `fetch`, and the belt over lost alarms
+ * (`checkAlarms`) as its `scheduled` handler, for a cron trigger of `* * * * *` in its wrangler config.
+ */
+import type { SwitchyardEnv } from "../durable/env.js";
+import { createApp } from "./app.js";
+import { checkAlarms } from "./belt.js";
+
+/** `export default createWorker()` in a Worker that exports its lane class and the registry. */
+export function createWorker() {
+  const app = createApp();
+  return {
+    fetch: app.fetch,
+    async scheduled(_controller: ScheduledController, env: SwitchyardEnv, ctx: ExecutionContext): Promise<void> {
+      ctx.waitUntil(checkAlarms(env));
+    },
+  } satisfies ExportedHandler<SwitchyardEnv>;
+}

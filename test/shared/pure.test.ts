@@ -1,0 +1,81 @@
+/** Plain unit tests of the pure logic in src/shared/ and the auth helpers: no lane, no runtime state. */
+import { describe, expect, it } from "vitest";
+import { backoffBoundsMs, backoffDelayMs } from "../../src/shared/backoff.js";
+import { canonicalJson, exceedsBytes, serializeJson, utf8Length } from "../../src/shared/json.js";
+import { MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
+import { bearerToken, configuredTokens, tokenMatches } from "../../src/worker/auth.js";
+
+describe("backoff", () => {
+  it("doubles per attempt, capped at maxMs, and stays within [d/2, d]", () => {
+    for (const attempt of [1, 2, 3, 10, 80]) {
+      const [low, high] = backoffBoundsMs(attempt, 1_000, 60_000);
+      expect(high).toBe(Math.min(60_000, 1_000 * 2 ** (attempt - 1)));
+      expect(low).toBe(Math.floor(high / 2));
+      for (const random of [0, 0.25, 0.999]) {
+        const delay = backoffDelayMs(attempt, 1_000, 60_000, random);
+        expect(delay).toBeGreaterThanOrEqual(low);
+        expect(delay).toBeLessThanOrEqual(high);
+      }
+    }
+  });
+
+  it("treats an attempt below 1 as the first", () => {
+    expect(backoffDelayMs(0, 1_000, 60_000, 0)).toBe(backoffDelayMs(1, 1_000, 60_000, 0));
+  });
+});
+
+describe("canonical JSON", () => {
+  it("sorts object keys at every depth, keeps array order", () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');
+    expect(canonicalJson([2, 1])).not.toBe(canonicalJson([1, 2]));
+    expect(canonicalJson(undefined)).toBe("null");
+  });
+});
+
+describe("byte limits", () => {
+  it("counts UTF-8 bytes: ASCII 1, Latin 2, BMP 3, astral 4", () => {
+    expect(utf8Length("abc")).toBe(3);
+    expect(utf8Length("é")).toBe(2);
+    expect(utf8Length("€")).toBe(3);
+    expect(utf8Length("😀")).toBe(4);
+    for (const text of ["", "héllo wörld", "日本語", "a😀b€c"]) expect(utf8Length(text)).toBe(new TextEncoder().encode(text).byteLength);
+  });
+
+  it("tells whether a text is over a limit, at the limit exactly", () => {
+    expect(exceedsBytes("x".repeat(10), 10)).toBe(false);
+    expect(exceedsBytes("x".repeat(11), 10)).toBe(true);
+    expect(exceedsBytes("é".repeat(5), 10)).toBe(false);
+    expect(exceedsBytes("é".repeat(6), 10)).toBe(true);
+  });
+
+  it("serializes a payload of exactly the limit, refuses one byte more, and refuses what is not JSON", () => {
+    expect(serializeJson("x".repeat(MAX_PAYLOAD_BYTES - 2), "payload").ok).toBe(true);
+    const over = serializeJson("x".repeat(MAX_PAYLOAD_BYTES - 1), "payload");
+    expect(over.ok ? null : over.error.code).toBe("payload_too_large");
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    const refused = serializeJson(cyclic, "payload");
+    expect(refused.ok ? null : refused.error.code).toBe("invalid_request");
+    expect(serializeJson(undefined, "result")).toEqual({ ok: true, value: "null" });
+  });
+});
+
+describe("auth helpers", () => {
+  it("reads a comma-separated token list, ignoring blanks", () => {
+    expect(configuredTokens(undefined)).toEqual([]);
+    expect(configuredTokens("")).toEqual([]);
+    expect(configuredTokens(" a , ,b ")).toEqual(["a", "b"]);
+  });
+
+  it("takes the token of a Bearer header only", () => {
+    expect(bearerToken("Bearer abc")).toBe("abc");
+    expect(bearerToken(undefined)).toBeNull();
+    expect(bearerToken("Basic abc")).toBeNull();
+  });
+
+  it("matches any configured token, and nothing else", async () => {
+    expect(await tokenMatches("new", ["old", "new"])).toBe(true);
+    expect(await tokenMatches("ne", ["old", "new"])).toBe(false);
+    expect(await tokenMatches("", ["old"])).toBe(false);
+  });
+});
