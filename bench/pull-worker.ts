@@ -62,7 +62,10 @@ async function floor(server: Server, n: number, concurrency: number) {
   return { ops: n, ms, opsPerSec: (n * 1000) / ms };
 }
 
-/** `consumers` workers drain `n` queued pull jobs with no-op handlers; requests counted by route. */
+/**
+ * `consumers` workers drain `n` queued pull jobs with no-op handlers; requests counted by route. Each
+ * runs 250 at once (the four together: the lane's concurrency, 1000), so keeps three claims in flight.
+ */
 async function drain(server: Server, lane: string, sizes: PullSizes) {
   await request(server, "POST", "/bench/fill", { lane, size: sizes.pullN, binding: "LANE" });
   const requests: Record<string, number> = {};
@@ -77,7 +80,7 @@ async function drain(server: Server, lane: string, sizes: PullSizes) {
   const t0 = performance.now();
   const workers = Array.from({ length: sizes.pullConsumers }, () =>
     createWorker({
-      url: server.url.href, token: server.token, lane, concurrency: 100, leaseMs: 120_000, fetch: counted,
+      url: server.url.href, token: server.token, lane, concurrency: 250, leaseMs: 120_000, fetch: counted,
       handlers: { [PULL_KIND]: () => null },
       onEvent: (event) => {
         if (event.type === "completed" && ++completed === sizes.pullN) done();

@@ -11,9 +11,9 @@
  * process.on("SIGTERM", async () => console.log(await worker.stop({ graceMs: 10_000 })));
  * ```
  *
- * One claim at a time, long-polled (`waitMs`: the lane answers it the moment a job is claimable) and
- * sized to the free slots; each job runs in an `Attempt` (worker-attempt.ts: renewal, abort, its one
- * outcome); outcomes are coalesced into batch acks (ack-batcher.ts).
+ * Claims are long-polled (`waitMs`: the lane answers one the moment a job is claimable) and sized to
+ * the free slots, one in flight per 100 slots; each job runs in an `Attempt` (worker-attempt.ts:
+ * renewal, abort, its one outcome); outcomes are coalesced into batch acks (ack-batcher.ts).
  */
 import {
   DEFAULT_LEASE_MS,
@@ -50,7 +50,7 @@ export interface WorkerOptions {
   handlers: Readonly<Record<string, WorkerHandler>>;
   /** The kinds to claim; default: every kind of `handlers` (each must have one). */
   kinds?: readonly string[];
-  /** Handlers run at once; default 10. Each claim asks for the free slots. */
+  /** Handlers run at once (1..1000); default 10. Each claim asks for free slots, at most 100; one claim is in flight per 100 slots. */
   concurrency?: number;
   /** Lease of each claimed job (100..3,600,000 ms), renewed at every third of it; default 30,000. */
   leaseMs?: number;
@@ -116,8 +116,14 @@ export function createWorker(options: WorkerOptions): PullWorker {
   const writing = new Set<Promise<unknown>>();
   /** Fires when the worker begins to stop: cuts the claim loop's pauses short. */
   const halt = new AbortController();
-  let claiming: AbortController | null = null;
-  let slotFreed: (() => void) | null = null;
+  /** Claims in flight, and the slots they asked for. */
+  const claiming = new Set<AbortController>();
+  let reserved = 0;
+  /** Claim loops waiting for a free slot. */
+  const slotWaiters: (() => void)[] = [];
+  const slotFreed = () => {
+    for (const resolve of slotWaiters.splice(0)) resolve();
+  };
 
   const event = (e: WorkerEvent) => {
     try {
@@ -156,7 +162,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
       const written = attempt.settled();
       writing.add(written);
       void written.finally(() => writing.delete(written));
-      slotFreed?.();
+      slotFreed();
     });
   }
 
@@ -177,20 +183,26 @@ export function createWorker(options: WorkerOptions): PullWorker {
   }
 
   let stopping = false;
+  /**
+   * One claim loop per 100 slots (a claim takes at most 100 jobs): a worker of high concurrency keeps
+   * that many claims in flight, so that its throughput is not one claim per round trip.
+   */
   async function claimLoop(): Promise<void> {
     let backoffMs = WORKER_BACKOFF_MIN_MS;
     while (!stopping) {
-      const free = concurrency - running.size;
+      const free = concurrency - running.size - reserved;
       if (free <= 0) {
-        await new Promise<void>((resolve) => (slotFreed = resolve));
-        slotFreed = null;
+        await new Promise<void>((resolve) => slotWaiters.push(resolve));
         continue;
       }
-      claiming = new AbortController();
+      const max = Math.min(free, MAX_CLAIM);
+      const controller = new AbortController();
+      claiming.add(controller);
+      reserved += max;
       const sentAt = Date.now();
       let jobs: PulledJob[];
       try {
-        ({ jobs } = await http.claim({ kinds: [...kinds], max: Math.min(free, MAX_CLAIM), leaseMs, waitMs }, claiming.signal, waitMs + WORKER_REQUEST_TIMEOUT_MS));
+        ({ jobs } = await http.claim({ kinds: [...kinds], max, leaseMs, waitMs }, controller.signal, waitMs + WORKER_REQUEST_TIMEOUT_MS));
       } catch (error) {
         if (stopping) break;
         event({ type: "error", during: "claim", message: String(error), willRetry: true, ...(error instanceof QueueError ? { code: error.code } : {}) });
@@ -198,7 +210,9 @@ export function createWorker(options: WorkerOptions): PullWorker {
         backoffMs = Math.min(WORKER_BACKOFF_MAX_MS, backoffMs * 2);
         continue;
       } finally {
-        claiming = null;
+        claiming.delete(controller);
+        reserved -= max;
+        slotFreed(); // what this claim did not fill, another loop may ask for
       }
       backoffMs = WORKER_BACKOFF_MIN_MS;
       if (stopping) {
@@ -212,7 +226,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
     }
   }
 
-  const loop = claimLoop();
+  const loop = Promise.all(Array.from({ length: Math.ceil(concurrency / MAX_CLAIM) }, claimLoop));
   let resolveStopped!: (value: { drained: boolean; inFlight: number }) => void;
   const stopped = new Promise<{ drained: boolean; inFlight: number }>((resolve) => (resolveStopped = resolve));
   let stopCall: Promise<{ drained: boolean; inFlight: number }> | null = null;
@@ -220,8 +234,8 @@ export function createWorker(options: WorkerOptions): PullWorker {
   async function stop(graceMs: number): Promise<{ drained: boolean; inFlight: number }> {
     stopping = true;
     halt.abort();
-    claiming?.abort(new Error("the worker is stopping"));
-    slotFreed?.();
+    for (const controller of claiming) controller.abort(new Error("the worker is stopping"));
+    slotFreed();
     await loop;
     const handlers = Promise.all([...running].map((a) => a.returned));
     await waitAtMost(handlers, graceMs);

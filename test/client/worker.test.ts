@@ -36,13 +36,13 @@ it("runs inside a Worker: drains a lane through the app's own fetch, then stops 
 });
 
 /** A worker on a fresh lane, through the app's own fetch, and a promise of its first `count` outcomes. */
-function inWorker(handlers: Record<string, WorkerHandler>, count: number) {
+function inWorker(handlers: Record<string, WorkerHandler>, count: number, concurrency = 250) {
   const name = crypto.randomUUID();
   const events: WorkerEvent[] = [];
   let done!: () => void;
   const outcomes = new Promise<void>((resolve) => (done = resolve));
   const worker = createWorker({
-    url: "http://switchyard.test", token: TOKEN, lane: name, waitMs: 5_000, handlers,
+    url: "http://switchyard.test", token: TOKEN, lane: name, waitMs: 5_000, handlers, concurrency,
     fetch: (input, init) => exports.default.fetch(new Request(input, init)),
     onEvent: (event) => {
       events.push(event);
@@ -112,4 +112,27 @@ it("reports failing claims, backs off, and still stops at once", async () => {
   expect(await worker.stop({ graceMs: 5_000 })).toEqual({ drained: true, inFlight: 0 });
   expect(Date.now() - asked).toBeLessThan(500);
   expect(errors[0]).toMatchObject({ type: "error", during: "claim", willRetry: true, message: expect.stringContaining("network down") });
+});
+
+it("fills every slot of a high concurrency, with more than one claim in flight", async () => {
+  let open!: () => void;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let started = 0;
+  let allStarted!: () => void;
+  const all = new Promise<void>((resolve) => (allStarted = resolve));
+  const handler = () => {
+    if (++started === 250) allStarted();
+    return gate;
+  };
+  const { lane, worker, outcomes } = inWorker({ k: handler }, 250);
+  await lane.configure({ concurrency: 1000 });
+  for (let from = 0; from < 250; from += 125) {
+    await lane.enqueueBatch({ jobs: Array.from({ length: 125 }, (_, i) => ({ id: `j${from + i}`, kind: "k" })) });
+  }
+  // 250 handlers waiting at once: three claims (at most 100 each) had to be answered.
+  await all;
+  expect(worker.stats()).toMatchObject({ claims: 250, inFlight: 250 });
+  open();
+  await outcomes;
+  expect(await worker.stop({ graceMs: 1_000 })).toEqual({ drained: true, inFlight: 0 });
 });
