@@ -13,7 +13,7 @@ export interface Delivery {
  * Another 4xx: the subscriber will never take it, so no retry. 5xx or a network error: retried
  * with backoff. The signal aborts the request when the job is cancelled or times out.
  */
-export const deliver: Executor = async (delivery: Delivery, { signal, attempt, env }) => {
+export const deliver: Executor<Env> = async (delivery: Delivery, { signal, attempt, env }) => {
   const body = JSON.stringify(delivery.event);
   const response = await fetch(delivery.url, {
     method: "POST",
