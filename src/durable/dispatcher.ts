@@ -39,6 +39,8 @@ interface Attempt {
   deadline: number;
   /** Aborted long ago and still running: its slot is given back. */
   stuck: boolean;
+  /** Its steps recorded a checkpoint. */
+  recorded: boolean;
 }
 
 export interface DispatcherHost<E> {
@@ -63,7 +65,7 @@ export class Dispatcher<E = unknown> {
   /** Attempts whose executor has not returned, by job id: running, or aborted and running on. */
   private readonly attempts = new Map<string, Attempt>();
   /** Attempts that completed this turn, to be written together. */
-  private completions: { job: ClaimedJob; token: string; resultJson: string }[] = [];
+  private completions: { job: ClaimedJob; token: string; resultJson: string; checkpoints: boolean }[] = [];
   private renewer: ReturnType<typeof setInterval> | undefined;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private deadlineAt = Infinity;
@@ -155,7 +157,9 @@ export class Dispatcher<E = unknown> {
 
   private start(job: ClaimedJob): void {
     const deadline = Date.now() + job.timeoutMs;
-    const attempt: Attempt = { job, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false };
+    const attempt: Attempt = {
+      job, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false, recorded: false,
+    };
     if (this.renewer === undefined) this.busy();
     this.attempts.set(job.id, attempt);
     if (this.deadlineTimer === undefined || deadline < this.deadlineAt) this.armDeadline(deadline);
@@ -192,7 +196,10 @@ export class Dispatcher<E = unknown> {
       recorded: () => (lease.generation === 1 ? new Map() : checkpoints.recorded(id, lease.generation)),
       save: (name, valueJson) => {
         const recorded = checkpoints.record(id, seq, attempt.token, name, valueJson);
-        if (recorded.ok) seq = recorded.value;
+        if (recorded.ok) {
+          seq = recorded.value;
+          attempt.recorded = true;
+        }
         return recorded;
       },
       progress: (progressJson) => checkpoints.progress(id, attempt.token, progressJson),
@@ -290,7 +297,9 @@ export class Dispatcher<E = unknown> {
         const result = serializeJson(ended.value, "result");
         if (result.ok) {
           // Written with the others of this turn by `settleCompletions`, in one statement.
-          this.completions.push({ job, token: attempt.token, resultJson: result.value });
+          // Checkpoints only come from an earlier attempt, or from this one's steps.
+          const checkpoints = job.lease.generation > 1 || attempt.recorded;
+          this.completions.push({ job, token: attempt.token, resultJson: result.value, checkpoints });
           written = null;
         } else {
           written = store.fail(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
@@ -317,7 +326,7 @@ export class Dispatcher<E = unknown> {
     if (this.completions.length === 0) return;
     const batch = this.completions;
     this.completions = [];
-    const settled = this.host.store.completeBatch(batch.map(({ job, token, resultJson }) => ({ id: job.id, token, resultJson })));
+    const settled = this.host.store.completeBatch(batch.map(({ job, token, resultJson, checkpoints }) => ({ id: job.id, token, resultJson, checkpoints })));
     for (const { job, token, resultJson } of batch) {
       if (!settled.has(job.id)) this.reportIfLost(job, this.host.store.complete(job.id, token, resultJson));
     }

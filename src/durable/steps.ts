@@ -64,8 +64,8 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
     if (!checked.ok) throw QueueError.from(checked.error);
   };
 
+  /** Records `value` under a checked `name`; answers its JSON. */
   const save = (name: string, value: unknown): string => {
-    checkName(name);
     const json = serializeJson(value, `checkpoint ${name}`, MAX_CHECKPOINT_BYTES);
     if (!json.ok) throw QueueError.from(json.error);
     guard();
@@ -105,6 +105,7 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
         return values;
       },
       async save(name, value) {
+        checkName(name);
         save(name, value);
       },
     },
