@@ -69,10 +69,12 @@ describe("demo.steps", () => {
     expect(done.generation).toBe(2);
   });
 
-  it("runs every step on a first attempt that does not fail", async () => {
-    const { enqueue, settled } = await setup();
+  it("runs every step on a first attempt that does not fail, and its completion deletes them", async () => {
+    const { enqueue, settled, checkpoints } = await setup();
     const job = await enqueue({ kind: "demo.steps", payload: { steps: 3 } });
     expect((await settled(job.id)).result).toEqual({ ran: ["s1", "s2", "s3"], values: { s1: { attempt: 1 }, s2: { attempt: 1 }, s3: { attempt: 1 } } });
+    // The first attempt recorded them, so its completion took them.
+    expect(await checkpoints(job.id)).toEqual([]);
   });
 });
 
