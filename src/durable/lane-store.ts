@@ -197,8 +197,11 @@ export class LaneStore {
 
   // ---- claim and the fence ----
 
-  /** Claims up to `max` due jobs, honouring pause, concurrency, priority, enqueue order, queue heads and the page's bytes. */
-  claimDue(filter: ClaimFilter): ClaimedJob[] {
+  /**
+   * Claims up to `max` due jobs, honouring pause, concurrency, priority, enqueue order, queue heads and
+   * the page's bytes. `seqs` learns each claimed job's seq (the dispatcher's records find rows by it).
+   */
+  claimDue(filter: ClaimFilter, seqs?: Map<string, number>): ClaimedJob[] {
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
       const { concurrency, paused } = this.settings.read();
@@ -223,6 +226,7 @@ export class LaneStore {
         .sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
       return rows.map((row) => {
         this.emit(row, "queued", null);
+        seqs?.set(row.id, row.seq);
         return { ...toJob(row, this.lane), lease: { token: row.lease_token!, generation: row.generation, expiresAt: row.lease_until! } };
       });
     });
