@@ -189,9 +189,9 @@ await workload("single", () => bench("single", { n: sizes.singleN }));
 await workload("serialQueues", () => bench("serialQueues", { queues: 16, perQueue: sizes.serialPerQueue }));
 
 await workload("steps", async () => ({
-  ...(await bench("steps", { steps: 1000, rounds: mode === "smoke" ? 1 : 5 })),
+  ...(await bench("steps", { kind: NOOP_KIND, steps: 1000, rounds: mode === "smoke" ? 1 : 5 })),
   // The drain again, each job recording one checkpoint through ctx.step.
-  drain_c16: await bench("drain", { n: sizes.drainN, concurrency: 16, kind: "bench.step1" }),
+  drain_c16: await bench("drain", { n: sizes.drainN, concurrency: 16, steps: 1 }),
 }));
 
 await workload("pull", () =>

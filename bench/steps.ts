@@ -1,27 +1,28 @@
 /**
  * Durable steps in the bench (issue 12): one in-process job running 1,000 `ctx.step`s, against raw
- * single-row UPSERTs of the same rows in a lane object (a table shaped like `checkpoints`, without its
- * triggers), in alternating rounds; and jobs that record one checkpoint each, for the drain
- * (`/bench/drain` with `kind`). Both loops are timed inside the object (local workerd's clock moves
- * there: see the `clock` workload); the steps' end to end time, enqueue to settled, is reported too.
+ * single-row UPSERTs of as many rows in a lane object (a table shaped like `checkpoints`), in
+ * alternating rounds; and jobs that record one checkpoint each, for the drain (`/bench/drain` with
+ * `steps`). Both loops are timed inside the object (local workerd's clock moves there: see the
+ * `clock` workload); the steps' end to end time, enqueue to settled, is reported too.
  */
 import { createLaneClient } from "../src/client/rpc.js";
 import type { ExecutorContext } from "../src/durable/executors.js";
 import type { BenchEnv } from "./workloads.js";
 
-/** One job, `payload.steps` steps of `ctx.step`, each recording a small number. */
-export const STEPS_KIND = "bench.steps";
-/** A job that records one checkpoint and completes: the drain's job with durable steps. */
-export const ONE_STEP_KIND = "bench.step1";
+/**
+ * The bench lane's no-op executor (kind `bench.noop`): answers when it started; with `payload.steps`,
+ * it first runs that many `ctx.step`s, each recording a small number, and answers how long they took.
+ */
+export function noopOrSteps(payload: { steps?: unknown } | null, ctx: ExecutorContext): object {
+  const startedAt = Date.now();
+  const steps = typeof payload?.steps === "number" ? payload.steps : 0;
+  return steps > 0 ? runSteps(steps, ctx.step, startedAt) : { startedAt };
+}
 
-export const stepExecutors = {
-  [STEPS_KIND]: async (payload: { steps: number }, { step }: ExecutorContext) => {
-    const t0 = Date.now();
-    for (let i = 0; i < payload.steps; i++) await step(`s${i}`, () => i);
-    return { ms: Date.now() - t0 };
-  },
-  [ONE_STEP_KIND]: async (_payload: unknown, { step }: ExecutorContext) => ({ startedAt: Date.now(), value: await step("only", () => 1) }),
-};
+async function runSteps(steps: number, step: ExecutorContext["step"], startedAt: number): Promise<object> {
+  for (let i = 0; i < steps; i++) await step(`s${i}`, () => i);
+  return { startedAt, ms: Date.now() - startedAt };
+}
 
 const UPSERT_TABLE = `CREATE TABLE IF NOT EXISTS bench_upserts (job_seq INTEGER NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL,
   generation INTEGER NOT NULL, updated_at INTEGER NOT NULL, PRIMARY KEY (job_seq, name)) WITHOUT ROWID`;
@@ -40,8 +41,9 @@ const rate = (ops: number, ms: number) => (ms > 0 ? (ops * 1000) / ms : null);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export const stepWorkloads: Record<string, (env: BenchEnv, params: Record<string, unknown>) => Promise<object>> = {
-  /** One job of `steps` steps per round, alternating with as many raw UPSERTs, `rounds` times. */
+  /** One job of `steps` steps (of the lane's no-op kind, `kind`) per round, alternating with as many raw UPSERTs, `rounds` times. */
   async steps(env, params) {
+    const kind = String(params.kind);
     const steps = typeof params.steps === "number" ? params.steps : 1000;
     const rounds = typeof params.rounds === "number" ? params.rounds : 5;
     const run = String(params.run);
@@ -52,7 +54,7 @@ export const stepWorkloads: Record<string, (env: BenchEnv, params: Record<string
     const totals = { steps: { ops: 0, ms: 0, endToEndMs: 0 }, upsert: { ops: 0, ms: 0 } };
     for (let round = 0; round < rounds; round++) {
       const t0 = Date.now();
-      const { job } = await lane.enqueue({ kind: STEPS_KIND, payload: { steps } });
+      const { job } = await lane.enqueue({ kind, payload: { steps } });
       let done = await lane.get(job.id);
       while (done.state !== "settled") {
         await sleep(2);

@@ -261,8 +261,8 @@ export const workloads: Record<string, Workload> = {
     const lanes = int(params, "lanes", 1);
     const concurrency = int(params, "concurrency", 16);
     const run = str(params, "run");
-    const kind = typeof params.kind === "string" ? params.kind : NOOP_KIND;
-    const names = Array.from({ length: lanes }, (_, l) => `drain-${kind}-c${concurrency}-l${lanes}-${l}-${run}`);
+    const steps = int(params, "steps", 0); // each job records this many checkpoints (bench/steps.ts)
+    const names = Array.from({ length: lanes }, (_, l) => `drain-c${concurrency}-l${lanes}-${l}-${run}${steps ? `-s${steps}` : ""}`);
     const clients = names.map((name) => createLaneClient(env.LANE).lane(name));
     const stubs = names.map((name) => env.LANE.getByName(name));
     await Promise.all(clients.map((c) => c.configure({ concurrency })));
@@ -272,7 +272,10 @@ export const workloads: Record<string, Workload> = {
     let enqueuedAt = 0;
     await Promise.all(
       clients.map(async (client) => {
-        for (let from = 0; from < perLane; from += BATCH) await client.enqueueBatch({ jobs: noopJobs(from, Math.min(BATCH, perLane - from), kind) });
+        for (let from = 0; from < perLane; from += BATCH) {
+          const jobs = noopJobs(from, Math.min(BATCH, perLane - from));
+          await client.enqueueBatch({ jobs: steps ? jobs.map((job) => ({ ...job, payload: { ...job.payload, steps } })) : jobs });
+        }
         enqueuedAt = Math.max(enqueuedAt, Date.now());
       }),
     );

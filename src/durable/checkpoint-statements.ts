@@ -3,7 +3,7 @@
  * belongs to a job. Every write on behalf of an attempt is one statement behind the fence (fence.ts).
  * `now` is always a parameter.
  */
-import { FENCE } from "./fence.js";
+import { FENCE, fenceClause } from "./fence.js";
 import { JOB_COLUMNS } from "./job-row.js";
 
 const UPSERT = `ON CONFLICT (job_seq, name) DO UPDATE SET value = excluded.value, generation = excluded.generation, updated_at = excluded.updated_at`;
@@ -33,11 +33,15 @@ export const RECORD_CHECKPOINT_SQL = `INSERT INTO checkpoints (job_seq, name, va
   SELECT jobs.seq, ?4, ?5, jobs.generation, ?3 FROM jobs WHERE jobs.seq = ?6 AND ${FENCE}
   ${UPSERT}`;
 
-/** An in-process attempt's first record, by the job's id: answers the seq its next records use. ?1…?5 as above. */
-export const RECORD_FIRST_CHECKPOINT_SQL = `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at)
-  SELECT jobs.seq, ?4, ?5, jobs.generation, ?3 FROM jobs WHERE ${FENCE}
+/**
+ * The records of several in-process attempts made in one turn, in one statement, each row through the
+ * fence by its own token; answers the rows it wrote. ?1 JSON [[seq, id, token, name, value], …], ?2 now.
+ */
+export const RECORD_MANY_CHECKPOINTS_SQL = `INSERT INTO checkpoints (job_seq, name, value, generation, updated_at)
+  SELECT jobs.seq, c.value->>3, c.value->>4, jobs.generation, ?2 FROM json_each(?1) AS c CROSS JOIN jobs
+  WHERE jobs.seq = c.value->>0 AND ${fenceClause("c.value->>1", "c.value->>2", "?2")}
   ${UPSERT}
-  RETURNING job_seq`;
+  RETURNING job_seq, name`;
 
 /** The job's progress, through the fence; the lease is kept. ?1 id, ?2 token, ?3 now, ?4 progress (JSON). */
 export const SAVE_PROGRESS_SQL = `UPDATE jobs SET progress = ?4, updated_at = ?3 WHERE ${FENCE} RETURNING ${JOB_COLUMNS}`;
@@ -86,7 +90,7 @@ export const DELETE_DEPENDENTS_SQL = `DELETE FROM checkpoints WHERE job_seq IN (
 export const CHECKPOINT_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [
   ["a checkpoint write over HTTP", SAVE_CHECKPOINT_SQL, (now) => ["a", "t", now, "s1", "1", 1000, 1048576]],
   ["a checkpoint write in process", RECORD_CHECKPOINT_SQL, (now) => ["a", "t", now, "s1", "1", 1]],
-  ["an attempt's first checkpoint write in process", RECORD_FIRST_CHECKPOINT_SQL, (now) => ["a", "t", now, "s1", "1"]],
+  ["checkpoint writes of several attempts in process", RECORD_MANY_CHECKPOINTS_SQL, (now) => ['[[1,"a","t","s1","1"],[2,"b","u","s1","2"]]', now]],
   ["claim candidates' checkpoint bytes", CHECKPOINT_BYTES_SQL, () => ["[1,2]", 132]],
   ["a progress write", SAVE_PROGRESS_SQL, (now) => ["a", "t", now, "1"]],
   ["an attempt's checkpoints", RECORDED_SQL, () => ["a", 1]],

@@ -21,6 +21,15 @@ export function checkpointBytes(sql: SqlStorage, seqs: readonly number[]): Map<n
   return bytes;
 }
 
+/** A checkpoint an in-process attempt records: its job (id and seq), its token, the name and the value's JSON. */
+export interface InProcessRecord {
+  id: string;
+  seq: number;
+  token: string;
+  name: string;
+  json: string;
+}
+
 export interface CheckpointStoreOptions {
   /** The lane's name, as jobs carry it. */
   lane: string;
@@ -62,19 +71,26 @@ export class CheckpointStore {
   }
 
   /**
-   * Records `name` = `valueJson` for an in-process attempt, in one fenced statement: the hot path of
-   * `ctx.step`. The first record of an attempt (`seq` null) finds the job by id and answers its seq;
-   * the next ones find it by that seq and answer nothing. The attempt keeps the job's limits itself
-   * (steps.ts).
+   * Records `name` = `valueJson` for an in-process attempt (its job's `seq` known from the claim), in
+   * one fenced statement that answers nothing: the hot path of `ctx.step`. The attempt keeps the job's
+   * limits itself (steps.ts).
    */
-  record(id: string, seq: number | null, token: string, name: string, valueJson: string): Result<number> {
-    const now = this.clock.now();
-    if (seq === null) {
-      const first = this.sql.exec<{ job_seq: number }>(Q.RECORD_FIRST_CHECKPOINT_SQL, id, token, now, name, valueJson).toArray()[0];
-      return first ? ok(first.job_seq) : this.refused(id, token, "checkpoint");
-    }
-    const written = this.sql.exec(Q.RECORD_CHECKPOINT_SQL, id, token, now, name, valueJson, seq).rowsWritten;
-    return written > 0 ? ok(seq) : this.refused(id, token, "checkpoint");
+  record(record: InProcessRecord): Result<null> {
+    const { id, seq, token, name, json } = record;
+    const written = this.sql.exec(Q.RECORD_CHECKPOINT_SQL, id, token, this.clock.now(), name, json, seq).rowsWritten;
+    return written > 0 ? ok(null) : this.refused(id, token, "checkpoint");
+  }
+
+  /**
+   * The records of several in-process attempts in one statement, each through the fence by its own
+   * token; answers each one's result in order (a refusal says why, as `record` would).
+   */
+  recordMany(records: readonly InProcessRecord[]): Result<null>[] {
+    const list = JSON.stringify(records.map((r) => [r.seq, r.id, r.token, r.name, r.json]));
+    const written = new Set(
+      this.sql.exec<{ job_seq: number; name: string }>(Q.RECORD_MANY_CHECKPOINTS_SQL, list, this.clock.now()).toArray().map((r) => `${r.job_seq}/${r.name}`),
+    );
+    return records.map((r) => (written.has(`${r.seq}/${r.name}`) ? ok(null) : this.refused(r.id, r.token, "checkpoint")));
   }
 
   /** Records the job's progress for the attempt holding `token`, in one fenced statement; the lease is kept. */

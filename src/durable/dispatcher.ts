@@ -19,6 +19,7 @@ import { log, type LostCause } from "../shared/log.js";
 import { NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
 import type { CheckpointStore } from "./checkpoints.js";
 import type { LaneStore } from "./lane-store.js";
+import { RecordBatch } from "./record-batch.js";
 import { durableSteps, type AttemptRecorder } from "./steps.js";
 
 const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
@@ -27,6 +28,8 @@ type Ended = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 interface Attempt {
   job: ClaimedJob;
+  /** Its job's row, for the fenced records of its steps. */
+  seq: number;
   /** The current lease token; replaced on every renewal. */
   token: string;
   controller: AbortController;
@@ -39,6 +42,8 @@ interface Attempt {
   deadline: number;
   /** Aborted long ago and still running: its slot is given back. */
   stuck: boolean;
+  /** Its steps recorded a checkpoint. */
+  recorded: boolean;
 }
 
 export interface DispatcherHost<E> {
@@ -62,8 +67,12 @@ export interface DispatcherHost<E> {
 export class Dispatcher<E = unknown> {
   /** Attempts whose executor has not returned, by job id: running, or aborted and running on. */
   private readonly attempts = new Map<string, Attempt>();
+  /** Checkpoint records of this turn, written together. */
+  private readonly records: RecordBatch;
+  /** Starting claimed jobs: a record made now has company coming. */
+  private pumping = false;
   /** Attempts that completed this turn, to be written together. */
-  private completions: { job: ClaimedJob; token: string; resultJson: string }[] = [];
+  private completions: { job: ClaimedJob; token: string; resultJson: string; checkpoints: boolean }[] = [];
   private renewer: ReturnType<typeof setInterval> | undefined;
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private deadlineAt = Infinity;
@@ -75,6 +84,7 @@ export class Dispatcher<E = unknown> {
     private readonly executors: ExecutorRegistry<E>,
   ) {
     this.kinds = Object.keys(executors);
+    this.records = new RecordBatch(host.checkpoints);
   }
 
   /** Slots held by aborted attempts whose executor runs on (not yet stuck). */
@@ -100,7 +110,17 @@ export class Dispatcher<E = unknown> {
   /** Claims every due job it may (pause, concurrency, queue heads) and starts it. */
   pump(): void {
     if (this.kinds.length === 0) return;
+    this.pumping = true;
+    try {
+      this.pumpClaims();
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private pumpClaims(): void {
     for (;;) {
+      const seqs = new Map<string, number>();
       const claimed = this.host.store.claimDue({
         kinds: this.kinds,
         excludeKinds: [],
@@ -110,8 +130,8 @@ export class Dispatcher<E = unknown> {
         leaseMs: DISPATCH_LEASE_MS,
         maxBytes: Infinity,
         holder: "lane",
-      });
-      for (const job of claimed) this.start(job);
+      }, seqs);
+      for (const job of claimed) this.start(job, seqs.get(job.id)!);
       if (claimed.length < MAX_CLAIM) return;
     }
   }
@@ -153,9 +173,11 @@ export class Dispatcher<E = unknown> {
     }
   }
 
-  private start(job: ClaimedJob): void {
+  private start(job: ClaimedJob, seq: number): void {
     const deadline = Date.now() + job.timeoutMs;
-    const attempt: Attempt = { job, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false };
+    const attempt: Attempt = {
+      job, seq, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false, recorded: false,
+    };
     if (this.renewer === undefined) this.busy();
     this.attempts.set(job.id, attempt);
     if (this.deadlineTimer === undefined || deadline < this.deadlineAt) this.armDeadline(deadline);
@@ -186,14 +208,18 @@ export class Dispatcher<E = unknown> {
   private recorder(attempt: Attempt): AttemptRecorder {
     const { checkpoints } = this.host;
     const { id, lease } = attempt.job;
-    let seq: number | null = null;
+    const landed = (result: Result<null>) => {
+      if (result.ok) attempt.recorded = true;
+      return result;
+    };
     return {
       // A job's first claim (generation 1) follows no attempt: nothing can have been recorded yet.
       recorded: () => (lease.generation === 1 ? new Map() : checkpoints.recorded(id, lease.generation)),
-      save: (name, valueJson) => {
-        const recorded = checkpoints.record(id, seq, attempt.token, name, valueJson);
-        if (recorded.ok) seq = recorded.value;
-        return recorded;
+      save: (name, json) => {
+        const record = { id, seq: attempt.seq, token: attempt.token, name, json };
+        // Alone, an attempt writes at once; among others (or those a pump is starting), its record joins
+        // theirs at the end of the turn, and so, when their executors return together, do their completions.
+        return this.attempts.size === 1 && !this.pumping ? landed(checkpoints.record(record)) : this.records.add(record).then(landed);
       },
       progress: (progressJson) => checkpoints.progress(id, attempt.token, progressJson),
       over: () => (attempt.ended ? reasonOf(attempt) : null),
@@ -306,7 +332,9 @@ export class Dispatcher<E = unknown> {
         const result = serializeJson(ended.value, "result");
         if (result.ok) {
           // Written with the others of this turn by `settleCompletions`, in one statement.
-          this.completions.push({ job, token: attempt.token, resultJson: result.value });
+          // Checkpoints only come from an earlier attempt, or from this one's steps.
+          const checkpoints = job.lease.generation > 1 || attempt.recorded;
+          this.completions.push({ job, token: attempt.token, resultJson: result.value, checkpoints });
           written = null;
         } else {
           written = store.fail(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
@@ -333,7 +361,7 @@ export class Dispatcher<E = unknown> {
     if (this.completions.length === 0) return;
     const batch = this.completions;
     this.completions = [];
-    const settled = this.host.store.completeBatch(batch.map(({ job, token, resultJson }) => ({ id: job.id, token, resultJson })));
+    const settled = this.host.store.completeBatch(batch.map(({ job, token, resultJson, checkpoints }) => ({ id: job.id, token, resultJson, checkpoints })));
     for (const { job, token, resultJson } of batch) {
       if (!settled.has(job.id)) this.reportIfLost(job, this.host.store.complete(job.id, token, resultJson));
     }

@@ -20,8 +20,8 @@ import { parseName } from "./rpc-input.js";
 export interface AttemptRecorder {
   /** The job's checkpoints up to the attempt's generation, name → JSON text. */
   recorded(): Map<string, string>;
-  /** A fenced checkpoint write with the attempt's current token (limits are kept here, not there). */
-  save(name: string, valueJson: string): Result<unknown>;
+  /** A fenced checkpoint write with the attempt's current token (limits are kept here, not there), now or at the end of the turn. */
+  save(name: string, valueJson: string): Result<unknown> | Promise<Result<unknown>>;
   /** A fenced progress write with the attempt's current token. */
   progress(progressJson: string): Result<unknown>;
   /** Why the attempt's writes are refused before they are tried (it was aborted, or its executor returned); null while it runs. */
@@ -64,8 +64,8 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
     if (!checked.ok) throw QueueError.from(checked.error);
   };
 
-  const save = (name: string, value: unknown): string => {
-    checkName(name);
+  /** Records `value` under a checked `name`; answers its JSON once the record has landed. */
+  const save = (name: string, value: unknown): string | Promise<string> => {
     const json = serializeJson(value, `checkpoint ${name}`, MAX_CHECKPOINT_BYTES);
     if (!json.ok) throw QueueError.from(json.error);
     guard();
@@ -78,10 +78,18 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
         `checkpoint ${name} would take the job past ${MAX_CHECKPOINTS_PER_JOB} checkpoint names or ${MAX_CHECKPOINT_BYTES_PER_JOB} bytes of checkpoint values`,
       );
     }
-    check(recorder.save(name, json.value));
+    // Counted before the write lands: a step running beside this one sees it (a refusal ends the attempt).
     known.set(name, json.value);
     bytes = after;
-    return json.value;
+    const written = recorder.save(name, json.value);
+    if (!isThenable(written)) {
+      check(written);
+      return json.value;
+    }
+    return written.then((result) => {
+      check(result);
+      return json.value;
+    });
   };
 
   return {
@@ -92,8 +100,8 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
         const earlier = loaded().get(name);
         if (earlier !== undefined) return Promise.resolve(JSON.parse(earlier) as T);
         const ran = fn();
-        if (isThenable(ran)) return Promise.resolve(ran).then((value) => JSON.parse(save(name, value)) as T);
-        return Promise.resolve(JSON.parse(save(name, ran)) as T);
+        const saved = isThenable(ran) ? Promise.resolve(ran).then((value) => save(name, value)) : save(name, ran);
+        return isThenable(saved) ? Promise.resolve(saved).then((json) => JSON.parse(json) as T) : Promise.resolve(JSON.parse(saved) as T);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -105,7 +113,8 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
         return values;
       },
       async save(name, value) {
-        save(name, value);
+        checkName(name);
+        await save(name, value);
       },
     },
     async progress(value) {

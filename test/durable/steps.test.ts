@@ -69,10 +69,12 @@ describe("demo.steps", () => {
     expect(done.generation).toBe(2);
   });
 
-  it("runs every step on a first attempt that does not fail", async () => {
-    const { enqueue, settled } = await setup();
+  it("runs every step on a first attempt that does not fail, and its completion deletes them", async () => {
+    const { enqueue, settled, checkpoints } = await setup();
     const job = await enqueue({ kind: "demo.steps", payload: { steps: 3 } });
     expect((await settled(job.id)).result).toEqual({ ran: ["s1", "s2", "s3"], values: { s1: { attempt: 1 }, s2: { attempt: 1 }, s3: { attempt: 1 } } });
+    // The first attempt recorded them, so its completion took them.
+    expect(await checkpoints(job.id)).toEqual([]);
   });
 });
 
@@ -245,6 +247,50 @@ describe("a refused record aborts the attempt as lost, and nothing more is writt
     await settled(job.id);
     await expect(inside(() => attempt.ctx.checkpoints.save("late", 1))).rejects.toThrow(/over|aborted/);
     expect(await checkpoints(job.id)).toEqual([]);
+  });
+});
+
+describe("records of several attempts in one turn", () => {
+  it("go in one statement, each through the fence by its own token: the stale one is refused, the others land", async () => {
+    const { lane, clock, enqueue, inside, checkpoints } = await setup();
+    const [g1, g2, g3] = [gate(), gate(), gate()];
+    const fresh = await enqueue({ kind: "test.gate", payload: { gate: g1.key } });
+    const other = await enqueue({ kind: "test.gate", payload: { gate: g2.key } });
+    const stale = await enqueue({ kind: "test.gate", payload: { gate: g3.key }, timeoutMs: 120_000 });
+    const [a, b, c] = await inside(() => Promise.all([g1.started(), g2.started(), g3.started()]));
+    // The third's lease has run out (as if its renewals had stopped); the others hold theirs.
+    await sql(lane, `UPDATE jobs SET lease_until = ? WHERE id = ?`, clock.now(), stale.id);
+    const statements: string[] = [];
+    const results = await runInDurableObject(lane, async (_l, state) => {
+      const exec = state.storage.sql.exec.bind(state.storage.sql);
+      state.storage.sql.exec = ((q: string, ...args: unknown[]) => (statements.push(q), exec(q, ...args))) as typeof exec;
+      try {
+        return await Promise.allSettled([a.ctx.step("s", () => "a"), b.ctx.step("s", () => "b"), c.ctx.step("s", () => "c")]);
+      } finally {
+        state.storage.sql.exec = exec;
+      }
+    });
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected"]);
+    expect(((results[2] as PromiseRejectedResult).reason as AbortError).abortCause).toBe("lost");
+    expect(statements.filter((q) => q.includes("INSERT INTO checkpoints"))).toHaveLength(1);
+    expect((await checkpoints(fresh.id)).map((r) => r.value)).toEqual(['"a"']);
+    expect((await checkpoints(other.id)).map((r) => r.value)).toEqual(['"b"']);
+    expect(await checkpoints(stale.id)).toEqual([]);
+    await inside(() => [a, b, c].forEach((attempt) => attempt.open()));
+  });
+
+  it("demo.steps jobs running side by side all resume and complete, and their completions take their checkpoints", async () => {
+    const { lane, clock, enqueue, get, inside, settled, checkpoints } = await setup();
+    const jobs = await Promise.all(Array.from({ length: 6 }, () => enqueue({ kind: "demo.steps", payload: { steps: 3, failAt: 1 }, backoff: { baseMs: 10, maxMs: 10 } })));
+    for (const job of jobs) await inside(() => waitForTransition(job.id, (e) => e.from === "running" && e.to === "queued"));
+    clock.advance(10);
+    await runDurableObjectAlarm(lane);
+    for (const job of jobs) {
+      const done = await settled(job.id);
+      expect(done.result, job.id).toEqual({ ran: ["s2", "s3"], values: { s1: { attempt: 1 }, s2: { attempt: 2 }, s3: { attempt: 2 } } });
+      expect(await checkpoints(job.id)).toEqual([]);
+      expect((await get(job.id)).generation).toBe(2);
+    }
   });
 });
 
