@@ -88,7 +88,7 @@ export class CountsLane extends defineLane({ log: false }) {
           const claimed = this.store.claimDue({ kinds: null, excludeKinds: [], excludeIds: [], heldSlots: 0, max: CLAIM, leaseMs: 60_000, maxBytes: Infinity, holder: "lane" });
           if (claimed.length === 0) break;
           keep(-claimed.length, claimed.length, 0, 0, claimed.length, 0);
-          const settled = this.store.completeBatch(claimed.map((job) => ({ id: job.id, token: job.lease.token, resultJson: "null" })));
+          const settled = this.store.completeBatch(claimed.map((job) => ({ id: job.id, token: job.lease.token, resultJson: "null", checkpoints: false })));
           keep(0, -settled.size, settled.size, 0, 0, settled.size);
         }
         const t2 = Date.now();

@@ -408,7 +408,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       if (!request.ok) return request;
       const results = applyAcks(request.value.acks, {
         complete: (id, token, json) => this.store.complete(id, token, json),
-        completeBatch: (items) => this.store.completeBatch(items),
+        // A pull consumer may have recorded checkpoints: the batch deletes them with the completion.
+        completeBatch: (items) => this.store.completeBatch(items.map((item) => ({ ...item, checkpoints: true }))),
         fail: (id, token, message, retry, after) => this.store.fail(id, token, message, retry, after),
         release: (id, token) => this.store.release(id, token),
         progress: (id, token, json) => this.checkpointStore.progress(id, token, json),
