@@ -30,6 +30,14 @@ export class Api {
     return this.request("PATCH", path, body);
   }
 
+  put<T>(path: string, body: unknown): Promise<T> {
+    return this.request("PUT", path, body);
+  }
+
+  delete<T>(path: string): Promise<T> {
+    return this.request("DELETE", path);
+  }
+
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     let response: Response;
     try {

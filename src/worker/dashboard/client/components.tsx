@@ -4,7 +4,7 @@
  */
 import type { Child } from "hono/jsx/dom";
 import { dateTime, relative } from "./format.js";
-import { COUNT_KEYS, type Counts } from "./types.js";
+import { COUNT_KEYS, STAT_KEYS, type Counts, type LaneStats } from "./types.js";
 
 export function CountsStrip({ counts }: { counts: Counts | null }) {
   return (
@@ -16,6 +16,33 @@ export function CountsStrip({ counts }: { counts: Counts | null }) {
         </div>
       ))}
     </dl>
+  );
+}
+
+/** What the less obvious lifetime counters count (API.md "The lane"). */
+const STAT_MEANINGS: Partial<Record<keyof LaneStats, string>> = {
+  claimed: "attempts started (in-process and pulled)",
+  retried: "attempts that failed and were queued again",
+  recovered: "expired leases whose jobs were queued again",
+  lost: "in-process attempts that lost their lease",
+};
+
+/** A lane's lifetime counters: unlike counts, they never go down (sweeps and retention leave them). */
+export function StatsStrip({ stats }: { stats: LaneStats }) {
+  return (
+    <div class="stats" data-testid="stats">
+      <span class="muted" title="counters since the lane began: they never go down">
+        Lifetime
+      </span>
+      <dl>
+        {STAT_KEYS.map((key) => (
+          <div data-stat={key} key={key} title={STAT_MEANINGS[key] ?? ""}>
+            <dt>{key}</dt>
+            <dd>{String(stats[key] ?? 0)}</dd>
+          </div>
+        ))}
+      </dl>
+    </div>
   );
 }
 
@@ -52,5 +79,26 @@ export function Section({ title, children, actions }: { title: string; children?
       </header>
       {children}
     </section>
+  );
+}
+
+/**
+ * Paging by the API's opaque cursors: `cursors` holds the cursor of every page read before this one
+ * and this one's (null: the first page), so Previous goes back without the server's help.
+ */
+export function Pager({ cursors, next, onChange }: { cursors: (string | null)[]; next: string | null; onChange: (cursors: (string | null)[]) => void }) {
+  return (
+    <nav class="pager">
+      <button type="button" disabled={cursors.length === 1} onClick={() => onChange([null])}>
+        First
+      </button>
+      <button type="button" disabled={cursors.length === 1} onClick={() => onChange(cursors.slice(0, -1))}>
+        Previous
+      </button>
+      <span class="muted">Page {String(cursors.length)}</span>
+      <button type="button" disabled={next === null} onClick={() => next !== null && onChange([...cursors, next])}>
+        Next
+      </button>
+    </nav>
   );
 }

@@ -3,10 +3,11 @@
  * in enqueue order. `changes` grows with every transition the lane reports; the page then reloads,
  * at most a few times a second, so new and settling jobs show without a reload of the page.
  */
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useEffect, useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
-import { Alert, Section, StateBadge, When } from "./components.js";
+import { Alert, Pager, Section, StateBadge, When } from "./components.js";
+import { useCoalescedReload } from "./reload.js";
 import { href } from "./router.js";
 import { OUTCOMES, STATES, type Job } from "./types.js";
 
@@ -29,18 +30,10 @@ export function JobTable({ api, lane, changes }: { api: Api; lane: string; chang
   const [cursors, setCursors] = useState<(string | null)[]>([null]);
   const [page, setPage] = useState<{ jobs: Job[]; cursor: string | null } | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
-  const loading = useRef({ inFlight: false, again: false, lastAt: 0, timer: undefined as ReturnType<typeof setTimeout> | undefined });
   const current = cursors[cursors.length - 1] ?? null;
   const alive = useAlive();
 
-  const load = async () => {
-    const state = loading.current;
-    if (state.inFlight) {
-      state.again = true;
-      return;
-    }
-    state.inFlight = true;
-    state.lastAt = Date.now();
+  const reload = useCoalescedReload(async () => {
     try {
       const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
       for (const [key, value] of Object.entries(filter)) if (value !== "") query.set(key, value);
@@ -51,32 +44,13 @@ export function JobTable({ api, lane, changes }: { api: Api; lane: string; chang
       setProblem(null);
     } catch (error) {
       if (alive.current) setProblem(`Could not list the jobs: ${describe(error)}`);
-    } finally {
-      state.inFlight = false;
-      if (state.again && alive.current) {
-        state.again = false;
-        schedule();
-      }
     }
-  };
-  // A reload scheduled by an older render must use this render's filter and page.
-  const latestLoad = useRef(load);
-  latestLoad.current = load;
-  const schedule = () => {
-    const state = loading.current;
-    if (state.timer !== undefined) return;
-    const wait = Math.max(0, state.lastAt + RELOAD_EVERY_MS - Date.now());
-    state.timer = setTimeout(() => {
-      state.timer = undefined;
-      void latestLoad.current?.();
-    }, wait);
-  };
+  }, RELOAD_EVERY_MS);
 
-  useEffect(() => void load(), [api, lane, filter, current]);
+  useEffect(() => reload.now(), [api, lane, filter, current]);
   useEffect(() => {
-    if (changes > 0) schedule();
+    if (changes > 0) reload.soon();
   }, [changes]);
-  useEffect(() => () => clearTimeout(loading.current.timer), []);
 
   const applyFilter = (event: Event) => {
     event.preventDefault();
@@ -163,18 +137,7 @@ export function JobTable({ api, lane, changes }: { api: Api; lane: string; chang
         </table>
         </div>
       )}
-      <nav class="pager">
-        <button type="button" disabled={cursors.length === 1} onClick={() => setCursors([null])}>
-          First
-        </button>
-        <button type="button" disabled={cursors.length === 1} onClick={() => setCursors((c) => c.slice(0, -1))}>
-          Previous
-        </button>
-        <span class="muted">Page {String(cursors.length)}</span>
-        <button type="button" disabled={!page?.cursor} onClick={() => page?.cursor && setCursors((c) => [...c, page.cursor])}>
-          Next
-        </button>
-      </nav>
+      <Pager cursors={cursors} next={page?.cursor ?? null} onChange={setCursors} />
     </Section>
   );
 }

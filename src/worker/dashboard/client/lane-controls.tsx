@@ -1,7 +1,7 @@
 /** A lane's settings and maintenance: pause or resume, concurrency, retention (when the server has it), sweep. */
-import { useState } from "hono/jsx/dom";
+import { useAction } from "./action.js";
 import { useAlive } from "./alive.js";
-import { describe, lanePath, type Api } from "./api.js";
+import { lanePath, type Api } from "./api.js";
 import { Alert, Notice } from "./components.js";
 import { duration } from "./format.js";
 import type { LaneInfo } from "./types.js";
@@ -9,25 +9,10 @@ import type { LaneInfo } from "./types.js";
 const HOUR_MS = 3_600_000;
 
 export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInfo; onChanged: (info: LaneInfo) => void }) {
-  const [problem, setProblem] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, problem, notice, run } = useAction();
   const path = lanePath(info.lane);
   const alive = useAlive();
 
-  const run = async (action: () => Promise<string | null>) => {
-    setBusy(true);
-    setProblem(null);
-    setNotice(null);
-    try {
-      const said = await action();
-      if (alive.current) setNotice(said);
-    } catch (error) {
-      if (alive.current) setProblem(describe(error));
-    } finally {
-      if (alive.current) setBusy(false);
-    }
-  };
   const configure = (patch: Record<string, unknown>, said: string) =>
     run(async () => {
       const fresh = await api.patch<LaneInfo>(path, patch);

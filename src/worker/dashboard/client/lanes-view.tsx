@@ -1,19 +1,19 @@
 /**
- * Every lane at a glance: counts, paused, throughput (from the lifetime `stats` of two reads, when the
- * server sends stats), sortable by any column, refreshed every few seconds without a reload.
+ * Every lane at a glance: counts, lifetime stats, paused, throughput (from the lifetime `stats` of two
+ * reads), sortable by any column, refreshed every few seconds without a reload.
  */
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { describe, lanePath, type Api } from "./api.js";
 import { Alert, Section } from "./components.js";
 import { duration, rate } from "./format.js";
 import { href } from "./router.js";
-import type { Counts, LaneInfo } from "./types.js";
+import type { Counts, LaneInfo, LaneStats } from "./types.js";
 
 const REFRESH_MS = 2_000;
 /** Lanes read in detail (paused, stats) per refresh; the rest show the list's counts only. */
 const DETAILED_LANES = 200;
 /** Stats that mean "a job is done": their sum's growth is the throughput. */
-const DONE_STATS = ["completed", "failed", "cancelled", "interrupted"];
+const DONE_STATS = ["completed", "failed", "cancelled", "interrupted"] as const satisfies readonly (keyof LaneStats)[];
 
 interface Row {
   lane: string;
@@ -23,9 +23,12 @@ interface Row {
   throughput: number | null;
 }
 
-type Column = { key: string; label: string; value: (row: Row) => number | string | null };
+type Column = { key: string; label: string; title?: string; value: (row: Row) => number | string | null };
 
 const count = (key: keyof Counts) => (row: Row) => row.counts[key] ?? 0;
+/** Lifetime counters that counts do not show (counts hold what is stored now; these never go down). */
+const LIFETIME = ["enqueued", "retried", "recovered", "lost"] as const satisfies readonly (keyof LaneStats)[];
+const stat = (key: keyof LaneStats) => (row: Row) => row.info?.stats?.[key] ?? null;
 const COLUMNS: Column[] = [
   { key: "lane", label: "Lane", value: (row) => row.lane },
   { key: "queued", label: "Queued", value: count("queued") },
@@ -34,6 +37,7 @@ const COLUMNS: Column[] = [
   { key: "failed", label: "Failed", value: count("failed") },
   { key: "cancelled", label: "Cancelled", value: count("cancelled") },
   { key: "interrupted", label: "Interrupted", value: count("interrupted") },
+  ...LIFETIME.map((key) => ({ key, label: `${key[0]!.toUpperCase()}${key.slice(1)}`, title: "a lifetime counter: it never goes down", value: stat(key) })),
   { key: "throughput", label: "Done/s", value: (row) => row.throughput },
   { key: "behind", label: "Behind", value: (row) => (row.info?.oldestDueAt == null ? null : Date.now() - row.info.oldestDueAt) },
   { key: "paused", label: "Paused", value: (row) => (row.info ? (row.info.paused ? "paused" : "running") : null) },
@@ -93,7 +97,7 @@ export function LanesView({ api }: { api: Api }) {
           <thead>
             <tr>
               {COLUMNS.map((c) => (
-                <th key={c.key} aria-sort={sort.key === c.key ? (sort.descending ? "descending" : "ascending") : "none"}>
+                <th key={c.key} title={c.title ?? ""} aria-sort={sort.key === c.key ? (sort.descending ? "descending" : "ascending") : "none"}>
                   <button type="button" class="sort" onClick={() => toggle(c.key)}>
                     {c.label}
                     {sort.key === c.key ? (sort.descending ? " ▼" : " ▲") : ""}
@@ -111,6 +115,11 @@ export function LanesView({ api }: { api: Api }) {
                 {(["queued", "running", "completed", "failed", "cancelled", "interrupted"] as const).map((key) => (
                   <td class="num" data-count={key} key={key}>
                     {String(row.counts[key] ?? 0)}
+                  </td>
+                ))}
+                {LIFETIME.map((key) => (
+                  <td class="num" data-stat={key} key={key}>
+                    {row.info?.stats ? String(row.info.stats[key] ?? 0) : "—"}
                   </td>
                 ))}
                 <td class="num">{rate(row.throughput)}</td>

@@ -7,8 +7,11 @@ import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { lanePath, type Api } from "./api.js";
 import type { Counts, LaneInfo } from "./types.js";
 
+/** The first message: the lane's settings and counts (its stats and retention come from `GET` the lane). */
+export type HelloMessage = { type: "hello" } & Pick<LaneInfo, "lane" | "counts" | "paused" | "concurrency">;
+
 export type LaneMessage =
-  | ({ type: "hello" } & LaneInfo)
+  | HelloMessage
   | { type: "counts"; counts: Counts }
   | TransitionMessage;
 
@@ -28,6 +31,12 @@ export type LiveState = "connecting" | "live" | "offline";
 /** Keeps the socket's idle connection open; the lane answers without waking (events.ts). */
 const PING_EVERY_MS = 30_000;
 const MAX_RETRY_MS = 10_000;
+/**
+ * Messages that arrive within this long of each other reach the view together, in order: each one
+ * is a task of its own, and a view renders once per task, so a lane failing 500 jobs at once would
+ * otherwise cost 500 renders of the whole view (seconds of a busy page) instead of a few.
+ */
+const BATCH_MS = 50;
 
 export function useLaneEvents(api: Api, lane: string, onMessage: (message: LaneMessage) => void): LiveState {
   const [state, setState] = useState<LiveState>("connecting");
@@ -36,6 +45,14 @@ export function useLaneEvents(api: Api, lane: string, onMessage: (message: LaneM
   useEffect(() => {
     let socket: WebSocket | null = null;
     let stopped = false;
+    let batch: LaneMessage[] = [];
+    let flush: ReturnType<typeof setTimeout> | undefined;
+    const deliver = () => {
+      flush = undefined;
+      const messages = batch;
+      batch = [];
+      for (const message of messages) handler.current(message);
+    };
     let failures = 0;
     let retry: ReturnType<typeof setTimeout> | undefined;
     const reconnect = () => {
@@ -68,7 +85,8 @@ export function useLaneEvents(api: Api, lane: string, onMessage: (message: LaneM
         } catch {
           return; // not JSON: nothing this page understands
         }
-        handler.current?.(message);
+        batch.push(message);
+        flush ??= setTimeout(deliver, BATCH_MS);
       };
       socket.onclose = reconnect;
     };
@@ -79,6 +97,7 @@ export function useLaneEvents(api: Api, lane: string, onMessage: (message: LaneM
     return () => {
       stopped = true;
       clearTimeout(retry);
+      clearTimeout(flush);
       clearInterval(ping);
       if (socket) {
         socket.onclose = null;
