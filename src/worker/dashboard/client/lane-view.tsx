@@ -1,25 +1,33 @@
 /**
- * One lane, live over its events socket: the counts as the lane sends them, the transitions as they
- * happen, the controls, and the job table (which reloads its page when a transition arrives).
+ * One lane, live over its events socket: the counts as the lane sends them (and its lifetime stats,
+ * read again whenever counts arrive), the transitions as they happen, the controls, the job table
+ * (which reloads its page when a transition arrives), a queue's head, and the schedules.
  */
 import { useCallback, useEffect, useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
-import { Alert, CountsStrip, Section, StateBadge } from "./components.js";
+import { Alert, CountsStrip, Section, StateBadge, StatsStrip } from "./components.js";
+import { FailLane } from "./fail-lane.js";
 import { clockTime } from "./format.js";
 import { JobTable } from "./job-table.js";
 import { LaneControls } from "./lane-controls.js";
 import { useLaneEvents, type LaneMessage, type TransitionMessage } from "./live.js";
+import { QueuePanel } from "./queue-panel.js";
+import { useCoalescedReload } from "./reload.js";
 import { href } from "./router.js";
+import { SchedulesPanel } from "./schedules-panel.js";
 import type { Counts, LaneInfo } from "./types.js";
 
 const FEED_LENGTH = 40;
+const STATS_EVERY_MS = 1_000;
 
 export function LaneView({ api, lane }: { api: Api; lane: string }) {
   const [info, setInfo] = useState<LaneInfo | null>(null);
   const [counts, setCounts] = useState<Counts | null>(null);
   const [feed, setFeed] = useState<TransitionMessage[]>([]);
   const [changes, setChanges] = useState(0);
+  /** Jobs enqueued by a schedule's fire (ids `<name>@<T>`), and reconnects, which may have missed some. */
+  const [fires, setFires] = useState(0);
   const [problem, setProblem] = useState<string | null>(null);
   const alive = useAlive();
 
@@ -34,18 +42,33 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
     }
   }, [api, lane]);
   useEffect(() => void reload(), [reload]);
+  // The lifetime stats move with the counts; the counts themselves come from the socket, which is
+  // fresher than any read that answers after it, so a refresh takes the rest of the lane only.
+  const refresh = useCoalescedReload(async () => {
+    try {
+      const fresh = await api.get<LaneInfo>(lanePath(lane));
+      if (alive.current) setInfo(fresh);
+    } catch {
+      // the next counts or hello try again; the first read's problem, if any, is shown
+    }
+  }, STATS_EVERY_MS);
 
   const live = useLaneEvents(api, lane, (message: LaneMessage) => {
     if (message.type === "hello") {
       const { type: _, ...hello } = message;
-      setInfo((old) => ({ ...(old ?? {}), ...hello }) as LaneInfo);
+      // Merged into the lane's own read (read again: a hello lacks the stats and the retention).
+      setInfo((old) => (old === null ? old : { ...old, ...hello }));
+      refresh.soon();
       setCounts(message.counts);
       setChanges((n) => n + 1); // a reconnect may have missed transitions
+      setFires((n) => n + 1);
     } else if (message.type === "counts") {
       setCounts(message.counts);
+      refresh.soon();
     } else if (message.type === "transition") {
       setFeed((old) => [message, ...old].slice(0, FEED_LENGTH));
       setChanges((n) => n + 1);
+      if (message.from === null && message.id.includes("@")) setFires((n) => n + 1);
     }
   });
 
@@ -61,6 +84,7 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
       >
         <Alert message={problem} />
         <CountsStrip counts={counts} />
+        {info?.stats && <StatsStrip stats={info.stats} />}
         {info && (
           <LaneControls
             api={api}
@@ -72,6 +96,7 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
             }}
           />
         )}
+        <FailLane api={api} lane={lane} />
         <p>
           <a href={href({ view: "enqueue", lane })}>Enqueue a job in this lane</a>
         </p>
@@ -93,6 +118,10 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
             </ol>
           )}
         </Section>
+      </div>
+      <div class="columns">
+        <SchedulesPanel api={api} lane={lane} fires={fires} />
+        <QueuePanel api={api} lane={lane} changes={changes} />
       </div>
     </div>
   );
