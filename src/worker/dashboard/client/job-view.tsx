@@ -1,11 +1,13 @@
 /**
- * One job: every field, its payload, result, errors and progress, its lease; cancel and requeue.
+ * One job: every field, its payload, result, progress, checkpoints and errors, its lease; cancel and
+ * requeue.
  * Live: it reloads on each of its transitions (over the lane's events socket) and, while it runs,
  * every second for its progress and lease.
  */
 import { useCallback, useEffect, useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
 import { ApiError, describe, jobPath, type Api } from "./api.js";
+import { Checkpoints } from "./checkpoints.js";
 import { Alert, Json, Notice, Section, StateBadge, When } from "./components.js";
 import { duration, relative } from "./format.js";
 import { useLaneEvents } from "./live.js";
@@ -21,6 +23,8 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
   const [problem, setProblem] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  /** Grows with every read of the job: its checkpoints are read again with it. */
+  const [reads, setReads] = useState(0);
   const path = jobPath(lane, id);
   const alive = useAlive();
 
@@ -30,6 +34,7 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
       if (!alive.current) return;
       setJob(fresh);
       setMissing(false);
+      setReads((n) => n + 1);
     } catch (error) {
       if (!alive.current) return;
       if (error instanceof ApiError && error.code === "job_not_found") setMissing(true);
@@ -160,9 +165,10 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
           <Json value={job.progress} />
         </Section>
       )}
+      <Checkpoints api={api} lane={lane} id={id} version={reads} />
       {job.errors && job.errors.length > 0 && (
         <Section title="Errors">
-          <table class="grid">
+          <table class="grid" data-testid="errors">
             <thead>
               <tr>
                 <th class="num">Attempt</th>
