@@ -3,95 +3,32 @@
  * runtime (`wrangler dev`): the token, the lanes, a lane live over its events socket, the job view's
  * cancel and requeue, pause, hostile payloads, a refused token. Saves the README's screenshots.
  */
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
-import type { Browser, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LocalRuntime } from "../../scripts/local-runtime.js";
-import { launchChromium } from "./browser.js";
+import { count, Dashboard, row } from "./dashboard-session.js";
 
 const SCREENSHOTS = resolve(import.meta.dirname, "../../docs/screenshots");
 const XSS = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>`;
 
-let runtime: LocalRuntime;
-let browser: Browser;
-let stateDir: string;
+let dashboard: Dashboard;
+let runtime: Dashboard["runtime"];
 
 beforeAll(async () => {
-  stateDir = mkdtempSync(join(tmpdir(), "switchyard-dashboard-"));
-  [runtime, browser] = await Promise.all([LocalRuntime.start({ persistDir: stateDir }), launchChromium()]);
+  dashboard = await Dashboard.start();
+  runtime = dashboard.runtime;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await runtime?.stop();
-  rmSync(stateDir, { recursive: true, force: true });
+  await dashboard?.stop();
 });
 
-/** A fresh page (its own session storage) that fails the test on any script error or CSP violation. */
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 820 } });
-  const page = await context.newPage();
-  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
-  page.on("console", (message) => {
-    if (/Content Security Policy|Refused to/i.test(message.text())) problems.push(`CSP: ${message.text()}`);
-  });
-  page.on("dialog", (dialog) => {
-    if (dialog.type() === "confirm") return void dialog.accept();
-    problems.push(`unexpected ${dialog.type()}: ${dialog.message()}`);
-    void dialog.dismiss();
-  });
-  return page;
-}
-const problems: string[] = [];
-
-async function signIn(page: Page, token = runtime.apiToken): Promise<void> {
-  await page.goto(new URL("/dashboard", runtime.url).href);
-  await page.fill("input[name=token]", token);
-  await page.click("[data-testid=token-form] button[type=submit]");
-}
-
-let signedIn: Page | undefined;
-
-/** The one signed-in page the tests share, showing `view` (a hash route): one sign-in for all. */
-async function show(view: string): Promise<Page> {
-  if (!signedIn) {
-    signedIn = await newPage();
-    await signIn(signedIn);
-    await signedIn.locator(".page").waitFor();
-  }
-  await signedIn.goto(new URL(`/dashboard#/${view}`, runtime.url).href);
-  return signedIn;
-}
-
-/** The shared page on `lane`'s view, its socket live. */
-async function laneView(lane: string): Promise<Page> {
-  const page = await show(`lanes/${lane}`);
-  await page.getByRole("heading", { name: `Lane ${lane}`, exact: true }).waitFor();
-  await page.locator("[data-testid=live]", { hasText: "● live" }).waitFor({ timeout: 5_000 });
-  return page;
-}
-
-async function enqueue(lane: string, spec: Record<string, unknown>): Promise<{ id: string }> {
-  const answer = await runtime.api("POST", `/v1/lanes/${lane}/jobs`, spec);
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201);
-  return answer.body.job;
-}
-
-/** Waits (bounded) until the job, read over the API, satisfies `check`. */
-async function jobUntil(lane: string, id: string, check: (job: any) => boolean, timeoutMs = 10_000): Promise<any> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const job = (await runtime.api("GET", `/v1/lanes/${lane}/jobs/${id}`)).body;
-    if (check(job)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${id} never got there: ${JSON.stringify(job)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-const row = (page: Page, id: string, extra = "") => page.locator(`tr[data-job="${id}"]${extra}`);
-const count = (page: Page, key: string) => page.locator(`[data-testid=counts] [data-count=${key}] dd`);
+const newPage = () => dashboard.newPage();
+const signIn: Dashboard["signIn"] = (page, token) => dashboard.signIn(page, token);
+const show = (view: string) => dashboard.show(view);
+const laneView = (lane: string) => dashboard.laneView(lane);
+const enqueue: Dashboard["enqueue"] = (lane, spec) => dashboard.enqueue(lane, spec);
+const jobUntil: Dashboard["jobUntil"] = (lane, id, check, timeoutMs) => dashboard.jobUntil(lane, id, check, timeoutMs);
 
 describe("the dashboard", () => {
   it("explains a wrong token, and keeps nothing of it", async () => {
@@ -235,11 +172,9 @@ describe("the dashboard", () => {
     expect((await runtime.api("GET", `/v1/lanes/${lane}`)).body.concurrency).toBe(3);
 
     await page.locator("input[name=olderThanHours]").fill("0");
-    let asked = "";
-    page.once("dialog", (dialog) => void (asked = dialog.message()));
     await page.getByRole("button", { name: "Sweep…" }).click();
     await page.getByRole("status").filter({ hasText: "Swept 1 settled job" }).waitFor();
-    expect(asked).toMatch(/Delete every settled job of lane forms/);
+    expect(dashboard.confirmations.at(-1)).toMatch(/Delete every settled job of lane forms/);
     expect((await runtime.api("GET", `/v1/lanes/${lane}/jobs/from-form`)).status).toBe(404);
   });
 
@@ -265,7 +200,7 @@ describe("the dashboard", () => {
   });
 
   it("has caused no script error, CSP violation or unexpected dialog", () => {
-    expect(problems).toEqual([]);
+    expect(dashboard.problems).toEqual([]);
   });
 
   it("saves the README's screenshots", async () => {
@@ -274,7 +209,7 @@ describe("the dashboard", () => {
     await runtime.api("POST", `/v1/lanes/${lane}/jobs/batch`, {
       jobs: [
         ...Array.from({ length: 6 }, (_, i) => ({ id: `welcome-${i + 1}`, kind: "demo.echo", payload: { to: `user${i + 1}@example.com` } })),
-        { id: "digest-1", kind: "demo.sleep", payload: { ms: 60_000 }, queue: "digests" },
+        { id: "digest-1", kind: "demo.sleep", payload: { ms: 60_000, progressEveryMs: 200 }, queue: "digests" },
         { id: "bounce-1", kind: "demo.fail", payload: { failTimes: 9 }, maxAttempts: 1 },
       ],
     });
@@ -289,6 +224,8 @@ describe("the dashboard", () => {
     await page.screenshot({ path: join(SCREENSHOTS, "lanes.png") });
     await page.goto(new URL(`/dashboard#/lanes/${lane}/jobs/digest-1`, runtime.url).href);
     await page.locator('[data-testid=job][data-state="running"]').waitFor();
+    await page.getByRole("heading", { name: "Progress" }).waitFor();
+    await page.getByText("None recorded").waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "job.png") });
   });
 });

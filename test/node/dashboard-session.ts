@@ -1,0 +1,109 @@
+/**
+ * What the dashboard's browser tests share: the real runtime (`wrangler dev`) and Debian's Chromium,
+ * one signed-in page that the tests of a file take turns on (one sign-in for all), and a record of
+ * what went wrong on any page: script errors, CSP violations, dialogs nobody expected.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { expect } from "vitest";
+import { LocalRuntime } from "../../scripts/local-runtime.js";
+import { launchChromium } from "./browser.js";
+
+export class Dashboard {
+  readonly runtime: LocalRuntime;
+  private readonly browser: Browser;
+  private readonly stateDir: string;
+  private signedIn: Page | undefined;
+  /** Script errors, CSP violations and unexpected dialogs of every page: a test expects none. */
+  readonly problems: string[] = [];
+  /** Every confirmation a page asked for, oldest first. */
+  readonly confirmations: string[] = [];
+  /** How the next confirmations are answered. */
+  confirmAnswer = true;
+
+  private constructor(runtime: LocalRuntime, browser: Browser, stateDir: string) {
+    this.runtime = runtime;
+    this.browser = browser;
+    this.stateDir = stateDir;
+  }
+
+  static async start(): Promise<Dashboard> {
+    const stateDir = mkdtempSync(join(tmpdir(), "switchyard-dashboard-"));
+    const [runtime, browser] = await Promise.all([LocalRuntime.start({ persistDir: stateDir }), launchChromium()]);
+    return new Dashboard(runtime, browser, stateDir);
+  }
+
+  async stop(): Promise<void> {
+    await this.browser.close();
+    await this.runtime.stop();
+    rmSync(this.stateDir, { recursive: true, force: true });
+  }
+
+  /** A fresh page (its own session storage) that records its problems and answers confirmations. */
+  async newPage(): Promise<Page> {
+    const context = await this.browser.newContext({ viewport: { width: 1280, height: 820 } });
+    const page = await context.newPage();
+    page.on("pageerror", (error) => this.problems.push(`page error: ${error.message}`));
+    page.on("console", (message) => {
+      if (/Content Security Policy|Refused to/i.test(message.text())) this.problems.push(`CSP: ${message.text()}`);
+    });
+    page.on("dialog", (dialog) => {
+      if (dialog.type() === "confirm") {
+        this.confirmations.push(dialog.message());
+        return void (this.confirmAnswer ? dialog.accept() : dialog.dismiss());
+      }
+      this.problems.push(`unexpected ${dialog.type()}: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    return page;
+  }
+
+  async signIn(page: Page, token = this.runtime.apiToken): Promise<void> {
+    await page.goto(new URL("/dashboard", this.runtime.url).href);
+    await page.fill("input[name=token]", token);
+    await page.click("[data-testid=token-form] button[type=submit]");
+  }
+
+  /** The shared signed-in page, showing `view` (a hash route). */
+  async show(view: string): Promise<Page> {
+    if (!this.signedIn) {
+      this.signedIn = await this.newPage();
+      await this.signIn(this.signedIn);
+      await this.signedIn.locator(".page").waitFor();
+    }
+    await this.signedIn.goto(new URL(`/dashboard#/${view}`, this.runtime.url).href);
+    return this.signedIn;
+  }
+
+  /** The shared page on `lane`'s view, its socket live. */
+  async laneView(lane: string): Promise<Page> {
+    const page = await this.show(`lanes/${lane}`);
+    await page.getByRole("heading", { name: `Lane ${lane}`, exact: true }).waitFor();
+    await page.locator("[data-testid=live]", { hasText: "● live" }).waitFor({ timeout: 5_000 });
+    return page;
+  }
+
+  async enqueue(lane: string, spec: Record<string, unknown>): Promise<{ id: string }> {
+    const answer = await this.runtime.api("POST", `/v1/lanes/${lane}/jobs`, spec);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    return answer.body.job;
+  }
+
+  /** Waits (bounded) until the job, read over the API, satisfies `check`. */
+  async jobUntil(lane: string, id: string, check: (job: any) => boolean, timeoutMs = 10_000): Promise<any> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const job = (await this.runtime.api("GET", `/v1/lanes/${lane}/jobs/${id}`)).body;
+      if (check(job)) return job;
+      if (Date.now() > deadline) throw new Error(`job ${id} never got there: ${JSON.stringify(job)}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+/** A job's row in the lane view's job table. */
+export const row = (page: Page, id: string, extra = "") => page.locator(`tr[data-job="${id}"]${extra}`);
+/** One of the lane view's counts. */
+export const count = (page: Page, key: string) => page.locator(`[data-testid=counts] [data-count=${key}] dd`);
