@@ -8,6 +8,9 @@
  *    (`file:../switchyard.tgz`). Their lockfiles must not record its integrity: `npm ci` would then
  *    install the tarball it cached under that integrity, silently, instead of the new one (seen
  *    with npm 11), so an integrity that `npm install` wrote back is dropped here, and said so.
+ *    Nor may they record other dependencies of it than package.json's: `npm ci` installs what the
+ *    lockfile says without a word, and a dependency added since would be missing (or found by
+ *    chance in this repo's own node_modules above the example).
  * 3. It installs into an empty project (peer dependencies as npm resolves them); there
  *    scripts/pack-consumer/usage.ts type-checks against the packed declarations with skipLibCheck
  *    off, and smoke.mjs imports `switchyard/client` from plain Node: with this Node and with each
@@ -52,14 +55,20 @@ function exportTargets(exports: unknown): string[] {
   return [];
 }
 
-/** Drops the tarball's integrity from every example's lockfile (see 2. above). */
-function unpinTarball(): void {
+/** Drops the tarball's integrity from every example's lockfile, and checks its dependencies there (see 2. above). */
+function unpinTarball(dependencies: Record<string, string>): void {
   for (const example of readdirSync(EXAMPLES, { withFileTypes: true })) {
     const lockPath = join(EXAMPLES, example.name, "package-lock.json");
     if (!example.isDirectory() || !existsSync(lockPath)) continue;
-    const lock = JSON.parse(readFileSync(lockPath, "utf8")) as { packages: Record<string, { resolved?: string; integrity?: string }> };
+    const lock = JSON.parse(readFileSync(lockPath, "utf8")) as {
+      packages: Record<string, { resolved?: string; integrity?: string; dependencies?: Record<string, string> }>;
+    };
     const entry = lock.packages["node_modules/switchyard"];
     if (entry?.resolved !== "file:../switchyard.tgz") fail(`${lockPath} must resolve switchyard to file:../switchyard.tgz`);
+    const sorted = (deps: Record<string, string> = {}) => JSON.stringify(Object.entries(deps).sort());
+    if (sorted(entry.dependencies) !== sorted(dependencies)) {
+      fail(`examples/${example.name}/package-lock.json records other dependencies of switchyard than package.json: run \`npm install ../switchyard.tgz\` there (a plain \`npm install\` keeps the lockfile), then this again`);
+    }
     if (entry.integrity === undefined) continue;
     delete entry.integrity;
     writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
@@ -86,7 +95,7 @@ try {
     if (forbidden) fail(`the tarball holds ${forbidden[1]}: ${path}`);
     if (!ALLOWED.some((pattern) => pattern.test(path))) fail(`the tarball holds a file no user needs: ${path}`);
   }
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: unknown };
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: unknown; dependencies: Record<string, string> };
   const targets = exportTargets(pkg.exports);
   for (const required of [...targets, "README.md", "LICENSE", "CHANGELOG.md"]) {
     if (!files.includes(required)) fail(`the tarball lacks ${required}`);
@@ -99,7 +108,7 @@ try {
   // 2. The fixed name the examples' lockfiles point at.
   const tarball = join(work, packed.filename);
   copyFileSync(tarball, EXAMPLES_TARBALL);
-  unpinTarball();
+  unpinTarball(pkg.dependencies);
 
   // 3. Install it as a user would, then use the client entry from plain Node.
   const consumer = join(work, "consumer");

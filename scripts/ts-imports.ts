@@ -1,6 +1,6 @@
 /**
- * Lets Node run the repo's TypeScript sources as they are (type stripping), e.g. the pull-worker
- * example: `node --import ./scripts/ts-imports.ts examples/pull-worker/worker.ts`. The sources import
+ * Lets Node run the repo's TypeScript sources as they are (type stripping), e.g. the Node tests' worker
+ * process: `node --import ./scripts/ts-imports.ts test/node/fixtures/worker-process.ts …`. The sources import
  * each other as `./x.js` (what tsc and bundlers want); Node finds no such file beside a `.ts`, so a
  * relative `.js` specifier that does not resolve is tried again as `.ts`. A published build has no
  * need of this.

@@ -1,15 +1,16 @@
 /**
  * An external worker: runs a lane's jobs in this process, over the HTTP API, as a GPU box, a private
- * network or another language's runtime would. With the API served by `npm run dev`:
+ * network or another language's runtime would. It uses the library as a user installs it
+ * (`switchyard/client`, from the packed tarball). With the API served by `npm run dev` at the repo root:
  *
- *   npm run example:pull-worker
+ *   npm ci && npm start
  *
  * It enqueues a few jobs of its own kinds into the lane `pull-demo` (none has an in-process executor
  * in the dev worker, so they wait for pull consumers), runs them, logs what happens, and stops
  * gracefully on Ctrl-C. Environment: SWITCHYARD_URL (default http://127.0.0.1:8787), API_TOKEN
  * (default dev-token, as `npm run dev`), LANE (default pull-demo), JOBS (how many to enqueue, default 12).
  */
-import { createWorker, NonRetryableError, RetryAfterError, type WorkerContext } from "../../src/client/worker.js";
+import { createWorker, NonRetryableError, RetryAfterError, type WorkerContext } from "switchyard/client";
 
 const url = process.env.SWITCHYARD_URL ?? "http://127.0.0.1:8787";
 const token = process.env.API_TOKEN ?? "dev-token";

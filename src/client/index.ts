@@ -47,6 +47,8 @@ export type {
 } from "../shared/schemas.js";
 export {
   createWorker,
+  NonRetryableError,
+  RetryAfterError,
   WorkerAbortError,
   type PullWorker,
   type WorkerAbortCause,
