@@ -1,26 +1,18 @@
 /**
  * The lane: one Durable Object, one SQLite database, one alarm. A thin class: each RPC method
- * validates its input (rpc-input.ts), calls the store, and asks the wake (wake.ts) for a flush;
- * `alarm()` recovers, winds up and flushes. Expected refusals come back as `Result` data, never as
+ * validates its input (rpc-input.ts), calls a room (lane-rooms.ts wires them), and asks the wake
+ * (wake.ts) for a flush; `alarm()` fires schedules, recovers, winds up and flushes. Expected refusals come back as `Result` data, never as
  * thrown coded errors.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
-import {
-  ABORT_GRACE_MS,
-  DEFAULT_LEASE_MS,
-  DEFAULT_SWEEP_LIMIT,
-  FAIL_LANE_BATCH,
-  MAX_CHECKPOINT_BYTES,
-  MAX_PAGE_BYTES,
-  MAX_PROGRESS_BYTES,
-  RECOVERY_BATCH,
-} from "../shared/defaults.js";
+import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH, MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
-import type { Checkpoint, CheckpointInfo, ClaimedJob, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
+import type { Checkpoint, CheckpointInfo, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
-import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
+import type { LostEvent, TransitionEvent } from "../shared/log.js";
+import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
 import {
   AcksRequest,
   BatchEnqueueRequest,
@@ -36,57 +28,25 @@ import {
   ProgressRequest,
   ReleaseRequest,
   RenewRequest,
+  ScheduleListQuery,
+  ScheduleRequest,
   SweepRequest,
 } from "../shared/schemas.js";
-import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
-import { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
-import { Belt, type WakeCheck } from "./belt.js";
-import { ScheduleStore } from "./schedules.js";
-import { decodeCursor, encodeCursor } from "./cursor.js";
-import { CheckpointStore } from "./checkpoints.js";
-import { Dispatcher } from "./dispatcher.js";
-import type { SwitchyardEnv } from "./env.js";
-import { LaneEvents } from "./events.js";
-import type { ExecutorRegistry } from "./executors.js";
-import type { JobSpec } from "./job-row.js";
-import { LaneFailure } from "./lane-failure.js";
-import { LaneSettingsStore } from "./lane-settings.js";
-import { LaneStore } from "./lane-store.js";
-import { migrate, type SchemaState, SCHEMA_VERSION } from "./migrations.js";
-import { OutcomeDelivery } from "./outcomes.js";
-import { QueueStore } from "./queues.js";
-import { REGISTRY_NAME } from "./registry.js";
-import { RetentionStore } from "./retention.js";
-import { HoldName, parse, parseId, parseJobCall, parseName, parseScheduleName } from "./rpc-input.js";
-import { toSpec } from "./spec.js";
 import { applyAcks } from "./acks.js";
-import { Waiters, type ClaimAsk } from "./waiters.js";
-import { TransitionLog } from "./transitions.js";
-import { earliest, Wake, wakeTerms } from "./wake.js";
+import type { Belt, WakeCheck } from "./belt.js";
+import type { CheckpointStore } from "./checkpoints.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
+import type { Dispatcher } from "./dispatcher.js";
+import type { SwitchyardEnv } from "./env.js";
+import type { JobSpec } from "./job-row.js";
+import { LaneRooms, type LaneOptions } from "./lane-rooms.js";
+import type { LaneStore } from "./lane-store.js";
+import { HoldName, parse, parseId, parseJobCall, parseName, parseScheduleName } from "./rpc-input.js";
+import type { ScheduleStore } from "./schedules.js";
+import type { ClaimAsk } from "./waiters.js";
+import type { Wake } from "./wake.js";
 
-export type { TransitionEvent, LostEvent };
-
-/** How a lane class is built (`defineLane`). */
-export interface LaneOptions<E = SwitchyardEnv> {
-  /** Kind → in-process executor. Kinds not listed here wait for pull consumers. */
-  executors?: ExecutorRegistry<E>;
-  /**
-   * Receives every recorded outcome, at least once: the outcome is stored as `completing`, handed
-   * here, then settled. A throw is logged and the job settles all the same.
-   */
-  onOutcome?: (job: Job, env: E) => void | Promise<void>;
-  /** Receives every transition once durable (the same record as the log line). A throw is logged, never fatal. */
-  onTransition?: (event: TransitionEvent) => void;
-  /**
-   * Receives every in-process attempt that lost its lease (its own outcome: neither completed nor
-   * failed; its executor was aborted and wrote nothing), with the job as the attempt saw it.
-   */
-  onLost?: (event: LostEvent, job: Job) => void;
-  /** One JSON log line per transition and per lost attempt on stdout; default true. */
-  log?: boolean;
-  /** How long an aborted executor that has not returned keeps its slot (default 30 s). */
-  abortGraceMs?: number;
-}
+export type { LaneOptions, LostEvent, TransitionEvent };
 
 export class Lane extends DurableObject<SwitchyardEnv> {
   /** Set by `defineLane`; a plain `Lane` has no executors. */
@@ -94,6 +54,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Where time and randomness come from: the platform's. A test-only subclass swaps them. */
   protected readonly time: { clock: Clock; entropy: Entropy } = { clock: systemClock, entropy: systemEntropy };
+  /** Everything the lane is made of, wired together (lane-rooms.ts). */
+  private readonly rooms: LaneRooms;
   readonly store: LaneStore;
   /** What attempts record for their jobs: checkpoints and progress. */
   readonly checkpointStore: CheckpointStore;
@@ -101,69 +63,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   readonly schedules: ScheduleStore;
   protected readonly wake: Wake;
   protected readonly belt: Belt;
-  private readonly transitions: TransitionLog;
-  private readonly events: LaneEvents;
-  private readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
-  private readonly retention: RetentionStore;
-  private readonly queues: QueueStore;
-  private readonly failure: LaneFailure;
-  private readonly waiters: Waiters<PulledJob>;
-  private readonly options: LaneOptions;
-  private readonly schema: SchemaState;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
-    const options = (this.options = (new.target as typeof Lane).options);
     const clock: Clock = { now: () => this.time.clock.now() };
     const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => this.time.entropy.token(), random: () => this.time.entropy.random() };
-    // Synchronous SQL: done before any request can reach the object.
-    this.schema = migrate(ctx.storage, clock.now());
-    const lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(ctx.storage) : null) ?? ctx.id.toString();
-    this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
-    this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
-    this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => this.store.counts() });
-    this.retention = new RetentionStore(ctx.storage, clock);
-    this.queues = new QueueStore(ctx.storage);
-    this.failure = new LaneFailure(ctx.storage, clock, { deliverOutcomes: options.onOutcome !== undefined, transitions: this.transitions });
-    this.schedules = new ScheduleStore(ctx.storage, clock, lane, { store: this.store, toSpec: (request) => this.toSpec(request) });
-    const registry = () => (env as Partial<SwitchyardEnv>).REGISTRY?.getByName(REGISTRY_NAME);
-    this.belt = new Belt(ctx.storage, { lane, registry, waitUntil: (p) => ctx.waitUntil(p) });
-    this.checkpointStore = new CheckpointStore(ctx.storage, clock, { lane, missed: (id, token, op) => this.store.missed(id, token, op) });
-    this.wake = new Wake({
-      computeWake: (pumped) => this.computeWake(pumped),
-      flushSteps: (pump) => this.flushSteps(pump),
-      setAlarm: (at) => ctx.storage.setAlarm(at),
-      failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: String(error) }),
-    });
-    this.dispatcher = new Dispatcher<SwitchyardEnv>(
-      {
-        store: this.store,
-        checkpoints: this.checkpointStore,
-        clock,
-        env,
-        changed: () => this.wake.afterChange(),
-        lost: (job, cause, message) => this.lost(job, cause, message),
-        stuck: (job, abortedForMs) => log({ event: "executor.stuck", lane, jobId: job.id, kind: job.kind, generation: job.generation, abortedForMs }),
-        waitUntil: (promise) => ctx.waitUntil(promise),
-        abortGraceMs: options.abortGraceMs ?? ABORT_GRACE_MS,
-      },
-      options.executors ?? {},
-    );
-    this.waiters = new Waiters({ claim: (ask) => this.claimFor(ask), release: (id, token) => void this.store.release(id, token) });
-    this.outcomes = new OutcomeDelivery<SwitchyardEnv>({ store: this.store, env, waitUntil: (p) => ctx.waitUntil(p), changed: () => this.wake.afterChange() }, options.onOutcome);
-    void ctx.blockConcurrencyWhile(async () => {
-      if (!this.schema.ok) {
-        log({ event: "lane.schema_too_new", lane, stored: this.schema.stored, supported: SCHEMA_VERSION });
-        return;
-      }
-      this.wake.know(await ctx.storage.getAlarm());
-      // Jobs whose executors died with a previous instance are recovered now, not at lease expiry.
-      if (this.store.expireLaneLeases() > 0) this.recoverExpired();
-      this.outcomes.settleUndeliverable();
-      // Re-arm on start: a lost alarm write heals here, and due jobs start again after a restart.
-      this.wake.afterChange();
-      this.wake.flush();
-    });
+    const rooms = (this.rooms = new LaneRooms(ctx, env, (new.target as typeof Lane).options, clock, entropy));
+    ({ store: this.store, checkpoints: this.checkpointStore, dispatcher: this.dispatcher, schedules: this.schedules, wake: this.wake, belt: this.belt } = rooms);
+    void ctx.blockConcurrencyWhile(() => rooms.start());
   }
 
   // ---- producers ----
@@ -173,7 +80,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(async () => {
       const request = parse(EnqueueRequest, input);
       if (!request.ok) return request;
-      const spec = this.toSpec(request.value);
+      const spec = this.rooms.toSpec(request.value);
       if (!spec.ok) return spec;
       const inserted = this.store.insertJob(spec.value);
       if (!inserted.ok) return inserted;
@@ -182,9 +89,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       // A duplicate changes nothing. A due job of a pull-only kind outside any queue changes no wake
       // term (none counts due pull jobs, and it heads no queue): the alarm stays as it is, unless
       // held claims wait for it (the flush answers them).
-      const quiet = job.queue === null && job.runAt <= this.time.clock.now() && !inProcess && this.waiters.size === 0;
+      const quiet = job.queue === null && job.runAt <= this.time.clock.now() && !inProcess && this.rooms.waiters.size === 0;
       if (inserted.value.status === "queued" && !(quiet && this.wake.storedAlarm !== undefined)) this.wake.afterChange(inProcess);
-      await this.register();
+      await this.rooms.register();
       return inserted;
     });
   }
@@ -196,14 +103,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       if (!request.ok) return request;
       const specs: JobSpec[] = [];
       for (const [index, item] of request.value.jobs.entries()) {
-        const spec = this.toSpec(item);
+        const spec = this.rooms.toSpec(item);
         if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
         specs.push(spec.value);
       }
       const inserted = this.store.insertJobs(specs);
       if (!inserted.ok) return inserted;
       this.wake.afterChange(specs.some((spec) => this.dispatcher.kinds.includes(spec.kind)));
-      await this.register();
+      await this.rooms.register();
       return ok({ results: inserted.value });
     });
   }
@@ -236,7 +143,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   }
 
   async info(): Promise<Result<LaneInfo>> {
-    return this.answer(() => this.laneInfo());
+    return this.answer(() => this.rooms.laneInfo());
   }
 
   /** The instant the lane's alarm is stored for (null: none), as the platform has it. For inspection and tests. */
@@ -252,7 +159,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       if (!patch.ok) return patch;
       this.store.settings.configure(patch.value);
       this.wake.afterChange();
-      return this.laneInfo();
+      return this.rooms.laneInfo();
     });
   }
 
@@ -279,7 +186,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const request = parse(SweepRequest, input);
       if (!request.ok) return request;
-      const removed = this.retention.sweep(request.value.settledBefore, request.value.limit ?? DEFAULT_SWEEP_LIMIT);
+      const removed = this.rooms.retention.sweep(request.value.settledBefore, request.value.limit ?? DEFAULT_SWEEP_LIMIT);
       this.wake.afterChange();
       return ok({ removed });
     });
@@ -300,11 +207,11 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       const name = hold === undefined ? ok(null) : parse(HoldName, hold);
       if (!name.ok) return name;
       const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS };
-      const jobs = this.claimFor(ask);
+      const jobs = this.rooms.claimFor(ask);
       if (jobs.length > 0) this.wake.afterChange();
       const waitMs = request.value.waitMs ?? 0;
       if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
-      const held = this.waiters.hold(ask, waitMs, name.value);
+      const held = this.rooms.waiters.hold(ask, waitMs, name.value);
       return ok({ jobs: held ? await held : [] });
     });
   }
@@ -356,33 +263,24 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   // ---- the alarm ----
 
   override async alarm(): Promise<void> {
-    if (!this.schema.ok) return; // a newer version's lane: touch nothing
-    this.wake.consumed();
-    const fired = this.schedules.fireDue();
-    this.recoverExpired();
-    this.dispatcher.reconcile();
-    this.windUpCancels();
-    this.outcomes.settleUndeliverable();
-    this.retention.pass(this.store.settings.read().retention);
-    this.wake.afterChange();
-    this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
-    if (fired > 0) await this.register();
+    if (this.rooms.refusal()) return; // a newer version's lane: touch nothing
+    await this.rooms.alarm();
   }
 
   // ---- events sockets (events.ts); the front worker has checked the ticket ----
 
   override async fetch(request: Request): Promise<Response> {
-    return this.events.open(request, await this.info());
+    return this.rooms.events.open(request, await this.info());
   }
 
   override webSocketMessage(): void {} // the sockets only listen
 
   override webSocketClose(ws: WebSocket, code: number): void {
-    this.events.closed(ws, code);
+    this.rooms.events.closed(ws, code);
   }
 
   override webSocketError(ws: WebSocket): void {
-    this.events.closed(ws);
+    this.rooms.events.closed(ws);
   }
 
   // ---- long-poll claims and batch acks ----
@@ -395,7 +293,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const name = parse(HoldName, hold);
       if (!name.ok) return name;
-      const released = this.waiters.abandon(name.value);
+      const released = this.rooms.waiters.abandon(name.value);
       if (released > 0) this.wake.afterChange();
       return ok({ released });
     });
@@ -419,101 +317,6 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     });
   }
 
-  // ---- internals ----
-
-  /** A claim for a pull consumer: kinds without an in-process executor, with their checkpoints, at most 4 MiB of jobs. */
-  private claimFor(ask: ClaimAsk): PulledJob[] {
-    return this.checkpointStore.attach(this.store.claimDue({
-      kinds: ask.kinds,
-      excludeKinds: this.dispatcher.kinds,
-      excludeIds: [],
-      heldSlots: this.dispatcher.heldSlots(),
-      max: ask.max,
-      leaseMs: ask.leaseMs,
-      maxBytes: MAX_PAGE_BYTES,
-      holder: "consumer",
-    }));
-  }
-
-  /** Every RPC answer goes through here: a lane of a newer schema refuses all of them, changing nothing. */
-  private async answer<T>(body: () => Result<T> | Promise<Result<T>>): Promise<Result<T>> {
-    if (!this.schema.ok) {
-      return fail("lane_schema_too_new", `lane ${this.store.lane} was written by a newer Switchyard (schema ${this.schema.stored}; this one knows ${SCHEMA_VERSION})`);
-    }
-    return body();
-  }
-
-  private laneInfo(): Result<LaneInfo> {
-    const { concurrency, paused, retention } = this.store.settings.read();
-    const { laneCounts } = this.store;
-    return ok({
-      lane: this.store.lane, counts: laneCounts.counts(), paused, concurrency, nextWakeAt: this.computeWake(),
-      retention, stats: laneCounts.stats(), oldestDueAt: laneCounts.oldestDueAt(this.time.clock.now()),
-    });
-  }
-
-  /** A write that answers a job: flush after it, whatever it answered. */
-  private changed(answer: Result<Job>): Result<{ job: Job }> {
-    this.wake.afterChange();
-    return answer.ok ? ok({ job: answer.value }) : answer;
-  }
-
-  private flushSteps(pump: boolean): void {
-    this.dispatcher.settleCompletions();
-    if (pump) this.dispatcher.pump();
-    this.waiters.answer();
-    this.outcomes.deliverPending();
-  }
-
-  /** The computed wake: what the rows and this process's memory ask for now (wake.ts). The belt follows it. */
-  private computeWake(pumped = false): number | null {
-    // Right after a pump, every due in-process head with a free slot was claimed: none to look for.
-    const rows = this.store.wakeRows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
-    const heldCancels = rows.cancels > 0 ? this.store.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
-    const rooms = { retentionPass: this.retention.nextPass(this.store.settings.read().retention), nextScheduleFire: this.schedules.nextFire() };
-    const wake = earliest(wakeTerms({ ...rows, ...rooms }, { delivering: this.outcomes.inHand, heldCancels }, this.time.clock.now()));
-    this.belt.noteWake(wake);
-    return wake;
-  }
-
-  private recoverExpired(): void {
-    // A full batch: there may be more.
-    while (this.store.recoverExpired() === RECOVERY_BATCH);
-  }
-
-  /** Cancellations of in-process jobs whose attempt no executor here holds (it died with a bug): settled now. */
-  private windUpCancels(): void {
-    for (const { id, token } of this.store.laneCancels()) if (!this.dispatcher.holds(id)) this.store.settleCancelledAttempt(id, token);
-  }
-
-  /** An in-process attempt lost its lease: its own outcome, logged and told to `onLost`. */
-  private lost(job: ClaimedJob, cause: LostCause, message: string): void {
-    this.store.laneCounts.countLost();
-    const event: LostEvent = { event: "job.lost", lane: this.store.lane, jobId: job.id, kind: job.kind, attempt: job.attempts, generation: job.lease.generation, cause, message };
-    if (this.options.log !== false) log(event);
-    const { lease, ...view } = job;
-    const seen: Job = { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } };
-    const onLost = this.options.onLost;
-    this.transitions.tell("onLost", onLost && ((e: LostEvent) => onLost(e, seen)), event);
-  }
-
-  /** The registry learns a lane once, on its first job: not a call per enqueue. */
-  private async register(): Promise<void> {
-    if (this.store.settings.read().registered) return;
-    const registry = (this.env as Partial<SwitchyardEnv>).REGISTRY;
-    if (!registry) return;
-    try {
-      await registry.getByName(REGISTRY_NAME).register(this.store.lane, this.time.clock.now());
-      this.store.settings.markRegistered();
-    } catch (error) {
-      log({ event: "lane.register_failed", lane: this.store.lane, message: String(error) });
-    }
-  }
-
-  private toSpec(request: EnqueueRequest): Result<JobSpec> {
-    return toSpec(request, this.time.clock.now(), () => this.time.entropy.id());
-  }
-
   // ---- the operator's lane (issue 11) ----
 
   /** The kept counts alone: what `GET /v1/lanes` shows of each lane, one row read. */
@@ -529,7 +332,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const request = parse(FailLaneRequest, input);
       if (!request.ok) return request;
-      const { failed, running } = this.failure.fail(request.value.reason, FAIL_LANE_BATCH);
+      const { failed, running } = this.rooms.failure.fail(request.value.reason, FAIL_LANE_BATCH);
       // Its lease is gone with the job settled: the attempt is lost (a cancelled one, cancelled).
       for (const job of running) this.dispatcher.abort(job.id, job.outcome === "cancelled" ? "cancelled" : "lost", "settled");
       this.wake.afterChange();
@@ -542,7 +345,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   async queueInfo(queue: unknown): Promise<Result<QueueInfo>> {
     return this.answer(() => {
       const name = parseName(queue, "queue");
-      return name.ok ? ok(this.queues.info(name.value)) : name;
+      return name.ok ? ok(this.rooms.queues.info(name.value)) : name;
     });
   }
 
@@ -551,7 +354,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(async () => {
       const name = parseName(queue, "queue");
       if (!name.ok) return name;
-      const purged = await this.queues.purge(name.value);
+      const purged = await this.rooms.queues.purge(name.value);
       this.wake.afterChange();
       return ok({ purged });
     });
@@ -606,16 +409,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    * lane with nothing to wake for tells the belt that it may stop watching it (belt.ts).
    */
   async checkWake(): Promise<Result<WakeCheck>> {
-    return this.answer(async () => {
-      const alarmWas = await this.ctx.storage.getAlarm();
-      this.wake.know(alarmWas);
-      const wakeAt = this.computeWake();
-      const rearmed = wakeAt !== null && (alarmWas === null || alarmWas > wakeAt);
-      if (rearmed) log({ event: "lane.alarm_rearmed", lane: this.store.lane, alarmWas, wakeAt });
-      this.wake.rearm(false);
-      if (wakeAt === null) this.belt.idle();
-      return ok({ wakeAt, alarmWas, rearmed, watch: wakeAt !== null });
-    });
+    return this.answer(async () => ok(await this.rooms.checkWake()));
   }
 
   // ---- checkpoints and progress (durable steps) ----
@@ -656,6 +450,19 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       if (!recorded.ok) this.wake.afterChange();
       return recorded.ok ? ok({ job: recorded.value }) : recorded;
     });
+  }
+
+  // ---- helpers ----
+
+  /** Every RPC answer goes through here: a lane of a newer schema refuses all of them, changing nothing. */
+  private async answer<T>(body: () => Result<T> | Promise<Result<T>>): Promise<Result<T>> {
+    return this.rooms.refusal<T>() ?? body();
+  }
+
+  /** A write that answers a job: flush after it, whatever it answered. */
+  private changed(answer: Result<Job>): Result<{ job: Job }> {
+    this.wake.afterChange();
+    return answer.ok ? ok({ job: answer.value }) : answer;
   }
 }
 

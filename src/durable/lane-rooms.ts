@@ -1,0 +1,245 @@
+/**
+ * What a lane is made of, wired together: the store and every room beside it (checkpoints,
+ * schedules, retention, queues, failure, events, waiters, outcomes), the dispatcher, the wake and
+ * the belt, and the few things that join them (the computed wake, recovery, cancellation wind-ups,
+ * lost attempts, registering with the registry). `lane.ts` keeps the RPC surface and the alarm; it
+ * validates, calls a room here, and asks the wake for a flush.
+ */
+import { fail, ok, type Result } from "../shared/errors.js";
+import { ABORT_GRACE_MS, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
+import type { Clock, Entropy } from "../shared/clock.js";
+import type { ClaimedJob, Job, LaneInfo, PulledJob } from "../shared/job.js";
+import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
+import type { EnqueueRequest } from "../shared/schemas.js";
+import { Belt, type WakeCheck } from "./belt.js";
+import { CheckpointStore } from "./checkpoints.js";
+import { Dispatcher } from "./dispatcher.js";
+import type { SwitchyardEnv } from "./env.js";
+import { LaneEvents } from "./events.js";
+import type { ExecutorRegistry } from "./executors.js";
+import type { JobSpec } from "./job-row.js";
+import { LaneFailure } from "./lane-failure.js";
+import { LaneSettingsStore } from "./lane-settings.js";
+import { LaneStore } from "./lane-store.js";
+import { migrate, type SchemaState, SCHEMA_VERSION } from "./migrations.js";
+import { OutcomeDelivery } from "./outcomes.js";
+import { QueueStore } from "./queues.js";
+import { REGISTRY_NAME } from "./registry.js";
+import { RetentionStore } from "./retention.js";
+import { ScheduleStore } from "./schedules.js";
+import { toSpec } from "./spec.js";
+import { TransitionLog } from "./transitions.js";
+import { Waiters, type ClaimAsk } from "./waiters.js";
+import { earliest, Wake, wakeTerms } from "./wake.js";
+
+/** How a lane class is built (`defineLane`). */
+export interface LaneOptions<E = SwitchyardEnv> {
+  /** Kind → in-process executor. Kinds not listed here wait for pull consumers. */
+  executors?: ExecutorRegistry<E>;
+  /**
+   * Receives every recorded outcome, at least once: the outcome is stored as `completing`, handed
+   * here, then settled. A throw is logged and the job settles all the same.
+   */
+  onOutcome?: (job: Job, env: E) => void | Promise<void>;
+  /** Receives every transition once durable (the same record as the log line). A throw is logged, never fatal. */
+  onTransition?: (event: TransitionEvent) => void;
+  /**
+   * Receives every in-process attempt that lost its lease (its own outcome: neither completed nor
+   * failed; its executor was aborted and wrote nothing), with the job as the attempt saw it.
+   */
+  onLost?: (event: LostEvent, job: Job) => void;
+  /** One JSON log line per transition and per lost attempt on stdout; default true. */
+  log?: boolean;
+  /** How long an aborted executor that has not returned keeps its slot (default 30 s). */
+  abortGraceMs?: number;
+}
+
+export class LaneRooms {
+  readonly schema: SchemaState;
+  readonly lane: string;
+  readonly store: LaneStore;
+  /** What attempts record for their jobs: checkpoints and progress. */
+  readonly checkpoints: CheckpointStore;
+  readonly dispatcher: Dispatcher<SwitchyardEnv>;
+  readonly schedules: ScheduleStore;
+  readonly wake: Wake;
+  readonly belt: Belt;
+  readonly transitions: TransitionLog;
+  readonly events: LaneEvents;
+  readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
+  readonly retention: RetentionStore;
+  readonly queues: QueueStore;
+  readonly failure: LaneFailure;
+  readonly waiters: Waiters<PulledJob>;
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: SwitchyardEnv,
+    private readonly options: LaneOptions,
+    private readonly clock: Clock,
+    private readonly entropy: Entropy,
+  ) {
+    // Synchronous SQL: done before any request can reach the object.
+    this.schema = migrate(ctx.storage, clock.now());
+    const lane = (this.lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(ctx.storage) : null) ?? ctx.id.toString());
+    const deliverOutcomes = options.onOutcome !== undefined;
+    this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
+    this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes, transitions: this.transitions });
+    this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => this.store.counts() });
+    this.retention = new RetentionStore(ctx.storage, clock);
+    this.queues = new QueueStore(ctx.storage);
+    this.failure = new LaneFailure(ctx.storage, clock, { deliverOutcomes, transitions: this.transitions });
+    this.schedules = new ScheduleStore(ctx.storage, clock, lane, { store: this.store, toSpec: (request) => this.toSpec(request) });
+    const registry = () => (env as Partial<SwitchyardEnv>).REGISTRY?.getByName(REGISTRY_NAME);
+    this.belt = new Belt(ctx.storage, { lane, registry, waitUntil: (p) => ctx.waitUntil(p) });
+    this.checkpoints = new CheckpointStore(ctx.storage, clock, { lane, missed: (id, token, op) => this.store.missed(id, token, op) });
+    this.wake = new Wake({
+      computeWake: (pumped) => this.computeWake(pumped),
+      flushSteps: (pump) => this.flushSteps(pump),
+      setAlarm: (at) => ctx.storage.setAlarm(at),
+      failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: String(error) }),
+    });
+    this.dispatcher = new Dispatcher<SwitchyardEnv>(
+      {
+        store: this.store,
+        checkpoints: this.checkpoints,
+        clock,
+        env,
+        changed: () => this.wake.afterChange(),
+        lost: (job, cause, message) => this.lost(job, cause, message),
+        stuck: (job, abortedForMs) => log({ event: "executor.stuck", lane, jobId: job.id, kind: job.kind, generation: job.generation, abortedForMs }),
+        waitUntil: (promise) => ctx.waitUntil(promise),
+        abortGraceMs: options.abortGraceMs ?? ABORT_GRACE_MS,
+      },
+      options.executors ?? {},
+    );
+    this.waiters = new Waiters({ claim: (ask) => this.claimFor(ask), release: (id, token) => void this.store.release(id, token) });
+    this.outcomes = new OutcomeDelivery<SwitchyardEnv>({ store: this.store, env, waitUntil: (p) => ctx.waitUntil(p), changed: () => this.wake.afterChange() }, options.onOutcome);
+  }
+
+  /** Run once before any request reaches the object (`blockConcurrencyWhile`). */
+  async start(): Promise<void> {
+    if (!this.schema.ok) {
+      log({ event: "lane.schema_too_new", lane: this.lane, stored: this.schema.stored, supported: SCHEMA_VERSION });
+      return;
+    }
+    this.wake.know(await this.ctx.storage.getAlarm());
+    // Jobs whose executors died with a previous instance are recovered now, not at lease expiry.
+    if (this.store.expireLaneLeases() > 0) this.recoverExpired();
+    this.outcomes.settleUndeliverable();
+    // Re-arm on start: a lost alarm write heals here, and due jobs start again after a restart.
+    this.wake.afterChange();
+    this.wake.flush();
+  }
+
+  /** The alarm's work: fire due schedules, recover, reconcile, wind up, deliver, keep retention, flush. */
+  async alarm(): Promise<void> {
+    this.wake.consumed();
+    const fired = this.schedules.fireDue();
+    this.recoverExpired();
+    this.dispatcher.reconcile();
+    this.windUpCancels();
+    this.outcomes.settleUndeliverable();
+    this.retention.pass(this.store.settings.read().retention);
+    this.wake.afterChange();
+    this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
+    if (fired > 0) await this.register();
+  }
+
+  /** The belt's check (`Lane.checkWake`): the stored alarm becomes the computed wake; an idle lane lets the belt stop watching. */
+  async checkWake(): Promise<WakeCheck> {
+    const alarmWas = await this.ctx.storage.getAlarm();
+    this.wake.know(alarmWas);
+    const wakeAt = this.computeWake();
+    const rearmed = wakeAt !== null && (alarmWas === null || alarmWas > wakeAt);
+    if (rearmed) log({ event: "lane.alarm_rearmed", lane: this.lane, alarmWas, wakeAt });
+    this.wake.rearm(false);
+    if (wakeAt === null) this.belt.idle();
+    return { wakeAt, alarmWas, rearmed, watch: wakeAt !== null };
+  }
+
+  /** A lane of a newer schema refuses every call, changing nothing. */
+  refusal<T>(): Result<T> | null {
+    if (this.schema.ok) return null;
+    return fail("lane_schema_too_new", `lane ${this.lane} was written by a newer Switchyard (schema ${this.schema.stored}; this one knows ${SCHEMA_VERSION})`);
+  }
+
+  /** A claim for a pull consumer: kinds without an in-process executor, with their checkpoints, at most 4 MiB of jobs. */
+  claimFor(ask: ClaimAsk): PulledJob[] {
+    return this.checkpoints.attach(this.store.claimDue({
+      kinds: ask.kinds,
+      excludeKinds: this.dispatcher.kinds,
+      excludeIds: [],
+      heldSlots: this.dispatcher.heldSlots(),
+      max: ask.max,
+      leaseMs: ask.leaseMs,
+      maxBytes: MAX_PAGE_BYTES,
+      holder: "consumer",
+    }));
+  }
+
+  laneInfo(): Result<LaneInfo> {
+    const { concurrency, paused, retention } = this.store.settings.read();
+    const { laneCounts } = this.store;
+    return ok({
+      lane: this.lane, counts: laneCounts.counts(), paused, concurrency, nextWakeAt: this.computeWake(),
+      retention, stats: laneCounts.stats(), oldestDueAt: laneCounts.oldestDueAt(this.clock.now()),
+    });
+  }
+
+  /** The computed wake: what the rows and this process's memory ask for now (wake.ts). The belt follows it. */
+  computeWake(pumped = false): number | null {
+    // Right after a pump, every due in-process head with a free slot was claimed: none to look for.
+    const rows = this.store.wakeRows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
+    const heldCancels = rows.cancels > 0 ? this.store.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
+    const rooms = { retentionPass: this.retention.nextPass(this.store.settings.read().retention), nextScheduleFire: this.schedules.nextFire() };
+    const wake = earliest(wakeTerms({ ...rows, ...rooms }, { delivering: this.outcomes.inHand, heldCancels }, this.clock.now()));
+    this.belt.noteWake(wake);
+    return wake;
+  }
+
+  /** The registry learns a lane once, on its first job: not a call per enqueue. */
+  async register(): Promise<void> {
+    if (this.store.settings.read().registered) return;
+    const registry = (this.env as Partial<SwitchyardEnv>).REGISTRY;
+    if (!registry) return;
+    try {
+      await registry.getByName(REGISTRY_NAME).register(this.lane, this.clock.now());
+      this.store.settings.markRegistered();
+    } catch (error) {
+      log({ event: "lane.register_failed", lane: this.lane, message: String(error) });
+    }
+  }
+
+  toSpec(request: EnqueueRequest): Result<JobSpec> {
+    return toSpec(request, this.clock.now(), () => this.entropy.id());
+  }
+
+  private flushSteps(pump: boolean): void {
+    this.dispatcher.settleCompletions();
+    if (pump) this.dispatcher.pump();
+    this.waiters.answer();
+    this.outcomes.deliverPending();
+  }
+
+  private recoverExpired(): void {
+    // A full batch: there may be more.
+    while (this.store.recoverExpired() === RECOVERY_BATCH);
+  }
+
+  /** Cancellations of in-process jobs whose attempt no executor here holds (it died with a bug): settled now. */
+  private windUpCancels(): void {
+    for (const { id, token } of this.store.laneCancels()) if (!this.dispatcher.holds(id)) this.store.settleCancelledAttempt(id, token);
+  }
+
+  /** An in-process attempt lost its lease: its own outcome, logged and told to `onLost`. */
+  private lost(job: ClaimedJob, cause: LostCause, message: string): void {
+    this.store.laneCounts.countLost();
+    const event: LostEvent = { event: "job.lost", lane: this.lane, jobId: job.id, kind: job.kind, attempt: job.attempts, generation: job.lease.generation, cause, message };
+    if (this.options.log !== false) log(event);
+    const { lease, ...view } = job;
+    const seen: Job = { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } };
+    const onLost = this.options.onLost;
+    this.transitions.tell("onLost", onLost && ((e: LostEvent) => onLost(e, seen)), event);
+  }
+}
