@@ -6,7 +6,7 @@
  */
 import { defineLane, type TransitionEvent } from "../src/durable/lane.js";
 import type { JobSpec } from "../src/durable/job-row.js";
-import { CLAIM_CANDIDATES_SQL } from "../src/durable/statements.js";
+import { CLAIM_CANDIDATES_SQL, CLAIM_KIND_CANDIDATES_SQL } from "../src/durable/statements.js";
 import { serializeJson } from "../src/shared/json.js";
 import { BatchEnqueueRequest, EnqueueRequest } from "../src/shared/schemas.js";
 import { noopOrSteps, rawUpserts } from "./steps.js";
@@ -247,6 +247,9 @@ export class PlainLane extends defineLane({ log: false }) {
       enqueueInObject: us((i) => void this.enqueue({ kind: PULL_KIND, payload: { i } })),
       batchValidatePerJob: us(() => BatchEnqueueRequest.safeParse(batch), 1, n),
       batchInsertPerJob: us(() => this.store.insertJobs(batchSpecs), 1, n),
+      candidatesOfOne: us(() => sql.exec(CLAIM_KIND_CANDIDATES_SQL, Date.now(), PULL_KIND, "[]", 1).toArray()),
+      candidatesOfOneRowOnly: us(() => sql.exec(`SELECT seq FROM jobs WHERE state = 'queued' AND kind = ? ORDER BY priority DESC, seq LIMIT 1`, PULL_KIND).toArray()),
+      selectOne: us(() => sql.exec("SELECT 1").toArray()),
       claimOne: us(() => claim(1), n / 2),
       claim16PerJob: us(() => claim(16), n / 32, n / 2),
       completeOne: await (async () => {
