@@ -2,35 +2,16 @@
  * The real runtime, driven from Node: workerd is SIGKILLed while executors run, restarted over the
  * same persisted state, and every job still settles exactly once.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { LocalRuntime } from "../../scripts/local-runtime.js";
+import { stateDirFor, until } from "./support.js";
 
-let stateDir: string;
+const stateDir = stateDirFor("crash");
 const logs: string[] = [];
-
-beforeAll(() => {
-  stateDir = mkdtempSync(join(tmpdir(), "switchyard-crash-"));
-});
-
-afterAll(() => {
-  rmSync(stateDir, { recursive: true, force: true });
-});
-
-/** Waits (bounded) until `check` holds, asking the live runtime every 25 ms. */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 it("settles every job exactly once when the runtime is killed while executors run", async () => {
   const onLog = (line: string) => void logs.push(line);
-  let runtime = await LocalRuntime.start({ persistDir: stateDir, onLog });
+  let runtime = await LocalRuntime.start({ persistDir: stateDir.path, onLog });
   const lanes = ["crash-a", "crash-b"];
   const ids: { lane: string; id: string }[] = [];
   for (const lane of lanes) {
@@ -48,7 +29,7 @@ it("settles every job exactly once when the runtime is killed while executors ru
   await until("jobs to be running", async () => (await counts("crash-a")).running > 0 && (await counts("crash-b")).running > 0);
 
   await runtime.kill();
-  runtime = await LocalRuntime.start({ persistDir: stateDir, onLog });
+  runtime = await LocalRuntime.start({ persistDir: stateDir.path, onLog });
   try {
     for (const lane of lanes) {
       await until(`lane ${lane} to settle everything`, async () => (await counts(lane)).completed === 30);

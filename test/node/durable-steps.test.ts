@@ -3,35 +3,16 @@
  * of a multi-step job and restarted over the same state; the steps recorded before the kill do not
  * run again, and every later attempt sees their recorded values.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { LocalRuntime } from "../../scripts/local-runtime.js";
+import { stateDirFor, until } from "./support.js";
 
-let stateDir: string;
-
-beforeAll(() => {
-  stateDir = mkdtempSync(join(tmpdir(), "switchyard-steps-"));
-});
-
-afterAll(() => {
-  rmSync(stateDir, { recursive: true, force: true });
-});
-
-/** Waits (bounded) until `check` holds, asking the live runtime every 25 ms. */
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const stateDir = stateDirFor("steps");
 
 type Checkpoint = { name: string; value: unknown; generation: number };
 
 it("does not run again the steps recorded before a SIGKILL", async () => {
-  let runtime = await LocalRuntime.start({ persistDir: stateDir });
+  let runtime = await LocalRuntime.start({ persistDir: stateDir.path });
   const path = "/v1/lanes/steps-crash/jobs";
   try {
     const steps = Array.from({ length: 8 }, (_, i) => `s${i + 1}`);
@@ -45,7 +26,7 @@ it("does not run again the steps recorded before a SIGKILL", async () => {
     expect(recorded.every((c) => c.generation === 1)).toBe(true);
 
     await runtime.kill();
-    runtime = await LocalRuntime.start({ persistDir: stateDir });
+    runtime = await LocalRuntime.start({ persistDir: stateDir.path });
 
     let job: any;
     await until("the job to complete", async () => {

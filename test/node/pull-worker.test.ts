@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
 import { LocalRuntime } from "../../scripts/local-runtime.js";
+import { until as waitUntil } from "./support.js";
 import { createWorker, WorkerAbortError, type PullWorker, type WorkerEvent, type WorkerOptions } from "../../src/client/worker.js";
 
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -42,13 +43,7 @@ function worker(name: string, options: Partial<WorkerOptions> & Pick<WorkerOptio
 }
 
 /** Waits (bounded) until `check` holds, asking every 20 ms. */
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
+const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000) => waitUntil(what, check, timeoutMs, 20);
 
 async function enqueueAll(name: string, jobs: Record<string, unknown>[]): Promise<void> {
   const answer = await runtime.api("POST", `/v1/lanes/${name}/jobs/batch`, { jobs });

@@ -3,25 +3,15 @@
  * SIGKILL and a restart over the same state, no id fires twice, and the fires the lane missed while
  * it was down collapse to the latest, as API.md's missed-fire rule says.
  */
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { LocalRuntime } from "../../scripts/local-runtime.js";
+import { stateDirFor, until } from "./support.js";
 
-let stateDir: string;
+const stateDir = stateDirFor("schedule");
 const logs: string[] = [];
 const LANE = "schedule-restart";
 /** A kind with no executor: the fired jobs wait, queued, to be read. */
 const KIND = "schedule.tick";
-
-beforeAll(() => {
-  stateDir = mkdtempSync(join(tmpdir(), "switchyard-schedule-"));
-});
-
-afterAll(() => {
-  rmSync(stateDir, { recursive: true, force: true });
-});
 
 type Fired = { id: string; at: number; createdAt: number };
 
@@ -32,17 +22,11 @@ async function fires(runtime: LocalRuntime): Promise<Fired[]> {
 }
 
 /** Waits (bounded) until the lane holds `n` fired jobs, asking every 100 ms. */
-async function untilFired(runtime: LocalRuntime, n: number, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while ((await fires(runtime)).length < n) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${n} fires`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+const untilFired = (runtime: LocalRuntime, n: number) => until(`${n} fires`, async () => (await fires(runtime)).length >= n, 60_000, 100);
 
 it("keeps an everyMs: 1000 schedule firing across a SIGKILL and restart, each id once, missed fires collapsed", async () => {
   const onLog = (line: string) => void logs.push(line);
-  let runtime = await LocalRuntime.start({ persistDir: stateDir, onLog });
+  let runtime = await LocalRuntime.start({ persistDir: stateDir.path, onLog });
   const put = await runtime.api("PUT", `/v1/lanes/${LANE}/schedules/tick`, { everyMs: 1000, job: { kind: KIND, payload: { from: "restart test" } } });
   expect(put.status).toBe(201);
   await untilFired(runtime, 3);
@@ -50,7 +34,7 @@ it("keeps an everyMs: 1000 schedule firing across a SIGKILL and restart, each id
   await runtime.kill();
   const killedAt = Date.now();
   await new Promise((r) => setTimeout(r, 3_000)); // at least two fires missed
-  runtime = await LocalRuntime.start({ persistDir: stateDir, onLog });
+  runtime = await LocalRuntime.start({ persistDir: stateDir.path, onLog });
   const upAt = Date.now();
   try {
     const before = (await fires(runtime)).filter((f) => f.createdAt < killedAt).length;
