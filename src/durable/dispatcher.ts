@@ -77,6 +77,7 @@ export class Dispatcher<E = unknown> {
   private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   private deadlineAt = Infinity;
   private settleBusy: (() => void) | undefined;
+  private spells = 0;
   readonly kinds: readonly string[];
 
   constructor(
@@ -85,6 +86,16 @@ export class Dispatcher<E = unknown> {
   ) {
     this.kinds = Object.keys(executors);
     this.records = new RecordBatch(host.checkpoints);
+  }
+
+  /** How many times the dispatcher went from idle to busy (set up its renewal timer and keep-alive); for inspection and tests. */
+  get busySpells(): number {
+    return this.spells;
+  }
+
+  /** Whether it is idle now: no renewal timer, no keep-alive. */
+  get idle(): boolean {
+    return this.renewer === undefined;
   }
 
   /** Slots held by aborted attempts whose executor runs on (not yet stuck). */
@@ -282,6 +293,7 @@ export class Dispatcher<E = unknown> {
    * to hold but not free to register).
    */
   private busy(): void {
+    this.spells++;
     this.renewer = setInterval(() => this.renewAll(), RENEW_EVERY_MS);
     this.host.waitUntil(new Promise<void>((resolve) => (this.settleBusy = resolve)));
   }
@@ -302,9 +314,21 @@ export class Dispatcher<E = unknown> {
   }
 
   private idleCheck = false;
+  /** Idle checks put off in a row because completions were still to be written (bounded: see below). */
+  private idleDeferrals = 0;
 
   private goIdleIfDone(): void {
     for (const attempt of this.attempts.values()) if (!attempt.stuck) return;
+    // A completion not yet written has its flush queued, and that flush starts the next due job: a
+    // no-op executor at concurrency 1 returns before this check runs, and idling here would tear the
+    // timer and keep-alive down and set them up again for every job. Bounded, so that a flush that
+    // never comes cannot keep the check going (a flush that settles completions resets the count).
+    if (this.completions.length > 0 && this.idleDeferrals < 8) {
+      this.idleDeferrals++;
+      this.idleIfDone();
+      return;
+    }
+    this.idleDeferrals = 0;
     clearInterval(this.renewer);
     clearTimeout(this.deadlineTimer);
     this.renewer = undefined;
@@ -359,6 +383,7 @@ export class Dispatcher<E = unknown> {
    */
   settleCompletions(): void {
     if (this.completions.length === 0) return;
+    this.idleDeferrals = 0; // the flush the idle check waited for came
     const batch = this.completions;
     this.completions = [];
     const settled = this.host.store.completeBatch(batch.map(({ job, token, resultJson, checkpoints }) => ({ id: job.id, token, resultJson, checkpoints })));

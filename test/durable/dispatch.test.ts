@@ -2,6 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { AbortError } from "../../src/durable/dispatcher.js";
+import type { Lane } from "../../src/durable/lane.js";
 import { DISPATCH_LEASE_MS } from "../../src/shared/defaults.js";
 import { backoffBoundsMs } from "../../src/shared/backoff.js";
 import { ManualClock } from "../../src/shared/clock.js";
@@ -167,6 +168,24 @@ describe("in-process executors", () => {
       .filter((e) => e.to === "running" && [low.id, high.id, low2.id].includes(e.jobId))
       .map((e) => e.jobId);
     expect(starts).toEqual([high.id, low.id, low2.id]);
+  });
+
+  it("runs a serial backlog of instant executors in one busy spell, then goes idle", async () => {
+    const { lane, name, enqueue, settled } = await setup({ concurrency: 1 });
+    unwrap(await lane.configure({ paused: true }));
+    const jobs = [];
+    for (let i = 0; i < 20; i++) jobs.push(await enqueue({ kind: "demo.echo", payload: { i } }));
+    const before = await runInDurableObject(env.LANE.getByName(name), (l: Lane) => l.dispatcher.busySpells);
+    unwrap(await lane.configure({ paused: false }));
+    for (const job of jobs) expect((await settled(job.id)).outcome).toBe("completed");
+    // Each job's executor answers before the idle check runs; the next job starts in the completion's
+    // flush, so the renewal timer and keep-alive are set up once for the backlog, not once per job.
+    const after = await runInDurableObject(env.LANE.getByName(name), async (l: Lane) => {
+      await new Promise((r) => setTimeout(r, 10));
+      return { spells: l.dispatcher.busySpells, idle: l.dispatcher.idle };
+    });
+    expect(after.spells - before).toBe(1);
+    expect(after.idle).toBe(true);
   });
 
   it("starts nothing while paused, and everything due when resumed", async () => {
