@@ -204,32 +204,32 @@ export class LaneStore {
    */
   claimDue(filter: ClaimFilter, seqs?: Map<string, number>): ClaimedJob[] {
     const now = this.clock.now();
-    return this.storage.transactionSync(() => {
-      const { concurrency, paused } = this.settings.read();
-      if (paused) return [];
-      const free = concurrency - this.runningCount() - filter.heldSlots;
-      const limit = Math.min(filter.max, free);
-      if (limit <= 0) return [];
-      const excludeIds = JSON.stringify(filter.excludeIds);
-      const candidates = filter.kinds
-        ? this.candidatesOfKinds(filter.kinds.filter((k) => !filter.excludeKinds.includes(k)), now, excludeIds, limit)
-        : this.sql.exec<Candidate>(Q.CLAIM_CANDIDATES_SQL, now, JSON.stringify(filter.excludeKinds), excludeIds, limit).toArray();
-      // A pull claim's answer carries the jobs' checkpoints too; an in-process claim sends nothing.
-      const extra = filter.maxBytes === Infinity ? null : checkpointBytes(this.sql, candidates.map((c) => c.seq));
-      const page = withinBytes(extra ? candidates.map((c) => ({ ...c, bytes: c.bytes + (extra.get(c.seq) ?? 0) })) : candidates, filter.maxBytes);
-      if (page.length === 0) return [];
-      // One statement for all of them, each with its own token; answered in the candidates' order.
-      const leases = page.map(({ seq }) => [seq, this.entropy.token()] as const);
-      const order = new Map(page.map(({ seq }, i) => [seq, i]));
-      const rows = this.sql
-        .exec<JobRow>(Q.CLAIM_SQL, JSON.stringify(leases), now + filter.leaseMs, filter.holder, now)
-        .toArray()
-        .sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
-      return rows.map((row) => {
-        this.emit(row, "queued", null);
-        seqs?.set(row.id, row.seq);
-        return { ...toJob(row, this.lane), lease: { token: row.lease_token!, generation: row.generation, expiresAt: row.lease_until! } };
-      });
+    // No transaction: everything below runs in one synchronous stretch (nothing else runs in the object
+    // meanwhile), the reads change nothing, and the claim is one statement, whole or not at all.
+    const { concurrency, paused } = this.settings.read();
+    if (paused) return [];
+    const free = concurrency - this.runningCount() - filter.heldSlots;
+    const limit = Math.min(filter.max, free);
+    if (limit <= 0) return [];
+    const excludeIds = JSON.stringify(filter.excludeIds);
+    const candidates = filter.kinds
+      ? this.candidatesOfKinds(filter.kinds.filter((k) => !filter.excludeKinds.includes(k)), now, excludeIds, limit)
+      : this.sql.exec<Candidate>(Q.CLAIM_CANDIDATES_SQL, now, JSON.stringify(filter.excludeKinds), excludeIds, limit).toArray();
+    // A pull claim's answer carries the jobs' checkpoints too; an in-process claim sends nothing.
+    const extra = filter.maxBytes === Infinity ? null : checkpointBytes(this.sql, candidates.map((c) => c.seq));
+    const page = withinBytes(extra ? candidates.map((c) => ({ ...c, bytes: c.bytes + (extra.get(c.seq) ?? 0) })) : candidates, filter.maxBytes);
+    if (page.length === 0) return [];
+    // One statement for all of them, each with its own token; answered in the candidates' order.
+    const leases = page.map(({ seq }) => [seq, this.entropy.token()] as const);
+    const order = new Map(page.map(({ seq }, i) => [seq, i]));
+    const rows = this.sql
+      .exec<JobRow>(Q.CLAIM_SQL, JSON.stringify(leases), now + filter.leaseMs, filter.holder, now)
+      .toArray()
+      .sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
+    return rows.map((row) => {
+      this.emit(row, "queued", null);
+      seqs?.set(row.id, row.seq);
+      return { ...toJob(row, this.lane), lease: { token: row.lease_token!, generation: row.generation, expiresAt: row.lease_until! } };
     });
   }
 
