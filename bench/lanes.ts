@@ -240,10 +240,10 @@ export class PlainLane extends defineLane({ log: false }) {
       validate: us((i) => EnqueueRequest.safeParse({ kind: PULL_KIND, payload: { i } })),
       serializePayload: us((i) => serializeJson({ i }, "payload")),
       insertJobs: us((i) => this.store.insertJobs([spec(i, "store")])),
-      wakeNoExecutors: us(() => this.store.wakeRows([], [], 0)),
-      wakeWithExecutors: us(() => this.store.wakeRows([NOOP_KIND], [], 0)),
+      wakeNoExecutors: us(() => this.store.wakeReads.rows([], [], 0)),
+      wakeWithExecutors: us(() => this.store.wakeReads.rows([NOOP_KIND], [], 0)),
       settings: us(() => this.store.settings.read()),
-      runningCount: us(() => this.store.runningCount()),
+      runningCount: us(() => this.store.wakeReads.runningCount()),
       enqueueInObject: us((i) => void this.enqueue({ kind: PULL_KIND, payload: { i } })),
       batchValidatePerJob: us(() => BatchEnqueueRequest.safeParse(batch), 1, n),
       batchInsertPerJob: us(() => this.store.insertJobs(batchSpecs), 1, n),
@@ -270,7 +270,7 @@ export class PlainLane extends defineLane({ log: false }) {
   async benchWake(reps: number): Promise<{ noExecutorsUs: number; withExecutorUs: number }> {
     const us = (kinds: string[]) => {
       const t0 = Date.now();
-      for (let i = 0; i < reps; i++) this.store.wakeRows(kinds, [], 0);
+      for (let i = 0; i < reps; i++) this.store.wakeReads.rows(kinds, [], 0);
       return Math.round(((Date.now() - t0) * 1000) / reps);
     };
     return { noExecutorsUs: us([]), withExecutorUs: us([NOOP_KIND]) };

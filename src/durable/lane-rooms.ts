@@ -6,7 +6,8 @@
  * validates, calls a room here, and asks the wake for a flush.
  */
 import { fail, ok, type Result } from "../shared/errors.js";
-import { ABORT_GRACE_MS, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
+import { ABORT_GRACE_MS, FAIL_LANE_BATCH, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
+import type { FailLaneAnswer } from "../shared/answers.js";
 import type { Clock, Entropy } from "../shared/clock.js";
 import type { ClaimedJob, Job, LaneInfo, PulledJob } from "../shared/job.js";
 import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
@@ -158,6 +159,15 @@ export class LaneRooms {
     return { wakeAt, alarmWas, rearmed, watch: wakeAt !== null };
   }
 
+  /** Fails up to a batch of queued and running jobs (running first) and aborts their in-process attempts. */
+  failLane(reason: string): FailLaneAnswer {
+    const { failed, running } = this.failure.fail(reason, FAIL_LANE_BATCH);
+    // Its lease is gone with the job settled: the attempt is lost (a cancelled one, cancelled).
+    for (const job of running) this.dispatcher.abort(job.id, job.outcome === "cancelled" ? "cancelled" : "lost", "settled");
+    const { queued, running: stillRunning } = this.store.counts();
+    return { failed, more: queued + stillRunning > 0 };
+  }
+
   /** A lane of a newer schema refuses every call, changing nothing. */
   refusal<T>(): Result<T> | null {
     if (this.schema.ok) return null;
@@ -190,8 +200,8 @@ export class LaneRooms {
   /** The computed wake: what the rows and this process's memory ask for now (wake.ts). The belt follows it. */
   computeWake(pumped = false): number | null {
     // Right after a pump, every due in-process head with a free slot was claimed: none to look for.
-    const rows = this.store.wakeRows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
-    const heldCancels = rows.cancels > 0 ? this.store.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
+    const rows = this.store.wakeReads.rows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
+    const heldCancels = rows.cancels > 0 ? this.store.wakeReads.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
     const rooms = { retentionPass: this.retention.nextPass(this.store.settings.read().retention), nextScheduleFire: this.schedules.nextFire() };
     const wake = earliest(wakeTerms({ ...rows, ...rooms }, { delivering: this.outcomes.inHand, heldCancels }, this.clock.now()));
     this.belt.noteWake(wake);
@@ -229,7 +239,7 @@ export class LaneRooms {
 
   /** Cancellations of in-process jobs whose attempt no executor here holds (it died with a bug): settled now. */
   private windUpCancels(): void {
-    for (const { id, token } of this.store.laneCancels()) if (!this.dispatcher.holds(id)) this.store.settleCancelledAttempt(id, token);
+    for (const { id, token } of this.store.wakeReads.laneCancels()) if (!this.dispatcher.holds(id)) this.store.settleCancelledAttempt(id, token);
   }
 
   /** An in-process attempt lost its lease: its own outcome, logged and told to `onLost`. */

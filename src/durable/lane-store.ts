@@ -9,21 +9,12 @@ import { MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type ErrorBody, type Result } from "../shared/errors.js";
 import type { ClaimedJob, Counts, Job, JobState, Lease, Outcome } from "../shared/job.js";
 import { explainMiss, type FenceOp } from "./fence.js";
-import {
-  identityOfRow,
-  newRow,
-  sameIdentity,
-  specValues,
-  toJob,
-  type JobRow,
-  type JobSpec,
-  type SubjectRow,
-  type TransitionSubject,
-} from "./job-row.js";
+import { identityOfRow, newRow, sameIdentity, specValues, toJob, type JobRow, type JobSpec, type SubjectRow, type TransitionSubject } from "./job-row.js";
 import { rowBytes, withinBytes, type Candidate } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
 import { LaneCounts } from "./counts.js";
 import { LaneSettingsStore } from "./lane-settings.js";
+import { WakeReads } from "./wake-rows.js";
 import * as Q from "./statements.js";
 import { checkpointBytes } from "./checkpoints.js";
 import { deleteCompletedCheckpoints } from "./dependents.js";
@@ -72,19 +63,6 @@ export interface ListFilter {
   limit: number;
 }
 
-/** What the wake reads of the rows (wake.ts turns it into an instant). */
-export interface WakeRows {
-  completing: number;
-  lease: number | null;
-  running: number;
-  /** Running jobs of the lane's own dispatcher whose cancellation was requested. */
-  cancels: number;
-  /** A queue head of an in-process kind is due now. */
-  dueExecutorHead: boolean;
-  /** The earliest future runAt of a queue head. */
-  futureHead: number | null;
-}
-
 /** Thrown inside a transaction to roll it back with an answer. */
 class Rollback {
   constructor(readonly error: ErrorBody) {}
@@ -104,10 +82,13 @@ export class LaneStore {
     this.lane = options.lane;
     this.settings = new LaneSettingsStore(storage, options.lane);
     this.laneCounts = new LaneCounts(storage);
+    this.wakeReads = new WakeReads(this.sql, clock, this.settings);
   }
 
   /** The lane's settings (concurrency, pause, registration): a room of their own. */
   readonly settings: LaneSettingsStore;
+  /** What the wake reads of the jobs, and the running count (wake-rows.ts). */
+  readonly wakeReads: WakeReads;
 
   /** The lane's kept counts and lifetime stats (counts.ts): a room of their own. */
   readonly laneCounts: LaneCounts;
@@ -208,7 +189,7 @@ export class LaneStore {
     // meanwhile), the reads change nothing, and the claim is one statement, whole or not at all.
     const { concurrency, paused } = this.settings.read();
     if (paused) return [];
-    const free = concurrency - this.runningCount() - filter.heldSlots;
+    const free = concurrency - this.wakeReads.runningCount() - filter.heldSlots;
     const limit = Math.min(filter.max, free);
     if (limit <= 0) return [];
     const excludeIds = JSON.stringify(filter.excludeIds);
@@ -420,11 +401,6 @@ export class LaneStore {
     return this.sql.exec(Q.EXPIRE_LANE_LEASES_SQL, this.clock.now()).rowsWritten;
   }
 
-  /** Running jobs of the lane's own dispatcher whose cancellation was requested: id and the token that holds it. */
-  laneCancels(): { id: string; token: string }[] {
-    return this.sql.exec<{ id: string; lease_token: string }>(Q.LANE_CANCELS_SQL).toArray().map((r) => ({ id: r.id, token: r.lease_token }));
-  }
-
   /** Jobs whose outcome is recorded but not yet delivered, oldest first. */
   completingJobs(limit: number): Job[] {
     return this.sql.exec<JobRow>(Q.COMPLETING_SQL, limit).toArray().map((r) => toJob(r, this.lane));
@@ -436,23 +412,6 @@ export class LaneStore {
     if (!row) return null;
     this.emit(row, "completing", null);
     return toJob(row, this.lane);
-  }
-
-  /** What the wake reads of the rows; `excludeIds` are jobs no in-process executor may start yet. */
-  wakeRows(executorKinds: readonly string[], excludeIds: readonly string[], heldSlots: number): WakeRows {
-    const now = this.clock.now();
-    const state = this.sql.exec<{ completing: number; lease: number | null; running: number; cancels: number }>(Q.WAKE_STATE_SQL).one();
-    const { concurrency, paused } = this.settings.read();
-    const rows: WakeRows = { ...state, dueExecutorHead: false, futureHead: null };
-    if (paused || state.running + heldSlots >= concurrency) return rows;
-    const excluded = JSON.stringify(excludeIds);
-    rows.dueExecutorHead = executorKinds.some((kind) => this.sql.exec(Q.DUE_EXECUTOR_HEAD_SQL, now, kind, excluded).toArray().length > 0);
-    if (!rows.dueExecutorHead) rows.futureHead = this.sql.exec<{ run_at: number }>(Q.EARLIEST_FUTURE_HEAD_SQL, now).toArray()[0]?.run_at ?? null;
-    return rows;
-  }
-
-  runningCount(): number {
-    return this.sql.exec<{ n: number }>(Q.RUNNING_COUNT_SQL).one().n;
   }
 
   /** The current lease of a running job, for the in-process holder (never exposed over the API). */

@@ -1,37 +1,19 @@
 /**
  * The lane: one Durable Object, one SQLite database, one alarm. A thin class: each RPC method
  * validates its input (rpc-input.ts), calls a room (lane-rooms.ts wires them), and asks the wake
- * (wake.ts) for a flush; `alarm()` fires schedules, recovers, winds up and flushes. Expected refusals come back as `Result` data, never as
- * thrown coded errors.
+ * (wake.ts) for a flush; `alarm()` fires schedules, recovers, winds up and flushes. Expected
+ * refusals come back as `Result` data, never as thrown coded errors.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
-import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH, MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../shared/defaults.js";
+import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import type { LostEvent, TransitionEvent } from "../shared/log.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
-import {
-  AcksRequest,
-  BatchEnqueueRequest,
-  CancelRequest,
-  CheckpointRequest,
-  ClaimRequest,
-  CompleteRequest,
-  EnqueueRequest,
-  FailLaneRequest,
-  FailRequest,
-  LanePatch,
-  ListQuery,
-  ProgressRequest,
-  ReleaseRequest,
-  RenewRequest,
-  ScheduleListQuery,
-  ScheduleRequest,
-  SweepRequest,
-} from "../shared/schemas.js";
+import * as S from "../shared/schemas.js";
 import { applyAcks } from "./acks.js";
 import type { Belt, WakeCheck } from "./belt.js";
 import type { CheckpointStore } from "./checkpoints.js";
@@ -78,7 +60,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Enqueues one job (idempotent by id). */
   async enqueue(input: unknown): Promise<Result<EnqueueAnswer>> {
     return this.answer(async () => {
-      const request = parse(EnqueueRequest, input);
+      const request = parse(S.EnqueueRequest, input);
       if (!request.ok) return request;
       const spec = this.rooms.toSpec(request.value);
       if (!spec.ok) return spec;
@@ -99,7 +81,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */
   async enqueueBatch(input: unknown): Promise<Result<BatchAnswer>> {
     return this.answer(async () => {
-      const request = parse(BatchEnqueueRequest, input);
+      const request = parse(S.BatchEnqueueRequest, input);
       if (!request.ok) return request;
       const specs: JobSpec[] = [];
       for (const [index, item] of request.value.jobs.entries()) {
@@ -129,7 +111,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** A page of jobs in enqueue order: at most `limit` and at most 4 MiB of JSON; the cursor continues. */
   async listJobs(input: unknown): Promise<Result<JobPage>> {
     return this.answer(() => {
-      const query = parse(ListQuery, input ?? {});
+      const query = parse(S.ListQuery, input ?? {});
       if (!query.ok) return query;
       let afterSeq = 0;
       if (query.value.cursor !== undefined) {
@@ -155,7 +137,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   async configure(input: unknown): Promise<Result<LaneInfo>> {
     return this.answer(() => {
-      const patch = parse(LanePatch, input ?? {});
+      const patch = parse(S.LanePatch, input ?? {});
       if (!patch.ok) return patch;
       this.store.settings.configure(patch.value);
       this.wake.afterChange();
@@ -165,7 +147,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> {
     return this.answer(() => {
-      const call = parseJobCall(id, CancelRequest, input ?? {});
+      const call = parseJobCall(id, S.CancelRequest, input ?? {});
       if (!call.ok) return call;
       const answer = this.store.cancel(call.value.id, call.value.request.reason ?? null);
       if (answer.ok && answer.value.status === "cancelling") this.dispatcher.abort(call.value.id, "cancelled");
@@ -184,7 +166,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   async sweep(input: unknown): Promise<Result<{ removed: number }>> {
     return this.answer(() => {
-      const request = parse(SweepRequest, input);
+      const request = parse(S.SweepRequest, input);
       if (!request.ok) return request;
       const removed = this.rooms.retention.sweep(request.value.settledBefore, request.value.limit ?? DEFAULT_SWEEP_LIMIT);
       this.wake.afterChange();
@@ -202,7 +184,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    */
   async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: PulledJob[] }>> {
     return this.answer(async () => {
-      const request = parse(ClaimRequest, input ?? {});
+      const request = parse(S.ClaimRequest, input ?? {});
       if (!request.ok) return request;
       const name = hold === undefined ? ok(null) : parse(HoldName, hold);
       if (!name.ok) return name;
@@ -218,16 +200,12 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   async renew(id: unknown, input: unknown): Promise<Result<{ lease: Lease }>> {
     return this.answer(() => {
-      const call = parseJobCall(id, RenewRequest, input);
+      const call = parseJobCall(id, S.RenewRequest, input);
       if (!call.ok) return call;
       const { token, leaseMs, progress } = call.value.request;
-      let progressJson: string | null = null;
-      if (progress !== undefined) {
-        const serialized = serializeJson(progress, "progress", MAX_PROGRESS_BYTES);
-        if (!serialized.ok) return serialized;
-        progressJson = serialized.value;
-      }
-      const lease = this.store.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS, progressJson);
+      const progressJson = progress === undefined ? ok(null) : serializeJson(progress, "progress", MAX_PROGRESS_BYTES);
+      if (!progressJson.ok) return progressJson;
+      const lease = this.store.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS, progressJson.value);
       this.wake.afterChange();
       return lease.ok ? ok({ lease: lease.value }) : lease;
     });
@@ -235,7 +213,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   async complete(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
     return this.answer(() => {
-      const call = parseJobCall(id, CompleteRequest, input);
+      const call = parseJobCall(id, S.CompleteRequest, input);
       if (!call.ok) return call;
       const result = serializeJson(call.value.request.result, "result");
       if (!result.ok) return result;
@@ -245,7 +223,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   async fail(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
     return this.answer(() => {
-      const call = parseJobCall(id, FailRequest, input);
+      const call = parseJobCall(id, S.FailRequest, input);
       if (!call.ok) return call;
       const { token, error, retry, retryAfterMs } = call.value.request;
       return this.changed(this.store.fail(call.value.id, token, error, retry !== false, retryAfterMs ?? null));
@@ -254,7 +232,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
     return this.answer(() => {
-      const call = parseJobCall(id, ReleaseRequest, input);
+      const call = parseJobCall(id, S.ReleaseRequest, input);
       if (!call.ok) return call;
       return this.changed(this.store.release(call.value.id, call.value.request.token));
     });
@@ -302,7 +280,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Up to 100 complete, fail, release and progress items, each fenced on its own (acks.ts). */
   async acks(input: unknown): Promise<Result<AcksAnswer>> {
     return this.answer(() => {
-      const request = parse(AcksRequest, input);
+      const request = parse(S.AcksRequest, input);
       if (!request.ok) return request;
       const results = applyAcks(request.value.acks, {
         complete: (id, token, json) => this.store.complete(id, token, json),
@@ -330,14 +308,11 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    */
   async failLane(input: unknown): Promise<Result<FailLaneAnswer>> {
     return this.answer(() => {
-      const request = parse(FailLaneRequest, input);
+      const request = parse(S.FailLaneRequest, input);
       if (!request.ok) return request;
-      const { failed, running } = this.rooms.failure.fail(request.value.reason, FAIL_LANE_BATCH);
-      // Its lease is gone with the job settled: the attempt is lost (a cancelled one, cancelled).
-      for (const job of running) this.dispatcher.abort(job.id, job.outcome === "cancelled" ? "cancelled" : "lost", "settled");
+      const answer = this.rooms.failLane(request.value.reason);
       this.wake.afterChange();
-      const { queued, running: stillRunning } = this.store.counts();
-      return ok({ failed, more: queued + stillRunning > 0 });
+      return ok(answer);
     });
   }
 
@@ -367,7 +342,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const schedule = parseScheduleName(name);
       if (!schedule.ok) return schedule;
-      const request = parse(ScheduleRequest, input);
+      const request = parse(S.ScheduleRequest, input);
       if (!request.ok) return request;
       const put = this.schedules.put(schedule.value, request.value);
       if (put.ok) this.wake.afterChange(false);
@@ -385,7 +360,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Schedules by name, a page at a time: `cursor` continues after the page (null: the end). */
   async listSchedules(input?: unknown): Promise<Result<SchedulePage>> {
     return this.answer(() => {
-      const query = parse(ScheduleListQuery, input ?? {});
+      const query = parse(S.ScheduleListQuery, input ?? {});
       return query.ok ? ok(this.schedules.list(query.value.cursor ?? null, query.value.limit)) : query;
     });
   }
@@ -417,7 +392,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Records a checkpoint for the attempt holding the token: fenced like complete; within the job's limits. */
   async saveCheckpoint(id: unknown, name: unknown, input: unknown): Promise<Result<{ checkpoint: CheckpointInfo }>> {
     return this.answer(() => {
-      const call = parseJobCall(id, CheckpointRequest, input);
+      const call = parseJobCall(id, S.CheckpointRequest, input);
       if (!call.ok) return call;
       const checkpoint = parseName(name, "checkpoint");
       if (!checkpoint.ok) return checkpoint;
@@ -442,7 +417,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Records the job's progress for the attempt holding the token: fenced like complete; the token is kept. */
   async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
     return this.answer(() => {
-      const call = parseJobCall(id, ProgressRequest, input);
+      const call = parseJobCall(id, S.ProgressRequest, input);
       if (!call.ok) return call;
       const progress = serializeJson(call.value.request.progress, "progress", MAX_PROGRESS_BYTES);
       if (!progress.ok) return progress;

@@ -10,7 +10,7 @@
  * and the flush that ends it stores the wake of that moment — while moving it later on every claim
  * (each lease expires a little later than the last) would cost an alarm write per job (issue 10).
  */
-import type { WakeRows } from "./lane-store.js";
+import type { WakeRows } from "./wake-rows.js";
 
 /** Every term of the wake; each is an instant (now, or later) or null (nothing to do for it). */
 export interface WakeTerms {
