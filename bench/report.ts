@@ -30,6 +30,19 @@ function target(name: string, measured: number | null, comparison: ">=" | "<=", 
   return { name, measured: rounded, target: goal, unit, met, comparison, basis };
 }
 
+/** Issue 14's targets, from bench/schedules-run.ts's workload. */
+export function scheduleTargets(r: Results): Target[] {
+  const s = r.schedules;
+  const fires = (phase: any) => `${phase?.fires ?? "?"} fires of ${s?.load?.schedules ?? "?"} schedules meanwhile (${num(phase?.firesPerSec)?.toFixed(0) ?? "-"}/s)`;
+  return [
+    target(`alarm cost per fire, ${s?.alarm?.large?.schedules ?? "?"} vs ${s?.alarm?.small?.schedules ?? "?"} schedules`,
+      ratio(s?.alarm?.large?.usPerFire, s?.alarm?.small?.usPerFire), "<=", 1.5, "x",
+      `${s?.alarm?.large?.usPerFire ?? "-"} vs ${s?.alarm?.small?.usPerFire ?? "-"} µs per fire`),
+    target("enqueue via RPC client / one-row-writing RPC, while schedules fire", ratio(s?.enqueue?.enqueue?.opsPerSec, s?.enqueue?.write?.opsPerSec), ">=", 0.9, "ratio", fires(s?.enqueue)),
+    target("drain at concurrency 16 / raw claim, while schedules fire", ratio(s?.drain?.jobsPerSec, r.sqlite?.claim?.opsPerSec), ">=", 0.25, "ratio", fires(s?.drain)),
+  ];
+}
+
 export function buildTargets(r: Results, mode: string): Target[] {
   const levels: any[] = r.growth?.levels ?? [];
   const first = levels[0];

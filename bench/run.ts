@@ -24,8 +24,8 @@ import type * as ScheduleRunModule from "./schedules-run.js";
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
 const { LocalRuntime } = await load<typeof RuntimeModule>("../scripts/local-runtime.ts");
 const { ProcessWatch } = await load<typeof ProcessWatchModule>("./process-watch.ts");
-const { buildTargets, printTables } = await load<typeof ReportModule>("./report.ts");
-const { scheduleTargets, scheduleWorkload } = await load<typeof ScheduleRunModule>("./schedules-run.ts");
+const { buildTargets, printTables, scheduleTargets } = await load<typeof ReportModule>("./report.ts");
+const { scheduleWorkload } = await load<typeof ScheduleRunModule>("./schedules-run.ts");
 const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("./pull-worker.ts");
 
 type Mode = "full" | "quick" | "smoke";

@@ -4,10 +4,10 @@
  * (generation and token fingerprint), so the verification can tell a fenced write from a stale one.
  * Also the canceller (cancels random jobs) and the watcher (the alarm and first sight of each settlement).
  */
-import { fingerprint, keyOf, PULL_KIND, type Key, type Ledger, type PullResult } from "./ledger.js";
+import { fingerprint, keyOf, PULL_KIND, type Ledger, type PullResult } from "./ledger.js";
 import { sleep, type Prng } from "./prng.js";
 import type { Answer, ChaosRuntime } from "./runtime.js";
-import { checkClaim, runSteps, stepNames } from "./steps.js";
+import { checkClaim, runSteps, stepNames, type StepHolder } from "./steps.js";
 
 /** Refusals a lease holder may legitimately get (API.md, the fence). */
 const FENCE_CODES = new Set(["lease_expired", "lease_superseded", "job_cancelled", "job_settled"]);
@@ -23,14 +23,8 @@ export interface Shared {
   killsDone: boolean;
 }
 
-interface Held {
-  lane: string;
-  id: string;
-  key: Key;
-  generation: number;
-  token: string;
-  expiresAt: number;
-}
+/** A job a consumer holds: the lease it writes through (steps.ts names its shape). */
+type Held = StepHolder;
 
 export async function consume(shared: Shared, name: string, rng: Prng): Promise<void> {
   const { runtime, ledger } = shared;
