@@ -248,7 +248,7 @@ export class PlainLane extends defineLane({ log: false }) {
       batchValidatePerJob: us(() => BatchEnqueueRequest.safeParse(batch), 1, n),
       batchInsertPerJob: us(() => this.store.insertJobs(batchSpecs), 1, n),
       candidatesOfOne: us(() => sql.exec(CLAIM_KIND_CANDIDATES_SQL, Date.now(), PULL_KIND, "[]", 1).toArray()),
-      candidatesOfOneRowOnly: us(() => sql.exec(`SELECT seq FROM jobs WHERE state = 'queued' AND kind = ? ORDER BY priority DESC, seq LIMIT 1`, PULL_KIND).toArray()),
+      candidatesOfOneRowOnly: us(() => sql.exec(`SELECT seq FROM jobs WHERE state = 'queued' AND kind = +? ORDER BY priority DESC, seq LIMIT 1`, PULL_KIND).toArray()),
       selectOne: us(() => sql.exec("SELECT 1").toArray()),
       claimOne: us(() => claim(1), n / 2),
       claim16PerJob: us(() => claim(16), n / 32, n / 2),

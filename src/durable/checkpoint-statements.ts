@@ -73,7 +73,7 @@ export const CHECKPOINT_BYTES_SQL = `SELECT job_seq AS seq, SUM(octet_length(val
 export const JOB_SEQ_SQL = `SELECT seq FROM jobs WHERE id = ?1`;
 
 /** Every checkpoint of a job, in name order (the operator's view). ?1 job seq. */
-export const LIST_CHECKPOINTS_SQL = `SELECT name, value, generation, updated_at FROM checkpoints WHERE job_seq = ?1 ORDER BY name`;
+export const LIST_CHECKPOINTS_SQL = `SELECT name, value, generation, updated_at FROM checkpoints WHERE job_seq = +?1 ORDER BY name`;
 
 /**
  * A completed job's checkpoints, those written up to the completing lease's generation only: run in

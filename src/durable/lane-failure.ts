@@ -18,10 +18,10 @@ import type { StoreOptions } from "./lane-store.js";
  * Running jobs, in enqueue order: the few of them, from `jobs_lease`, sorted. Named, since the
  * planner would otherwise walk every job in seq order to find them. ?1 limit.
  */
-export const RUNNING_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs INDEXED BY jobs_lease WHERE state = 'running' ORDER BY seq LIMIT ?1`;
+export const RUNNING_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs INDEXED BY jobs_lease WHERE state = 'running' ORDER BY seq LIMIT +?1`;
 
 /** Queued jobs in enqueue order, on `jobs_queued`. ?1 limit. */
-export const QUEUED_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT ?1`;
+export const QUEUED_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT +?1`;
 
 /** Settles the given queued or running jobs `failed`. ?1 JSON array of seqs, ?2 state (completing or settled), ?3 error, ?4 settled at, ?5 now. */
 const FAIL_JOBS_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed', error = ?3, lease_token = NULL, settled_at = ?4, updated_at = ?5

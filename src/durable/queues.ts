@@ -7,16 +7,16 @@ import { PURGE_BATCH } from "../shared/defaults.js";
 import { deleteJobs, type DeletedJob } from "./deletion.js";
 
 /** The job that holds a queue: running, or completing (its outcome is delivered before the next starts). ?1 queue. */
-export const QUEUE_HOLDER_SQL = `SELECT id, cancel_requested FROM jobs WHERE queue = ?1 AND state IN ('running', 'completing') ORDER BY seq LIMIT 1`;
+export const QUEUE_HOLDER_SQL = `SELECT id, cancel_requested FROM jobs WHERE queue = +?1 AND state IN ('running', 'completing') ORDER BY seq LIMIT 1`;
 
 /** The queued job of a queue that runs next, due or not: the queue's head. ?1 queue. */
-export const QUEUE_NEXT_SQL = `SELECT id, cancel_requested FROM jobs WHERE queue = ?1 AND state = 'queued' ORDER BY priority DESC, seq LIMIT 1`;
+export const QUEUE_NEXT_SQL = `SELECT id, cancel_requested FROM jobs WHERE queue = +?1 AND state = 'queued' ORDER BY priority DESC, seq LIMIT 1`;
 
 /** How many of a queue's jobs are queued (a range of the index). ?1 queue. */
 export const QUEUE_QUEUED_SQL = `SELECT COUNT(*) AS n FROM jobs WHERE queue = ?1 AND state = 'queued'`;
 
 /** Queued jobs of a queue enqueued up to a seq, to purge. ?1 queue, ?2 last seq, ?3 limit. */
-export const QUEUE_PURGE_SQL = `SELECT seq, id FROM jobs WHERE queue = ?1 AND state = 'queued' AND seq <= ?2 LIMIT ?3`;
+export const QUEUE_PURGE_SQL = `SELECT seq, id FROM jobs WHERE queue = ?1 AND state = 'queued' AND seq <= ?2 LIMIT +?3`;
 
 /** The newest job's seq (0: none yet). */
 const LAST_SEQ_SQL = `SELECT COALESCE(MAX(seq), 0) AS seq FROM jobs`;

@@ -27,7 +27,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   /** Lanes in name order, after `after` (exclusive). */
   async list(after: string | null, limit: number): Promise<{ lanes: string[]; more: boolean }> {
     const rows = this.ctx.storage.sql
-      .exec<{ name: string }>(`SELECT name FROM lanes WHERE name > ? ORDER BY name LIMIT ?`, after ?? "", limit + 1)
+      .exec<{ name: string }>(`SELECT name FROM lanes WHERE name > ? ORDER BY name LIMIT +?`, after ?? "", limit + 1)
       .toArray();
     return { lanes: rows.slice(0, limit).map((r) => r.name), more: rows.length > limit };
   }
@@ -42,7 +42,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   /** The watched lanes in seq order, after `afterSeq` (exclusive). */
   async watched(afterSeq: number, limit: number): Promise<{ lanes: { lane: string; seq: number }[]; more: boolean }> {
     const rows = this.ctx.storage.sql
-      .exec<{ name: string; seq: number }>(`SELECT seq, name FROM watched WHERE seq > ? ORDER BY seq LIMIT ?`, afterSeq, limit + 1)
+      .exec<{ name: string; seq: number }>(`SELECT seq, name FROM watched WHERE seq > ? ORDER BY seq LIMIT +?`, afterSeq, limit + 1)
       .toArray();
     return { lanes: rows.slice(0, limit).map((r) => ({ lane: r.name, seq: r.seq })), more: rows.length > limit };
   }

@@ -13,7 +13,7 @@ import { deleteJobs, type DeletedJob } from "./deletion.js";
 
 /** The settled jobs of one outcome settled before a cutoff, oldest first, on `jobs_settled_by_outcome`. */
 const settledBefore = (outcome: Outcome, cutoff: string) => `SELECT * FROM (SELECT seq, id, settled_at FROM jobs
-  WHERE state = 'settled' AND outcome = '${outcome}' AND settled_at < ${cutoff} ORDER BY settled_at, seq LIMIT ?5)`;
+  WHERE state = 'settled' AND outcome = '${outcome}' AND settled_at < ${cutoff} ORDER BY settled_at, seq LIMIT +?5)`;
 
 /**
  * Settled jobs settled before their outcome's cutoff, oldest first (then in enqueue order): ?1 completed, ?2 failed,
@@ -22,7 +22,7 @@ const settledBefore = (outcome: Outcome, cutoff: string) => `SELECT * FROM (SELE
 export const EXPIRED_SQL = `SELECT seq, id FROM (
   ${settledBefore("completed", "?1")} UNION ALL ${settledBefore("failed", "?2")}
   UNION ALL ${settledBefore("cancelled", "?3")} UNION ALL ${settledBefore("interrupted", "?4")}
-) ORDER BY settled_at, seq LIMIT ?5`;
+) ORDER BY settled_at, seq LIMIT +?5`;
 
 const oldest = (outcome: Outcome) =>
   `(SELECT settled_at FROM jobs WHERE state = 'settled' AND outcome = '${outcome}' ORDER BY settled_at LIMIT 1) AS ${outcome}`;

@@ -25,7 +25,7 @@ const COLUMNS = `name, cron, timezone, every_ms, job, paused, next_run_at, last_
 export const SCHEDULE_BY_NAME_SQL = `SELECT ${COLUMNS} FROM schedules WHERE name = ?1`;
 
 /** A page of schedules by name. ?1 after name (exclusive), ?2 limit. */
-export const SCHEDULE_PAGE_SQL = `SELECT ${COLUMNS} FROM schedules WHERE name > ?1 ORDER BY name LIMIT ?2`;
+export const SCHEDULE_PAGE_SQL = `SELECT ${COLUMNS} FROM schedules WHERE name > ?1 ORDER BY name LIMIT +?2`;
 
 /** A new schedule. ?1 name, ?2 cron, ?3 timezone, ?4 every_ms, ?5 job, ?6 paused, ?7 next_run_at, ?8 now. */
 export const INSERT_SCHEDULE_SQL = `INSERT INTO schedules (name, cron, timezone, every_ms, job, paused, next_run_at, created_at, updated_at)
@@ -39,7 +39,7 @@ export const REPLACE_SCHEDULE_SQL = `UPDATE schedules SET cron = ?2, timezone = 
 export const DELETE_SCHEDULE_SQL = `DELETE FROM schedules WHERE name = ?1 RETURNING name`;
 
 /** Schedules due at `now`, earliest first. ?1 now, ?2 limit. */
-export const DUE_SCHEDULES_SQL = `SELECT ${COLUMNS} FROM schedules WHERE next_run_at <= ?1 ORDER BY next_run_at LIMIT ?2`;
+export const DUE_SCHEDULES_SQL = `SELECT ${COLUMNS} FROM schedules WHERE next_run_at <= ?1 ORDER BY next_run_at LIMIT +?2`;
 
 /**
  * Fires recorded and their next ones set, each only while its row still waits for the fire it was

@@ -51,9 +51,9 @@ export const JOBS_BY_IDS_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE id IN (SEL
 
 /** A page of jobs in enqueue order. ?1 after seq, ?2 state, ?3 outcome, ?4 kind, ?5 queue (each null: any), ?6 limit. */
 export const LIST_SQL = `SELECT ${JOB_COLUMNS} FROM jobs
-  WHERE seq > ?1 AND (?2 IS NULL OR state = ?2) AND (?3 IS NULL OR outcome = ?3)
-    AND (?4 IS NULL OR kind = ?4) AND (?5 IS NULL OR queue = ?5)
-  ORDER BY seq LIMIT ?6`;
+  WHERE seq > ?1 AND (?2 IS NULL OR state = +?2) AND (?3 IS NULL OR outcome = +?3)
+    AND (?4 IS NULL OR kind = +?4) AND (?5 IS NULL OR queue = +?5)
+  ORDER BY seq LIMIT +?6`;
 
 // ---- claim ----
 
@@ -74,17 +74,17 @@ export const CLAIM_CANDIDATES_SQL = `SELECT j.seq, j.priority, ${CANDIDATE_BYTES
     AND j.kind NOT IN (SELECT value FROM json_each(?2))
     AND j.id NOT IN (SELECT value FROM json_each(?3))
     AND ${IS_QUEUE_HEAD}
-  ORDER BY j.priority DESC, j.seq LIMIT ?4`;
+  ORDER BY j.priority DESC, j.seq LIMIT +?4`;
 
 /**
  * Due queued jobs of one kind a claimer may take, best first: asked once per kind on `jobs_kind`, so
  * that a backlog of other kinds is never walked. ?1 now, ?2 kind, ?3 job ids excluded (JSON array), ?4 limit.
  */
 export const CLAIM_KIND_CANDIDATES_SQL = `SELECT j.seq, j.priority, ${CANDIDATE_BYTES} AS bytes FROM jobs j
-  WHERE j.state = 'queued' AND j.kind = ?2 AND j.run_at <= ?1
+  WHERE j.state = 'queued' AND j.kind = +?2 AND j.run_at <= ?1
     AND j.id NOT IN (SELECT value FROM json_each(?3))
     AND ${IS_QUEUE_HEAD}
-  ORDER BY j.priority DESC, j.seq LIMIT ?4`;
+  ORDER BY j.priority DESC, j.seq LIMIT +?4`;
 
 /** Claims the given queued jobs, each with its own token. ?1 JSON [[seq, token], …], ?2 lease until, ?3 holder, ?4 now. */
 export const CLAIM_SQL = `UPDATE jobs SET state = 'running', attempts = attempts + 1, generation = generation + 1,
@@ -156,7 +156,7 @@ export const REQUEUE_SQL = `UPDATE jobs SET state = 'queued', outcome = NULL, at
 
 /** Running jobs whose lease ran out, oldest expiry first. ?1 now, ?2 limit. */
 export const EXPIRED_LEASES_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE state = 'running' AND lease_until <= ?1
-  ORDER BY lease_until LIMIT ?2`;
+  ORDER BY lease_until LIMIT +?2`;
 
 /** An expired lease's job queued again, its attempt given back. ?1 seq, ?2 now, ?3 recovery count, ?4 window start, ?5 error. */
 export const RECOVER_SQL = `UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = ?2, recovery_count = ?3,
@@ -172,7 +172,7 @@ export const INTERRUPT_SQL = `UPDATE jobs SET state = ?3, outcome = 'interrupted
 export const EXPIRE_LANE_LEASES_SQL = `UPDATE jobs SET lease_until = ?1 WHERE state = 'running' AND lease_holder = 'lane' AND lease_until > ?1`;
 
 /** Jobs whose outcome is recorded but not yet delivered, oldest first. ?1 limit. */
-export const COMPLETING_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE state = 'completing' ORDER BY seq LIMIT ?1`;
+export const COMPLETING_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE state = 'completing' ORDER BY seq LIMIT +?1`;
 
 /** Second phase of an outcome: delivered, now settled. ?1 id, ?2 now. */
 export const MARK_SETTLED_SQL = `UPDATE jobs SET state = 'settled', settled_at = ?2, updated_at = ?2 WHERE id = ?1 AND state = 'completing'
