@@ -12,11 +12,11 @@
  */
 import type { Clock } from "../shared/clock.js";
 import { DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE_CHARS } from "../shared/defaults.js";
-import { QueueError, type ErrorCode, type Result } from "../shared/errors.js";
-import type { ClaimedJob, Job } from "../shared/job.js";
+import { QueueError, type Result } from "../shared/errors.js";
+import type { ClaimedJob } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import { log, type LostCause } from "../shared/log.js";
-import { NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import { AbortError, LOST_CAUSES, NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
 import type { CheckpointStore } from "./checkpoints.js";
 import type { LaneStore } from "./lane-store.js";
 import { RecordBatch } from "./record-batch.js";
@@ -52,8 +52,11 @@ export interface DispatcherHost<E> {
   readonly checkpoints: CheckpointStore;
   readonly clock: Clock;
   readonly env: E;
-  /** Rows changed or a slot came free: flush (re-arm the alarm and pump again). */
-  changed(): void;
+  /**
+   * Rows changed or a slot came free: flush (re-arm the alarm and pump again). `onlyFreed`: an attempt
+   * of a job outside any queue completed, which made no other job claimable.
+   */
+  changed(onlyFreed?: boolean): void;
   /** An attempt ended without a write: it lost its lease. */
   lost(job: ClaimedJob, cause: LostCause, message: string): void;
   /** An aborted executor has not returned after the grace period. */
@@ -118,9 +121,28 @@ export class Dispatcher<E = unknown> {
     return attempt !== undefined && !attempt.ended;
   }
 
-  /** Claims every due job it may (pause, concurrency, queue heads) and starts it. */
-  pump(): void {
-    if (this.kinds.length === 0) return;
+  /**
+   * Whether the last pump left no due job of its kinds waiting, and nothing since could have added one
+   * (`lookAgain`): a job enqueued now may start at once without passing one that waits, and a slot
+   * freed by a completion has nobody to take it.
+   */
+  get caughtUp(): boolean {
+    return this.allSeen;
+  }
+
+  private allSeen = false;
+
+  /** Something may have made a job claimable (an enqueue, a retry, a queue's next head): the next pump reads. */
+  lookAgain(): void {
+    this.allSeen = false;
+  }
+
+  /**
+   * Claims every due job it may (pause, concurrency, queue heads) and starts it. `onlyIfBehind`: only a
+   * slot came free since the last pump, which need not read again when it left nothing waiting.
+   */
+  pump(onlyIfBehind = false): void {
+    if (this.kinds.length === 0 || (onlyIfBehind && this.allSeen)) return;
     this.pumping = true;
     try {
       this.pumpClaims();
@@ -132,6 +154,7 @@ export class Dispatcher<E = unknown> {
   private pumpClaims(): void {
     for (;;) {
       const seqs = new Map<string, number>();
+      const seen = { all: false };
       const claimed = this.host.store.claimDue({
         kinds: this.kinds,
         excludeKinds: [],
@@ -141,7 +164,8 @@ export class Dispatcher<E = unknown> {
         leaseMs: DISPATCH_LEASE_MS,
         maxBytes: Infinity,
         holder: "lane",
-      }, seqs);
+      }, seqs, seen);
+      this.allSeen = seen.all;
       for (const job of claimed) this.start(job, seqs.get(job.id)!);
       if (claimed.length < MAX_CLAIM) return;
     }
@@ -184,7 +208,8 @@ export class Dispatcher<E = unknown> {
     }
   }
 
-  private start(job: ClaimedJob, seq: number): void {
+  /** Starts a claimed job: by a pump, or one its lane has just inserted running (`LaneStore.insertStarted`). */
+  start(job: ClaimedJob, seq: number): void {
     const deadline = Date.now() + job.timeoutMs;
     const attempt: Attempt = {
       job, seq, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false, recorded: false,
@@ -341,6 +366,7 @@ export class Dispatcher<E = unknown> {
   private windUp(attempt: Attempt, ended: Ended, lostCause: LostCause): void {
     const { job } = attempt;
     const { store } = this.host;
+    let onlyFreed = false;
     if (attempt.cause === "lost") {
       this.host.lost(job, lostCause, "lease lost while the executor ran");
       return;
@@ -360,6 +386,7 @@ export class Dispatcher<E = unknown> {
           const checkpoints = job.lease.generation > 1 || attempt.recorded;
           this.completions.push({ job, token: attempt.token, resultJson: result.value, checkpoints });
           written = null;
+          onlyFreed = job.queue === null; // a queue's next job becomes its head: that one may be claimed
         } else {
           written = store.fail(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
         }
@@ -373,7 +400,7 @@ export class Dispatcher<E = unknown> {
       }
       if (written) this.reportIfLost(job, written);
     } finally {
-      this.host.changed();
+      this.host.changed(onlyFreed);
     }
   }
 
@@ -415,26 +442,8 @@ export class Dispatcher<E = unknown> {
   }
 }
 
-/** The fence's refusals that mean an attempt lost its lease, and what to call the loss. */
-const LOST_CAUSES: Partial<Record<ErrorCode, LostCause>> = {
-  lease_superseded: "superseded",
-  lease_expired: "expired",
-  job_settled: "settled",
-};
-
 /** Why an ended attempt's writes are refused: its signal's reason, or (its executor returned) that it is over. */
 function reasonOf(attempt: Attempt): Error {
   const reason: unknown = attempt.controller.signal.reason;
   return reason instanceof Error ? reason : new Error(`the attempt of job ${attempt.job.id} is over`);
-}
-
-/** The reason an attempt's signal carries. */
-export class AbortError extends Error {
-  override name = "AbortError";
-  constructor(
-    readonly abortCause: AbortCause,
-    job: Job | ClaimedJob,
-  ) {
-    super(`attempt of job ${job.id} aborted: ${abortCause}`);
-  }
 }

@@ -1,5 +1,7 @@
 /** Executors: the functions a user registers, by kind, to run a lane's jobs in process. */
-import type { Job, Json } from "../shared/job.js";
+import type { ErrorCode } from "../shared/errors.js";
+import type { ClaimedJob, Job, Json } from "../shared/job.js";
+import type { LostCause } from "../shared/log.js";
 import type { SwitchyardEnv } from "./env.js";
 
 export interface ExecutorContext<E = SwitchyardEnv> {
@@ -46,3 +48,21 @@ export { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js
 export type AbortCause = "cancelled" | "timeout" | "lost";
 
 export type { Json };
+
+/** The fence's refusals that mean an attempt lost its lease, and what to call the loss. */
+export const LOST_CAUSES: Partial<Record<ErrorCode, LostCause>> = {
+  lease_superseded: "superseded",
+  lease_expired: "expired",
+  job_settled: "settled",
+};
+
+/** The reason an attempt's signal carries. */
+export class AbortError extends Error {
+  override name = "AbortError";
+  constructor(
+    readonly abortCause: AbortCause,
+    job: Job | ClaimedJob,
+  ) {
+    super(`attempt of job ${job.id} aborted: ${abortCause}`);
+  }
+}

@@ -6,7 +6,7 @@
  * validates, calls a room here, and asks the wake for a flush.
  */
 import { fail, ok, type Result } from "../shared/errors.js";
-import { ABORT_GRACE_MS, FAIL_LANE_BATCH, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
+import { ABORT_GRACE_MS, DISPATCH_LEASE_MS, FAIL_LANE_BATCH, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import type { FailLaneAnswer } from "../shared/answers.js";
 import type { Clock, Entropy } from "../shared/clock.js";
 import type { ClaimedJob, Job, LaneInfo, PulledJob } from "../shared/job.js";
@@ -31,7 +31,7 @@ import { ScheduleStore } from "./schedules.js";
 import { toSpec } from "./spec.js";
 import { TransitionLog } from "./transitions.js";
 import { Waiters, type ClaimAsk } from "./waiters.js";
-import { earliest, Wake, wakeTerms } from "./wake.js";
+import { earliest, Wake, wakeTerms, type Pump } from "./wake.js";
 
 /** How a lane class is built (`defineLane`). */
 export interface LaneOptions<E = SwitchyardEnv> {
@@ -97,6 +97,7 @@ export class LaneRooms {
     this.wake = new Wake({
       computeWake: (pumped) => this.computeWake(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
+      lookAgain: () => this.dispatcher.lookAgain(),
       setAlarm: (at) => ctx.storage.setAlarm(at),
       failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: String(error) }),
     });
@@ -106,7 +107,7 @@ export class LaneRooms {
         checkpoints: this.checkpoints,
         clock,
         env,
-        changed: () => this.wake.afterChange(),
+        changed: (onlyFreed) => this.wake.afterChange(onlyFreed ? "freed" : true),
         lost: (job, cause, message) => this.lost(job, cause, message),
         stuck: (job, abortedForMs) => log({ event: "executor.stuck", lane, jobId: job.id, kind: job.kind, generation: job.generation, abortedForMs }),
         waitUntil: (promise) => ctx.waitUntil(promise),
@@ -221,13 +222,35 @@ export class LaneRooms {
     }
   }
 
+  /**
+   * Starts a new job in its enqueue's turn when nothing can pass it (issue 10): a due job of an
+   * in-process kind outside any queue, the lane not paused, a slot free, the dispatcher caught up (no
+   * due job waits) and no queued job due since its last look (the last computed wake, never later than
+   * the earliest future head while a slot is free, is still ahead). Inserted running in one statement and started before the
+   * write commits: the output gate holds back the enqueue's answer and whatever the executor sends
+   * until it does (README, "Starting a job in its enqueue's turn"). Null: enqueue it queued.
+   */
+  startAtOnce(spec: JobSpec): Result<{ status: "queued"; job: Job }> | null {
+    if (spec.queue !== null || !this.dispatcher.caughtUp || !this.dispatcher.kinds.includes(spec.kind)) return null;
+    const now = this.clock.now();
+    const wake = this.wake.lastComputed;
+    if (spec.runAt > now || wake === undefined || (wake !== null && wake <= now)) return null;
+    const { concurrency, paused } = this.store.settings.read();
+    if (paused) return null; // a full lane: the insert's own condition refuses it
+    const started = this.store.insertStarted(spec, DISPATCH_LEASE_MS, this.dispatcher.heldSlots(), concurrency);
+    if (!started) return null;
+    this.dispatcher.start(started.job, started.seq);
+    this.wake.leaseTaken(started.job.lease.expiresAt);
+    return ok({ status: "queued", job: started.enqueued });
+  }
+
   toSpec(request: EnqueueRequest): Result<JobSpec> {
     return toSpec(request, this.clock.now(), () => this.entropy.id());
   }
 
-  private flushSteps(pump: boolean): void {
+  private flushSteps(pump: Pump): void {
     this.dispatcher.settleCompletions();
-    if (pump) this.dispatcher.pump();
+    if (pump !== "none") this.dispatcher.pump(pump === "freed");
     this.waiters.answer();
     this.outcomes.deliverPending();
   }

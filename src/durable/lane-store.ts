@@ -10,7 +10,7 @@ import { fail, ok, type ErrorBody, type Result } from "../shared/errors.js";
 import type { ClaimedJob, Counts, Job, JobState, Lease, Outcome } from "../shared/job.js";
 import { explainMiss, type FenceOp } from "./fence.js";
 import { identityOfRow, newRow, sameIdentity, specValues, toJob, type JobRow, type JobSpec, type SubjectRow, type TransitionSubject } from "./job-row.js";
-import { rowBytes, withinBytes, type Candidate } from "./page.js";
+import { rowBytes, withinBytes, type Candidate, type ClaimFilter, type ListFilter } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
 import { LaneCounts } from "./counts.js";
 import { LaneSettingsStore } from "./lane-settings.js";
@@ -36,31 +36,6 @@ export interface StoreOptions {
   deliverOutcomes: boolean;
   /** Told of every transition, inside the write (`wanted`: whether anyone listens at all). */
   transitions?: { readonly wanted: boolean; record(transition: Transition): void };
-}
-
-export interface ClaimFilter {
-  /** Only these kinds (null: any but `excludeKinds`). */
-  kinds: readonly string[] | null;
-  /** Never these kinds (the lane's in-process executors, when a pull consumer claims). */
-  excludeKinds: readonly string[];
-  /** Never these jobs (whose in-process executor, aborted, has not returned). */
-  excludeIds: readonly string[];
-  /** Slots taken besides running rows (aborted in-process attempts whose executor has not returned). */
-  heldSlots: number;
-  max: number;
-  leaseMs: number;
-  /** The answer's JSON budget (API.md: a page holds at most 4 MiB); Infinity when nothing is sent. */
-  maxBytes: number;
-  holder: "lane" | "consumer";
-}
-
-export interface ListFilter {
-  state?: JobState | undefined;
-  outcome?: Outcome | undefined;
-  kind?: string | undefined;
-  queue?: string | undefined;
-  afterSeq: number;
-  limit: number;
 }
 
 /** Thrown inside a transaction to roll it back with an answer. */
@@ -115,6 +90,24 @@ export class LaneStore {
     const existing = this.row(spec.id)!;
     if (sameIdentity(identityOfRow(existing), spec)) return ok({ status: "duplicate", job: toJob(existing, this.lane) });
     return fail("job_conflict", `job id already used with a different spec: ${spec.id}`, { ids: [spec.id] });
+  }
+
+  /**
+   * A new due job started at once by the lane's dispatcher (`holder` lane): inserted running with its
+   * first lease when a slot is free (`heldSlots` besides running rows, `concurrency`), in one statement.
+   * `enqueued`: the job as enqueued, for the enqueue's answer. Null when no slot is free or the id
+   * exists: the caller enqueues it queued (`insertJob`).
+   */
+  insertStarted(spec: JobSpec, leaseMs: number, heldSlots: number, concurrency: number): { job: ClaimedJob; seq: number; enqueued: Job } | null {
+    const now = this.clock.now();
+    const lease = { token: this.entropy.token(), generation: 1, expiresAt: now + leaseMs };
+    const seq = this.sql.exec<{ seq: number }>(Q.INSERT_STARTED_SQL, ...specValues(spec), now, lease.token, lease.expiresAt, heldSlots, concurrency).toArray()[0]?.seq;
+    if (seq === undefined) return null;
+    const queued = { ...newRow(spec, now), seq };
+    const row: JobRow = { ...queued, state: "running", attempts: 1, generation: 1, lease_token: lease.token, lease_until: lease.expiresAt, lease_holder: "lane", claimed_at: now };
+    this.emit(queued, null, null); // as if enqueued, then claimed: observers see the two transitions of any job
+    this.emit(row, "queued", null);
+    return { job: { ...toJob(row, this.lane), lease }, seq, enqueued: toJob(queued, this.lane) };
   }
 
   /**
@@ -181,9 +174,10 @@ export class LaneStore {
 
   /**
    * Claims up to `max` due jobs, honouring pause, concurrency, priority, enqueue order, queue heads and
-   * the page's bytes. `seqs` learns each claimed job's seq (the dispatcher's records find rows by it).
+   * the page's bytes. `seqs` learns each claimed job's seq (the dispatcher's records find rows by it);
+   * `seen.all`, whether no other due job it may claim was left (false when it could take none).
    */
-  claimDue(filter: ClaimFilter, seqs?: Map<string, number>): ClaimedJob[] {
+  claimDue(filter: ClaimFilter, seqs?: Map<string, number>, seen?: { all: boolean }): ClaimedJob[] {
     const now = this.clock.now();
     // No transaction: everything below runs in one synchronous stretch (nothing else runs in the object
     // meanwhile), the reads change nothing, and the claim is one statement, whole or not at all.
@@ -199,6 +193,8 @@ export class LaneStore {
     // A pull claim's answer carries the jobs' checkpoints too; an in-process claim sends nothing.
     const extra = filter.maxBytes === Infinity ? null : checkpointBytes(this.sql, candidates.map((c) => c.seq));
     const page = withinBytes(extra ? candidates.map((c) => ({ ...c, bytes: c.bytes + (extra.get(c.seq) ?? 0) })) : candidates, filter.maxBytes);
+    // Fewer than it could take: every due head it may claim is in this page (the dispatcher keeps that).
+    if (seen) seen.all = candidates.length < limit;
     if (page.length === 0) return [];
     // One statement for all of them, each with its own token; answered in the candidates' order.
     const leases = page.map(({ seq }) => [seq, this.entropy.token()] as const);

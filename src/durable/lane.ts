@@ -64,7 +64,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       if (!request.ok) return request;
       const spec = this.rooms.toSpec(request.value);
       if (!spec.ok) return spec;
-      const inserted = this.store.insertJob(spec.value);
+      const started = this.rooms.startAtOnce(spec.value); // its wake is seen to (lane-rooms.ts)
+      const inserted = started ?? this.store.insertJob(spec.value);
       if (!inserted.ok) return inserted;
       const job = spec.value;
       const inProcess = this.dispatcher.kinds.includes(job.kind);
@@ -72,7 +73,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       // term (none counts due pull jobs, and it heads no queue): the alarm stays as it is, unless
       // held claims wait for it (the flush answers them).
       const quiet = job.queue === null && job.runAt <= this.time.clock.now() && !inProcess && this.rooms.waiters.size === 0;
-      if (inserted.value.status === "queued" && !(quiet && this.wake.storedAlarm !== undefined)) this.wake.afterChange(inProcess);
+      if (!started && inserted.value.status === "queued" && !(quiet && this.wake.storedAlarm !== undefined)) this.wake.afterChange(inProcess);
       await this.rooms.register();
       return inserted;
     });

@@ -239,6 +239,25 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE lane ADD COLUMN watched INTEGER NOT NULL DEFAULT 0 CHECK (watched IN (0, 1))`,
     ],
   },
+  {
+    version: 9,
+    name: "a job inserted running (started at once) counts as claimed",
+    statements: [
+      // As version 6's, plus the claim of a row that is born running (statements.ts, INSERT_STARTED_SQL).
+      `DROP TRIGGER jobs_count_insert`,
+      `CREATE TRIGGER jobs_count_insert AFTER INSERT ON jobs BEGIN
+        UPDATE lane_counts SET
+          queued = queued + (NEW.state = 'queued'), running = running + (NEW.state = 'running'),
+          completing = completing + (NEW.state = 'completing'),
+          completed = completed + (NEW.state = 'settled' AND NEW.outcome IS 'completed'),
+          failed = failed + (NEW.state = 'settled' AND NEW.outcome IS 'failed'),
+          cancelled = cancelled + (NEW.state = 'settled' AND NEW.outcome IS 'cancelled'),
+          interrupted = interrupted + (NEW.state = 'settled' AND NEW.outcome IS 'interrupted'),
+          total_enqueued = total_enqueued + 1, total_claimed = total_claimed + (NEW.state = 'running')
+        WHERE id = 1;
+      END`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

@@ -4,6 +4,7 @@
  * serializing it.
  */
 import { utf8Length } from "../shared/json.js";
+import type { JobState, Outcome } from "../shared/job.js";
 import type { JobRow } from "./job-row.js";
 
 /** A bound on the JSON of one job beyond its payload, result and error: ids, names, numbers and keys. */
@@ -35,4 +36,31 @@ export function withinBytes(candidates: Candidate[], maxBytes: number): Candidat
     n++;
   }
   return candidates.slice(0, n);
+}
+
+/** What a claim asks for (`LaneStore.claimDue`): a page of due jobs to lease. */
+export interface ClaimFilter {
+  /** Only these kinds (null: any but `excludeKinds`). */
+  kinds: readonly string[] | null;
+  /** Never these kinds (the lane's in-process executors, when a pull consumer claims). */
+  excludeKinds: readonly string[];
+  /** Never these jobs (whose in-process executor, aborted, has not returned). */
+  excludeIds: readonly string[];
+  /** Slots taken besides running rows (aborted in-process attempts whose executor has not returned). */
+  heldSlots: number;
+  max: number;
+  leaseMs: number;
+  /** The answer's JSON budget (API.md: a page holds at most 4 MiB); Infinity when nothing is sent. */
+  maxBytes: number;
+  holder: "lane" | "consumer";
+}
+
+/** What a list asks for (`LaneStore.listJobs`): a page of jobs in enqueue order. */
+export interface ListFilter {
+  state?: JobState | undefined;
+  outcome?: Outcome | undefined;
+  kind?: string | undefined;
+  queue?: string | undefined;
+  afterSeq: number;
+  limit: number;
 }

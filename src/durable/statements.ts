@@ -34,6 +34,18 @@ const APPEND_ERROR = (message: string, now: string) => `errors = json_insert(
 export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'queued', ?13, ?13)
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
+/**
+ * One new job started at once by the lane's dispatcher (issue 10): inserted running, its first lease
+ * minted, when a slot is free — one statement where a queued insert and a claim take two, and none of
+ * the queued-only indexes written. Returns its seq; nothing when the id exists or no slot is free (the
+ * caller then enqueues it queued). ?1…?12 `specValues`, ?13 now, ?14 token, ?15 lease until,
+ * ?16 slots held besides running rows, ?17 concurrency.
+ */
+export const INSERT_STARTED_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, attempts, generation, lease_token, lease_until, lease_holder, claimed_at)
+  SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'running', ?13, ?13, 1, 1, ?14, ?15, 'lane', ?13
+  WHERE (SELECT running FROM lane_counts WHERE id = 1) + ?16 < ?17
+  ON CONFLICT (id) DO NOTHING RETURNING seq`;
+
 /** Many new jobs from one JSON array of `specValues` rows, in order; returns the ids it inserted. ?1 rows, ?2 now. */
 export const INSERT_MANY_SQL = `INSERT INTO jobs (${INSERT_COLUMNS})
   SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9,

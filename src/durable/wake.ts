@@ -73,12 +73,20 @@ export function earliest(terms: WakeTerms): number | null {
 export interface WakeHost {
   /** The computed wake, from the rows and the lane's memory; `pumped`: no due in-process head can have a free slot. */
   computeWake(pumped: boolean): number | null;
-  /** What a flush does before the re-arm: write the turn's completions, start due jobs (when `pump`), deliver outcomes. */
-  flushSteps(pump: boolean): void;
+  /**
+   * What a flush does before the re-arm: write the turn's completions, start due jobs (`pump`: "full"
+   * reads again; "freed", only a slot came free: reads only if the last pump left jobs waiting), deliver outcomes.
+   */
+  flushSteps(pump: Pump): void;
+  /** A transition may have made a job claimable: whatever the dispatcher knew of due jobs is stale. */
+  lookAgain(): void;
   setAlarm(at: number): Promise<void>;
   /** A flush or an alarm write failed. */
   failed(what: "flush" | "alarm", error: unknown): void;
 }
+
+/** What a flush's pump does: nothing, read again ("full"), or read only if jobs were left waiting ("freed"). */
+export type Pump = "none" | "freed" | "full";
 
 /**
  * Transitions of one turn share one flush: the first `afterChange` queues it as a microtask, the rest
@@ -89,7 +97,7 @@ export class Wake {
   private armedAt: number | null | undefined = undefined;
   private flushPending = false;
   /** Whether the pending flush should look for jobs to start (not after enqueueing pull-only kinds). */
-  private pumpWanted = false;
+  private pumpWanted: Pump = "none";
 
   constructor(private readonly host: WakeHost) {}
 
@@ -97,6 +105,18 @@ export class Wake {
   get storedAlarm(): number | null | undefined {
     return this.armedAt;
   }
+
+  /**
+   * The wake as the last re-arm computed it (undefined: none yet). Every transition re-arms before the
+   * next event, so between events this is the wake of the rows as they are — but for jobs started at
+   * once since, which only add leases. While a slot is free it is no later than the earliest future
+   * head: when it is still ahead, no queued job has fallen due since.
+   */
+  get lastComputed(): number | null | undefined {
+    return this.computed;
+  }
+
+  private computed: number | null | undefined = undefined;
 
   /** Learns the stored alarm (at start-up) or forgets it (a test swapped the clock). */
   know(alarm: number | null | undefined): void {
@@ -108,9 +128,16 @@ export class Wake {
     this.armedAt = null;
   }
 
-  /** After a transition: flush once the current turn is over. `pump`: look for jobs to start. */
-  afterChange(pump = true): void {
-    this.pumpWanted ||= pump;
+  /**
+   * After a transition: flush once the current turn is over. `pump`: look for jobs to start; "freed":
+   * the transition only freed a slot (a job outside any queue completed), so that the pump reads only
+   * when the last one left jobs waiting.
+   */
+  afterChange(pump: boolean | "freed" = true): void {
+    if (pump === true) {
+      this.pumpWanted = "full";
+      this.host.lookAgain();
+    } else if (pump === "freed" && this.pumpWanted === "none") this.pumpWanted = "freed";
     if (this.flushPending) return;
     this.flushPending = true;
     queueMicrotask(() => {
@@ -143,9 +170,19 @@ export class Wake {
   private flushSteps(): void {
     this.flushPending = false;
     const pump = this.pumpWanted;
-    this.pumpWanted = false;
+    this.pumpWanted = "none";
     this.host.flushSteps(pump);
-    this.pumped ||= pump;
+    // A "freed" pump that did not read found the dispatcher caught up: no due head waits either way.
+    this.pumped ||= pump !== "none";
+  }
+
+  /**
+   * A job started at once, its lease running until `until` (lane.ts, issue 10): the only term it adds
+   * is that lease's expiry, so the stored alarm needs no change when it comes no later; otherwise (no
+   * alarm, or unknown) a flush re-arms as after any transition.
+   */
+  leaseTaken(until: number): void {
+    if (this.armedAt === undefined || this.armedAt === null || this.armedAt > until) this.afterChange(false);
   }
 
   /** Whether a pump ran since the last re-arm: then no due in-process head has a free slot left. */
@@ -157,6 +194,7 @@ export class Wake {
    */
   rearm(afterPump: boolean): void {
     const wake = this.host.computeWake(afterPump && this.pumped);
+    this.computed = wake;
     this.pumped = false;
     if (wake === null || (this.armedAt !== null && this.armedAt !== undefined && this.armedAt <= wake)) return;
     this.armedAt = wake;

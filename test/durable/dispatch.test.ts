@@ -1,38 +1,16 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { AbortError } from "../../src/durable/dispatcher.js";
+import { AbortError } from "../../src/durable/executors.js";
 import type { Lane } from "../../src/durable/lane.js";
 import { DISPATCH_LEASE_MS } from "../../src/shared/defaults.js";
 import { backoffBoundsMs } from "../../src/shared/backoff.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import { unwrap } from "../../src/shared/errors.js";
 import type { Job } from "../../src/shared/job.js";
+import { setup, START } from "../helpers/dispatch.js";
 import { gate, lost, transitions, waitForTransition } from "../helpers/executors.js";
 import { inject, T0 } from "../helpers/lane.js";
-
-const START = T0;
-
-async function setup(options: { concurrency?: number } = {}) {
-  const name = `dispatch-${crypto.randomUUID()}`;
-  const lane = env.LANE.getByName(name);
-  const clock = new ManualClock(START);
-  await inject(lane, clock);
-  if (options.concurrency) unwrap(await lane.configure({ concurrency: options.concurrency }));
-  const enqueue = async (request: Record<string, unknown>): Promise<Job> => unwrap(await lane.enqueue(request)).job;
-  const get = async (id: string): Promise<Job> => unwrap(await lane.getJob(id));
-  /**
-   * Runs `fn` in the lane's I/O context. A promise settled by a lane (an executor, a transition) can
-   * only be awaited there: workerd forbids crossing I/O contexts, even within one isolate.
-   */
-  const inside = <T>(fn: () => T | Promise<T>): Promise<T> => runInDurableObject(lane, () => fn());
-  const waitFor = (id: string, predicate: Parameters<typeof waitForTransition>[1]) => inside(() => waitForTransition(id, predicate));
-  const settled = async (id: string): Promise<Job> => {
-    await waitFor(id, (e) => e.to === "settled");
-    return get(id);
-  };
-  return { lane, name, clock, enqueue, get, settled, inside, waitFor };
-}
 
 describe("in-process executors", () => {
   it("runs echo on enqueue and completes with its result", async () => {
