@@ -6,6 +6,8 @@
  *   npm run bench                 the full sizes of the issue (1,000,000-job backlog: minutes)
  *   npm run bench -- --quick      the same workloads, reduced, in under two minutes
  *   npm run bench:smoke           tiny sizes, about ten seconds: CI runs it so the bench cannot rot
+ *   … -- --only drain,single      those workloads and the floors their ratios need
+ *   … -- --observability          with wrangler dev's local trace collector on (off by default: see below)
  *
  * Exits 0 when every workload ran (targets may be unmet); 1 when the benchmark itself broke.
  * Node runs this file by type stripping: no enums or parameter properties, and .ts imports by path.
@@ -74,6 +76,12 @@ function bundleBenchWorker(dir: string): string {
   writeFileSync(path, config);
   return path;
 }
+
+// wrangler dev's local trace collector (X_LOCAL_OBSERVABILITY, on by default) records every span —
+// one per RPC and one per sql.exec — into its own SQLite in the same runtime: a development tool that
+// production does not have, and that weighs on every statement of a workload and its floor alike.
+// Off for the benchmark unless `--observability` (bench/README.md has one run of each).
+if (!process.argv.includes("--observability")) process.env.X_LOCAL_OBSERVABILITY = "false";
 
 const bootStart = performance.now();
 const bundleDir = mkdtempSync(join(tmpdir(), "switchyard-bench-bundle-"));

@@ -11,7 +11,7 @@
  * waits for it (or for the object to restart).
  */
 import type { Clock } from "../shared/clock.js";
-import { DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE_CHARS } from "../shared/defaults.js";
+import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE_CHARS } from "../shared/defaults.js";
 import { QueueError, type Result } from "../shared/errors.js";
 import type { ClaimedJob } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
@@ -324,42 +324,32 @@ export class Dispatcher<E = unknown> {
   }
 
   /**
-   * Idle once no executor runs but stuck ones (which must not keep the object alive forever). Checked
-   * a microtask later: a completion's flush usually starts the next job right away (a serial queue,
-   * concurrency 1), and the renewal timer and keep-alive promise then carry on instead of being torn
-   * down and set up again for every job.
+   * Idle once no executor but stuck ones has run for `DISPATCH_IDLE_AFTER_MS`: the renewal timer and
+   * the keep-alive outlive the last attempt a little, so that jobs coming one after another (a serial
+   * queue; an edge app posting one job per request, each started at once) share one busy spell
+   * instead of setting both up per job. One timer per quiet spell, moved on while jobs keep coming.
    */
   private idleIfDone(): void {
-    if (this.idleCheck) return;
-    this.idleCheck = true;
-    queueMicrotask(() => queueMicrotask(() => {
-      this.idleCheck = false;
-      this.goIdleIfDone();
-    }));
+    this.lastEnd = Date.now();
+    if (this.idleTimer === undefined && this.renewer !== undefined) this.idleIn(DISPATCH_IDLE_AFTER_MS);
   }
 
-  private idleCheck = false;
-  /** Idle checks put off in a row because completions were still to be written (bounded: see below). */
-  private idleDeferrals = 0;
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastEnd = 0;
 
-  private goIdleIfDone(): void {
-    for (const attempt of this.attempts.values()) if (!attempt.stuck) return;
-    // A completion not yet written has its flush queued, and that flush starts the next due job: a
-    // no-op executor at concurrency 1 returns before this check runs, and idling here would tear the
-    // timer and keep-alive down and set them up again for every job. Bounded, so that a flush that
-    // never comes cannot keep the check going (a flush that settles completions resets the count).
-    if (this.completions.length > 0 && this.idleDeferrals < 8) {
-      this.idleDeferrals++;
-      this.idleIfDone();
-      return;
-    }
-    this.idleDeferrals = 0;
-    clearInterval(this.renewer);
-    clearTimeout(this.deadlineTimer);
-    this.renewer = undefined;
-    this.deadlineTimer = undefined;
-    this.settleBusy?.();
-    this.settleBusy = undefined;
+  private idleIn(ms: number): void {
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      for (const attempt of this.attempts.values()) if (!attempt.stuck) return; // its return sets the timer again
+      const quiet = Date.now() - this.lastEnd;
+      if (quiet < DISPATCH_IDLE_AFTER_MS) return this.idleIn(DISPATCH_IDLE_AFTER_MS - quiet);
+      clearInterval(this.renewer);
+      clearTimeout(this.deadlineTimer);
+      this.renewer = undefined;
+      this.deadlineTimer = undefined;
+      this.settleBusy?.();
+      this.settleBusy = undefined;
+    }, ms);
   }
 
   /** Records the one outcome of an attempt through the fence, or nothing if it lost its lease. */
@@ -410,7 +400,6 @@ export class Dispatcher<E = unknown> {
    */
   settleCompletions(): void {
     if (this.completions.length === 0) return;
-    this.idleDeferrals = 0; // the flush the idle check waited for came
     const batch = this.completions;
     this.completions = [];
     const settled = this.host.store.completeBatch(batch.map(({ job, token, resultJson, checkpoints }) => ({ id: job.id, token, resultJson, checkpoints })));

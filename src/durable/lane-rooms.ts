@@ -64,6 +64,8 @@ export class LaneRooms {
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
   readonly schedules: ScheduleStore;
   readonly wake: Wake;
+  /** Outcomes are recorded `completing` and delivered to the lane's hook, then settled. */
+  private readonly deliverOutcomes: boolean;
   readonly belt: Belt;
   readonly transitions: TransitionLog;
   readonly events: LaneEvents;
@@ -84,6 +86,7 @@ export class LaneRooms {
     this.schema = migrate(ctx.storage, clock.now());
     const lane = (this.lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(ctx.storage) : null) ?? ctx.id.toString());
     const deliverOutcomes = options.onOutcome !== undefined;
+    this.deliverOutcomes = deliverOutcomes;
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => ctx.storage.sync(), now: clock.now });
     this.store = new LaneStore(ctx.storage, clock, entropy, { lane, deliverOutcomes, transitions: this.transitions });
     this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => this.store.counts() });
@@ -98,6 +101,7 @@ export class LaneRooms {
       computeWake: (pumped) => this.computeWake(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
       lookAgain: () => this.dispatcher.lookAgain(),
+      freedKeepsWake: () => this.freedKeepsWake(),
       setAlarm: (at) => ctx.storage.setAlarm(at),
       failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: String(error) }),
     });
@@ -201,12 +205,30 @@ export class LaneRooms {
   /** The computed wake: what the rows and this process's memory ask for now (wake.ts). The belt follows it. */
   computeWake(pumped = false): number | null {
     // Right after a pump, every due in-process head with a free slot was claimed: none to look for.
-    const rows = this.store.wakeReads.rows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), this.dispatcher.heldSlots());
+    const held = this.dispatcher.heldSlots();
+    const rows = this.store.wakeReads.rows(pumped ? [] : this.dispatcher.kinds, this.dispatcher.busyJobIds(), held);
     const heldCancels = rows.cancels > 0 ? this.store.wakeReads.laneCancels().filter((c) => this.dispatcher.holds(c.id)).length : 0;
-    const rooms = { retentionPass: this.retention.nextPass(this.store.settings.read().retention), nextScheduleFire: this.schedules.nextFire() };
+    const { concurrency, paused, retention } = this.store.settings.read();
+    const rooms = { retentionPass: this.retention.nextPass(retention), nextScheduleFire: this.schedules.nextFire() };
+    this.lastWakeSaw = { full: !paused && rows.running + held >= concurrency, retention: rooms.retentionPass };
     const wake = earliest(wakeTerms({ ...rows, ...rooms }, { delivering: this.outcomes.inHand, heldCancels }, this.clock.now()));
     this.belt.noteWake(wake);
     return wake;
+  }
+
+  /** What the last computed wake saw that a freed slot could change: a full lane (no head term), the retention term. */
+  private lastWakeSaw: { full: boolean; retention: number | null } = { full: true, retention: null };
+
+  /**
+   * Whether a flush after nothing but completions outside any queue (a freed slot) may leave the wake
+   * as the last re-arm stored it (issue 10). Such a completion ends a lease (a later wake) and adds a
+   * settled job; it makes the wake earlier only by freeing a slot in a lane that was full (the earliest
+   * future head becomes a term), by settling the first job retention keeps an eye on (the retention
+   * term appears), or by an outcome to deliver (a lane with an outcome hook).
+   */
+  freedKeepsWake(): boolean {
+    const saw = this.lastWakeSaw;
+    return !this.deliverOutcomes && !saw.full && (saw.retention !== null || this.store.settings.read().retention.completedMs === null);
   }
 
   /** The registry learns a lane once, on its first job: not a call per enqueue. */

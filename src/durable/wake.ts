@@ -80,6 +80,8 @@ export interface WakeHost {
   flushSteps(pump: Pump): void;
   /** A transition may have made a job claimable: whatever the dispatcher knew of due jobs is stale. */
   lookAgain(): void;
+  /** After a flush of freed slots only: whether the stored alarm is still no later than the wake (no re-arm). */
+  freedKeepsWake(): boolean;
   setAlarm(at: number): Promise<void>;
   /** A flush or an alarm write failed. */
   failed(what: "flush" | "alarm", error: unknown): void;
@@ -143,7 +145,11 @@ export class Wake {
     queueMicrotask(() => {
       if (!this.flushPending) return;
       try {
-        this.flushSteps();
+        // Freed slots only, and the host knows they move the wake no earlier: nothing to re-arm.
+        if (this.flushSteps() === "freed" && this.host.freedKeepsWake()) {
+          this.pumped = false; // kept for a re-arm right after a pump only
+          return;
+        }
         // The re-arm waits one more microtask: an executor that answers at once (its promise already
         // settled) reports in between, and its flush re-arms for both — one wake computation, not two.
         queueMicrotask(() => {
@@ -167,13 +173,14 @@ export class Wake {
     this.rearm(false);
   }
 
-  private flushSteps(): void {
+  private flushSteps(): Pump {
     this.flushPending = false;
     const pump = this.pumpWanted;
     this.pumpWanted = "none";
     this.host.flushSteps(pump);
     // A "freed" pump that did not read found the dispatcher caught up: no due head waits either way.
     this.pumped ||= pump !== "none";
+    return pump;
   }
 
   /**

@@ -66,6 +66,12 @@ export const COMPLETING_BATCH = 100;
 
 /** Lease of an in-process attempt; the dispatcher renews it every third of it while the executor runs. */
 export const DISPATCH_LEASE_MS = 30_000;
+
+/**
+ * How long the dispatcher keeps its renewal timer and keep-alive after the last attempt ends (issue 10):
+ * jobs that come one after another share one busy spell instead of setting both up per job.
+ */
+export const DISPATCH_IDLE_AFTER_MS = 500;
 /**
  * An aborted in-process attempt keeps its concurrency slot until its executor returns (API.md). One
  * that has not returned this long after its abort is logged `executor.stuck` and its slot is given

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { AbortError } from "../../src/durable/executors.js";
 import type { Lane } from "../../src/durable/lane.js";
-import { DISPATCH_LEASE_MS } from "../../src/shared/defaults.js";
+import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS } from "../../src/shared/defaults.js";
 import { backoffBoundsMs } from "../../src/shared/backoff.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import { unwrap } from "../../src/shared/errors.js";
@@ -158,12 +158,22 @@ describe("in-process executors", () => {
     for (const job of jobs) expect((await settled(job.id)).outcome).toBe("completed");
     // Each job's executor answers before the idle check runs; the next job starts in the completion's
     // flush, so the renewal timer and keep-alive are set up once for the backlog, not once per job.
-    const after = await runInDurableObject(env.LANE.getByName(name), async (l: Lane) => {
-      await new Promise((r) => setTimeout(r, 10));
+    const after = await runInDurableObject(env.LANE.getByName(name), (l: Lane) => ({ spells: l.dispatcher.busySpells, idle: l.dispatcher.idle }));
+    expect(after.spells - before).toBe(1);
+    expect(after.idle).toBe(false); // it lingers: a job coming now would share the spell
+    const later = await runInDurableObject(env.LANE.getByName(name), async (l: Lane) => {
+      await new Promise((r) => setTimeout(r, DISPATCH_IDLE_AFTER_MS + 50));
       return { spells: l.dispatcher.busySpells, idle: l.dispatcher.idle };
     });
-    expect(after.spells - before).toBe(1);
-    expect(after.idle).toBe(true);
+    expect(later).toEqual({ spells: after.spells, idle: true });
+  });
+
+  it("shares one busy spell among jobs enqueued one at a time, each done before the next comes", async () => {
+    const { name, enqueue, settled } = await setup();
+    const spells = () => runInDurableObject(env.LANE.getByName(name), (l: Lane) => l.dispatcher.busySpells);
+    const before = await spells();
+    for (let i = 0; i < 10; i++) expect((await settled((await enqueue({ kind: "demo.echo", payload: { i } })).id)).outcome).toBe("completed");
+    expect((await spells()) - before).toBe(1);
   });
 
   it("starts nothing while paused, and everything due when resumed", async () => {

@@ -10,7 +10,7 @@ import { unwrap } from "../../src/shared/errors.js";
 import type { EnqueueAnswer } from "../../src/shared/answers.js";
 import { setup, START } from "../helpers/dispatch.js";
 import { gate, transitions, type Gate } from "../helpers/executors.js";
-import { row, wake } from "../helpers/lane.js";
+import { alarmAt, row, wake } from "../helpers/lane.js";
 
 /** Enqueues inside the lane and tells whether the executor had started before the enqueue answered. */
 async function enqueueWatching(stub: DurableObjectStub<Lane>, g: Gate, request: Record<string, unknown> = {}): Promise<{ answer: EnqueueAnswer; startedInTurn: boolean }> {
@@ -112,5 +112,20 @@ describe("a job started in its enqueue's turn", () => {
     expect(other.ok ? null : other.error.code).toBe("job_conflict");
     expect(unwrap(await lane.info()).stats).toMatchObject({ enqueued: 1, claimed: 1 });
     await inside(async () => (await g.started()).open());
+  });
+
+  it("re-arms after a completion that frees the slot of a full lane: a delayed job's runAt becomes the wake", async () => {
+    const { lane, enqueue, settled, inside } = await setup({ concurrency: 1 });
+    await settled((await enqueue({ kind: "demo.echo", payload: {} })).id); // a settled job: the retention term is there
+    const running = gate();
+    const first = await enqueueWatching(lane, running);
+    expect(first.startedInTurn).toBe(true);
+    const delayed = await enqueue({ kind: "demo.echo", payload: {}, delayMs: 5000 });
+    // Full: the delayed head is no term of the wake; the alarm is the running lease's expiry.
+    expect(await alarmAt(lane)).toBe((await row(lane, first.answer.job.id))!.lease_until);
+    await inside(async () => (await running.started()).open());
+    await settled(first.answer.job.id);
+    expect(await wake(lane)).toBe(delayed.runAt);
+    expect(await alarmAt(lane)).toBe(delayed.runAt);
   });
 });
