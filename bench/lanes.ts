@@ -8,7 +8,7 @@ import { defineLane, type TransitionEvent } from "../src/durable/lane.js";
 import type { JobSpec } from "../src/durable/job-row.js";
 import { CLAIM_CANDIDATES_SQL, CLAIM_KIND_CANDIDATES_SQL } from "../src/durable/statements.js";
 import { serializeJson } from "../src/shared/json.js";
-import { BatchEnqueueRequest, EnqueueRequest } from "../src/shared/schemas.js";
+import { BatchEnqueueRequest, EnqueueRequest, simpleEnqueueRequest } from "../src/shared/schemas.js";
 import { noopOrSteps, rawUpserts } from "./steps.js";
 
 /** The no-op executor: records when it started, so latency is measured where the job starts. */
@@ -238,6 +238,7 @@ export class PlainLane extends defineLane({ log: false }) {
     const profile = {
       rawInsert: us((i) => sql.exec(INSERT_JOB, `raw-${i}`, PULL_KIND, `{"i":${i}}`, now, now, now)),
       validate: us((i) => EnqueueRequest.safeParse({ kind: PULL_KIND, payload: { i } })),
+      validateSimple: us((i) => simpleEnqueueRequest({ kind: PULL_KIND, payload: { i } })),
       serializePayload: us((i) => serializeJson({ i }, "payload")),
       insertJobs: us((i) => this.store.insertJobs([spec(i, "store")])),
       wakeNoExecutors: us(() => this.store.wakeReads.rows([], [], 0)),

@@ -112,7 +112,7 @@ export function printTables(r: Results, targets: Target[]): void {
   row("", "UPDATE by primary key", fmt(r.sqlite?.update?.opsPerSec), "ops/s");
   row("", "claim UPDATE ... RETURNING", fmt(r.sqlite?.claim?.opsPerSec), "ops/s");
   row("1 enqueue", "RPC client, sequential", fmt(r.enqueue?.rpc_c1?.enqueue?.opsPerSec), "ops/s", mem(r.enqueue),
-    `write RPC in between ${fmt(r.enqueue?.rpc_c1?.write?.opsPerSec)} ops/s; ${cost(r.enqueue?.rpc_c1?.enqueue?.perOp)} per op`);
+    `write RPC in between ${fmt(r.enqueue?.rpc_c1?.write?.opsPerSec)} ops/s (${cost(r.enqueue?.rpc_c1?.write?.perOp)}); ${cost(r.enqueue?.rpc_c1?.enqueue?.perOp)} per op`);
   row("", "RPC client, 16 at once", fmt(r.enqueue?.rpc_c16?.enqueue?.opsPerSec), "ops/s", "", `write RPC in between ${fmt(r.enqueue?.rpc_c16?.write?.opsPerSec)} ops/s`);
   row("", "HTTP, sequential", fmt(r.enqueue?.http_c1?.opsPerSec), "ops/s", "", `HTTP floor (no-op route) ${fmt(r.enqueue?.http_floor_c1?.opsPerSec)} ops/s`);
   row("", "HTTP, 16 at once", fmt(r.enqueue?.http_c16?.opsPerSec), "ops/s", "", `HTTP floor (no-op route) ${fmt(r.enqueue?.http_floor_c16?.opsPerSec)} ops/s`);

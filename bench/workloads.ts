@@ -221,13 +221,14 @@ export const workloads: Record<string, Workload> = {
     await lane.enqueue({ kind: PULL_KIND, payload: { warm: true } }); // the first enqueue registers the lane
     await floor.benchPing();
     await stub.benchCounters();
+    await floor.benchCounters();
     const chunk = Math.ceil(n / rounds);
     const { a: enqueue, b: write } = await interleaved(
       rounds,
       (round) => timed(chunk, concurrency, (i) => lane.enqueue({ kind: PULL_KIND, payload: { i: round * chunk + i } })),
       (round) => timed(chunk, concurrency, (i) => floor.benchWrite(`w-${round * chunk + i}`)),
     );
-    return { enqueue: { ...enqueue, perOp: perOp(await stub.benchCounters(), enqueue.ops) }, write, rounds };
+    return { enqueue: { ...enqueue, perOp: perOp(await stub.benchCounters(), enqueue.ops) }, write: { ...write, perOp: perOp(await floor.benchCounters(), write.ops) }, rounds };
   },
 
   /** Workload 2: batch enqueue, 1000 jobs per call; raw INSERTs of as many rows in between, in a probe lane. */

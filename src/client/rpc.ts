@@ -9,6 +9,7 @@
 import type { Lane } from "../durable/lane.js";
 import { QueueError, unwrap, type Result } from "../shared/errors.js";
 import { Name, toIssues } from "../shared/schemas.js";
+import type { EnqueueAnswer } from "../shared/answers.js";
 import type { LaneClient } from "./types.js";
 
 export interface LaneNamespaceClient {
@@ -30,7 +31,18 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
       const stub = namespace.getByName(name);
       return {
         name,
-        enqueue: (request) => value(stub.enqueue(request)),
+        enqueue: async (request) => {
+          // As JSON text both ways (Lane.enqueueText): a string crosses RPC cheaper than an object.
+          // A request JSON cannot carry (a BigInt) goes as it is, for the lane to say what is wrong.
+          let text: string | undefined;
+          try {
+            text = JSON.stringify(request);
+          } catch {
+            text = undefined;
+          }
+          if (typeof text !== "string") return value(stub.enqueue(request));
+          return unwrap(JSON.parse(await stub.enqueueText(text)) as Result<EnqueueAnswer>);
+        },
         enqueueBatch: (request) => value(stub.enqueueBatch(request)),
         get: (id) => value(stub.getJob(id)),
         list: (query) => value(stub.listJobs(query ?? {})),

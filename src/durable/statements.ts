@@ -30,9 +30,15 @@ const APPEND_ERROR = (message: string, now: string) => `errors = json_insert(
 
 // ---- enqueue ----
 
-/** One new job; returns its seq, or nothing when the id exists. ?1…?12 `specValues`, ?13 now. */
-export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'queued', ?13, ?13)
-  ON CONFLICT (id) DO NOTHING RETURNING seq`;
+/**
+ * One new job; ?1…?12 `specValues`, ?13 now. An id that exists fails the statement (the unique
+ * constraint rolls back that statement alone, trigger and all): `ON CONFLICT DO NOTHING RETURNING`
+ * cost every enqueue a result row to read, where only a repeated id needs to learn anything.
+ */
+export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'queued', ?13, ?13)`;
+
+/** What SQLite says when an insert meets an existing job id (`INSERT_ONE_SQL`). */
+export const ID_TAKEN = "UNIQUE constraint failed: jobs.id";
 
 /**
  * One new job started at once by the lane's dispatcher (issue 10): inserted running, its first lease

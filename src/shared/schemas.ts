@@ -72,6 +72,27 @@ export const EnqueueRequest = z
   .openapi("EnqueueRequest");
 export type EnqueueRequest = z.infer<typeof EnqueueRequest>;
 
+const SIMPLE_KEYS = new Set(["id", "kind", "payload"]);
+
+/**
+ * The commonest enqueue request — a plain object of `kind`, maybe `payload` and `id`, nothing else
+ * — checked without zod, or null for zod to judge: in workerd (no code generation, so zod runs its
+ * interpreted path) `EnqueueRequest.safeParse` costs ~15 µs, a twentieth of a lone enqueue. Whatever
+ * it accepts, `EnqueueRequest` accepts with the same value (a property test holds it to that).
+ */
+export function simpleEnqueueRequest(input: unknown): EnqueueRequest | null {
+  if (typeof input !== "object" || input === null || Object.getPrototypeOf(input) !== Object.prototype) return null;
+  const request = input as Record<string, unknown>;
+  for (const key of Object.keys(request)) if (!SIMPLE_KEYS.has(key)) return null;
+  const { id, kind } = request;
+  if (typeof kind !== "string" || !NAME_PATTERN.test(kind)) return null;
+  if ("id" in request && (typeof id !== "string" || !NAME_PATTERN.test(id))) return null;
+  const simple: EnqueueRequest = { kind };
+  if ("id" in request) simple.id = id as string;
+  if ("payload" in request) simple.payload = request.payload;
+  return simple;
+}
+
 export const BatchEnqueueRequest = z
   .strictObject({ jobs: z.array(EnqueueRequest).min(1).max(MAX_BATCH_JOBS) })
   .openapi("BatchEnqueueRequest");

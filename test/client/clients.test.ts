@@ -38,6 +38,41 @@ describe("the RPC client", () => {
     expect((await refusal(lane.enqueue({ kind: "bad kind" }))).code).toBe("invalid_request");
   });
 
+  it("answers an enqueue through JSON text exactly as the lane's enqueue answers it", async () => {
+    const { lane: name } = await setup();
+    const lane = createLaneClient(env.LANE).lane(name);
+    const stub = env.LANE.getByName(name);
+    const job = { id: "same", kind: PULL_KIND, payload: { nested: [1, "two", null, { three: true }] }, queue: "q", priority: 3 };
+    const first = JSON.parse(await stub.enqueueText(JSON.stringify(job)));
+    expect(first).toMatchObject({ ok: true, value: { status: "queued", job: { id: "same", queue: "q", priority: 3, payload: job.payload } } });
+    expect(first).toEqual({ ok: true, value: { status: "queued", job: (await lane.get("same")) } });
+    const duplicate = await lane.enqueue(job);
+    expect({ ok: true, value: duplicate }).toEqual(await stub.enqueue(job));
+    expect(duplicate.status).toBe("duplicate");
+    const conflict = await refusal(lane.enqueue({ ...job, priority: 4 }));
+    expect(conflict.code).toBe("job_conflict");
+    const refused = await stub.enqueue({ ...job, priority: 4 });
+    expect(refused.ok).toBe(false);
+    expect(conflict.message).toBe(refused.ok ? "" : refused.error.message);
+    expect((await lane.list({})).jobs).toHaveLength(1);
+  });
+
+  it("refuses text that is not an enqueue request, and sends what JSON cannot carry as it is", async () => {
+    const { lane: name } = await setup();
+    const lane = createLaneClient(env.LANE).lane(name);
+    const stub = env.LANE.getByName(name);
+    for (const text of ["{not json", "", "null", "[1]", `{"kind":"bad kind"}`]) {
+      const answer = JSON.parse(await stub.enqueueText(text));
+      expect(answer).toMatchObject({ ok: false, error: { code: "invalid_request" } });
+    }
+    // A BigInt has no JSON: the request goes as an object, and the lane refuses its payload.
+    expect((await refusal(lane.enqueue({ kind: PULL_KIND, payload: { n: 1n } }))).code).toBe("invalid_request");
+    // A Date is JSON as its ISO string, whichever way the request goes.
+    const at = new Date(T0);
+    expect((await lane.enqueue({ kind: PULL_KIND, payload: { at } })).job.payload).toEqual({ at: at.toISOString() });
+    expect((await lane.list({})).jobs).toHaveLength(1);
+  });
+
   it("refuses a lane name that breaks the pattern before reaching any lane", () => {
     expect(() => createLaneClient(env.LANE).lane("../etc")).toThrow(QueueError);
   });

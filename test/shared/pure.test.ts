@@ -1,8 +1,10 @@
 /** Plain unit tests of the pure logic in src/shared/ and the auth helpers: no lane, no runtime state. */
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { backoffBoundsMs, backoffDelayMs } from "../../src/shared/backoff.js";
 import { canonicalJson, exceedsBytes, serializeJson, utf8Length } from "../../src/shared/json.js";
 import { MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
+import { EnqueueRequest, simpleEnqueueRequest } from "../../src/shared/schemas.js";
 import { bearerToken, configuredTokens, tokenMatches } from "../../src/worker/auth.js";
 
 describe("backoff", () => {
@@ -77,5 +79,40 @@ describe("auth helpers", () => {
     expect(await tokenMatches("new", ["old", "new"])).toBe(true);
     expect(await tokenMatches("ne", ["old", "new"])).toBe(false);
     expect(await tokenMatches("", ["old"])).toBe(false);
+  });
+});
+
+describe("the simple enqueue request, checked without zod", () => {
+  const names = fc.oneof(fc.constantFrom("email.send", "a", "A-1:b_c.d", "x".repeat(128)), fc.constantFrom("", "bad kind", "-x", "x".repeat(129), "é"));
+  const values = fc.oneof(names, fc.anything(), fc.constant(undefined));
+  const keys = fc.constantFrom("id", "kind", "payload", "queue", "priority", "runAt", "junk");
+  const requests = fc.oneof(
+    fc.record({ kind: names, payload: fc.anything() }, { requiredKeys: ["kind"] }),
+    fc.record({ id: names, kind: names, payload: fc.jsonValue() }, { requiredKeys: [] }),
+    fc.dictionary(keys, values, { maxKeys: 4 }),
+    fc.anything(),
+  );
+
+  it("accepts only what EnqueueRequest accepts, with the same value (fast-check seed 20261201)", () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(requests, (input) => {
+        const simple = simpleEnqueueRequest(input);
+        if (simple === null) return;
+        accepted++;
+        const parsed = EnqueueRequest.safeParse(input);
+        expect(parsed.success).toBe(true);
+        expect(simple).toEqual(parsed.data);
+      }),
+      { seed: 20261201, numRuns: 2000 },
+    );
+    expect(accepted).toBeGreaterThan(100); // the fast path was exercised, not only skipped
+  });
+
+  it("leaves every other shape to zod", () => {
+    for (const input of [null, "x", [], { kind: "a", queue: "q" }, { kind: "a", id: undefined }, { kind: 1 }, Object.create({ kind: "a" }), new Map()]) {
+      expect(simpleEnqueueRequest(input)).toBeNull();
+    }
+    expect(simpleEnqueueRequest({ kind: "a", payload: { b: 1 }, id: "j-1" })).toEqual({ kind: "a", payload: { b: 1 }, id: "j-1" });
   });
 });
