@@ -123,19 +123,29 @@ export const countsWorkloads: Record<string, (env: BenchEnv, params: Record<stri
     return { n, rounds, perJobUs: cost, keepingCostUs: { triggers: extra("triggers"), store: extra("store") } };
   },
 
-  /** `info()` over RPC at each growth lane's backlog: µs per call, sequential. */
+  /**
+   * `info()` over RPC at each growth lane's backlog: µs per call, sequential, in rounds that visit
+   * every lane in turn (as the growth workload does), so that the machine's drifting load weighs on
+   * every backlog alike.
+   */
   async infoGrowth(env, params) {
-    const reps = int(params, "reps", 200);
+    const reps = int(params, "reps", 1000);
+    const rounds = int(params, "rounds", 10);
+    const perRound = Math.ceil(reps / rounds);
     const levels = [];
     for (const name of params.lanes as string[]) {
       const lane = env.PLAIN_LANE.getByName(name) as DurableObjectStub<PlainLane>;
-      const queued = unwrap(await lane.info()).counts.queued;
-      const t0 = Date.now();
-      for (let i = 0; i < reps; i++) unwrap(await lane.info());
-      const ms = Date.now() - t0;
-      levels.push({ lane: name, queued, reps, ms, usPerCall: us(ms, reps) });
+      levels.push({ lane: name, stub: lane, queued: unwrap(await lane.info()).counts.queued, reps: 0, ms: 0 });
     }
-    return { levels };
+    for (let round = 0; round < rounds; round++) {
+      for (const level of levels) {
+        const t0 = Date.now();
+        for (let i = 0; i < perRound; i++) unwrap(await level.stub.info());
+        level.ms += Date.now() - t0;
+        level.reps += perRound;
+      }
+    }
+    return { levels: levels.map(({ lane, queued, reps, ms }) => ({ lane, queued, reps, ms, usPerCall: us(ms, reps) })) };
   },
 
   /** One retention pass over `n` expired jobs: every alarm's duration, and how long an `info()` waited at worst meanwhile. */
