@@ -20,7 +20,8 @@ function chromiumPath(): string {
   throw new Error("no Chromium found: install Debian's (apt-get install -y chromium) or set CHROMIUM_PATH");
 }
 
-export function launchChromium(): Promise<Browser> {
+/** A missing browser is a rejection, never a synchronous throw, so that a caller's `Promise.allSettled` sees it. */
+export async function launchChromium(): Promise<Browser> {
   return chromium.launch({
     executablePath: chromiumPath(),
     headless: true,

@@ -29,10 +29,15 @@ export class Dashboard {
     this.stateDir = stateDir;
   }
 
-  static async start(): Promise<Dashboard> {
-    const stateDir = mkdtempSync(join(tmpdir(), "switchyard-dashboard-"));
-    const [runtime, browser] = await Promise.all([LocalRuntime.start({ persistDir: stateDir }), launchChromium()]);
-    return new Dashboard(runtime, browser, stateDir);
+  /** The runtime and the browser; when either fails to start, the other is stopped and the state removed. */
+  static async start(stateDir = mkdtempSync(join(tmpdir(), "switchyard-dashboard-"))): Promise<Dashboard> {
+    const [runtime, browser] = await Promise.allSettled([LocalRuntime.start({ persistDir: stateDir }), launchChromium()]);
+    if (runtime.status === "fulfilled" && browser.status === "fulfilled") return new Dashboard(runtime.value, browser.value, stateDir);
+    // A missing Chromium used to leave its `wrangler dev` running after the test run.
+    if (runtime.status === "fulfilled") await runtime.value.stop();
+    if (browser.status === "fulfilled") await browser.value.close();
+    rmSync(stateDir, { recursive: true, force: true });
+    throw runtime.status === "rejected" ? runtime.reason : (browser as PromiseRejectedResult).reason;
   }
 
   async stop(): Promise<void> {
