@@ -266,6 +266,16 @@ export class LaneRooms {
     return ok({ status: "queued", job: started.enqueued });
   }
 
+  /** A job enqueued queued (not started at once): the flush it calls for, if any. */
+  enqueued(job: JobSpec, status: "queued" | "duplicate"): void {
+    if (status !== "queued") return; // a duplicate changes nothing
+    const inProcess = this.dispatcher.kinds.includes(job.kind);
+    // A due job of a pull-only kind outside any queue changes no wake term (none counts due pull jobs,
+    // and it heads no queue): the alarm stays as it is, unless held claims wait for it (the flush answers them).
+    const quiet = job.queue === null && job.runAt <= this.clock.now() && !inProcess && this.waiters.size === 0;
+    if (!(quiet && this.wake.storedAlarm !== undefined)) this.wake.afterChange(inProcess);
+  }
+
   toSpec(request: EnqueueRequest): Result<JobSpec> {
     return toSpec(request, this.clock.now(), () => this.entropy.id());
   }

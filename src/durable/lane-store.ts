@@ -81,25 +81,17 @@ export class LaneStore {
    */
   insertJob(spec: JobSpec): Result<{ status: "queued" | "duplicate"; job: Job }> {
     const now = this.clock.now();
-    if (this.insertQueued(spec, now)) {
-      const row = newRow(spec, now);
-      this.emit(row, null, null);
-      return ok({ status: "queued", job: toJob(row, this.lane) });
-    }
-    const existing = this.row(spec.id)!;
-    if (sameIdentity(identityOfRow(existing), spec)) return ok({ status: "duplicate", job: toJob(existing, this.lane) });
-    return fail("job_conflict", `job id already used with a different spec: ${spec.id}`, { ids: [spec.id] });
-  }
-
-  /** Inserts a queued job; false when its id exists (nothing written). */
-  private insertQueued(spec: JobSpec, now: number): boolean {
     try {
       this.sql.exec(Q.INSERT_ONE_SQL, ...specValues(spec), now);
-      return true;
     } catch (error) {
-      if (error instanceof Error && error.message.startsWith(Q.ID_TAKEN)) return false;
-      throw error;
+      if (!(error instanceof Error && error.message.startsWith(Q.ID_TAKEN))) throw error;
+      const existing = this.row(spec.id)!; // the insert wrote nothing
+      if (sameIdentity(identityOfRow(existing), spec)) return ok({ status: "duplicate", job: toJob(existing, this.lane) });
+      return fail("job_conflict", `job id already used with a different spec: ${spec.id}`, { ids: [spec.id] });
     }
+    const row = newRow(spec, now);
+    this.emit(row, null, null);
+    return ok({ status: "queued", job: toJob(row, this.lane) });
   }
 
   /**

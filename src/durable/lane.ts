@@ -23,7 +23,7 @@ import type { SwitchyardEnv } from "./env.js";
 import type { JobSpec } from "./job-row.js";
 import { LaneRooms, type LaneOptions } from "./lane-rooms.js";
 import type { LaneStore } from "./lane-store.js";
-import { HoldName, parse, parseId, parseJobCall, parseName, parseScheduleName } from "./rpc-input.js";
+import { HoldName, parse, parseEnqueue, parseId, parseJobCall, parseJsonText, parseName, parseScheduleName } from "./rpc-input.js";
 import type { ScheduleStore } from "./schedules.js";
 import type { ClaimAsk } from "./waiters.js";
 import type { Wake } from "./wake.js";
@@ -60,40 +60,23 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Enqueues one job (idempotent by id). */
   async enqueue(input: unknown): Promise<Result<EnqueueAnswer>> {
     return this.answer(async () => {
-      const simple = S.simpleEnqueueRequest(input);
-      const request = simple ? ok(simple) : parse(S.EnqueueRequest, input);
+      const request = parseEnqueue(input);
       if (!request.ok) return request;
       const spec = this.rooms.toSpec(request.value);
       if (!spec.ok) return spec;
       const started = this.rooms.startAtOnce(spec.value); // its wake is seen to (lane-rooms.ts)
       const inserted = started ?? this.store.insertJob(spec.value);
       if (!inserted.ok) return inserted;
-      const job = spec.value;
-      const inProcess = this.dispatcher.kinds.includes(job.kind);
-      // A duplicate changes nothing. A due job of a pull-only kind outside any queue changes no wake
-      // term (none counts due pull jobs, and it heads no queue): the alarm stays as it is, unless
-      // held claims wait for it (the flush answers them).
-      const quiet = job.queue === null && job.runAt <= this.time.clock.now() && !inProcess && this.rooms.waiters.size === 0;
-      if (!started && inserted.value.status === "queued" && !(quiet && this.wake.storedAlarm !== undefined)) this.wake.afterChange(inProcess);
+      if (!started) this.rooms.enqueued(spec.value, inserted.value.status);
       await this.rooms.register();
       return inserted;
     });
   }
 
-  /**
-   * `enqueue` spoken in JSON text, request and answer: what the RPC client calls. workerd carries a
-   * string across RPC ~20 µs cheaper each way than an object (bench/README.md), a tenth of a lone
-   * enqueue; every value of a request the lane accepts, and of its answer, is JSON.
-   */
+  /** `enqueue` in JSON text both ways, for the RPC client: a string crosses RPC cheaper than an object (bench/README.md). */
   async enqueueText(request: string): Promise<string> {
-    let input: unknown;
-    try {
-      input = typeof request === "string" ? JSON.parse(request) : undefined;
-    } catch {
-      input = undefined;
-    }
-    const answer = input === undefined ? fail("invalid_request", "invalid request: not the JSON text of an enqueue request", []) : await this.enqueue(input);
-    return JSON.stringify(answer);
+    const input = parseJsonText(request);
+    return JSON.stringify(input.ok ? await this.enqueue(input.value) : input);
   }
 
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */

@@ -5,13 +5,29 @@
  */
 import { z, type ZodType } from "zod";
 import { fail, ok, type Result } from "../shared/errors.js";
-import { JobId, Name, ScheduleName, toIssues } from "../shared/schemas.js";
+import { EnqueueRequest, JobId, Name, ScheduleName, simpleEnqueueRequest, toIssues } from "../shared/schemas.js";
 
 export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
   const parsed = schema.safeParse(input);
   if (parsed.success) return ok(parsed.data);
   const details = toIssues(parsed.error);
   return fail("invalid_request", `invalid request: ${details.map((d) => `${d.path.join(".") || "(body)"}: ${d.message}`).join("; ")}`, details);
+}
+
+/** An enqueue request: a plain `{ kind, payload?, id? }` without zod (`simpleEnqueueRequest`), any other by its schema. */
+export function parseEnqueue(input: unknown): Result<EnqueueRequest> {
+  const simple = simpleEnqueueRequest(input);
+  return simple ? ok(simple) : parse(EnqueueRequest, input);
+}
+
+/** The value of a JSON text, or the refusal: what a method spoken in JSON text (`Lane.enqueueText`) reads. */
+export function parseJsonText(text: unknown): Result<unknown> {
+  try {
+    if (typeof text === "string") return ok(JSON.parse(text) as unknown);
+  } catch {
+    // refused below
+  }
+  return fail("invalid_request", "invalid request: not JSON text", []);
 }
 
 /** A job id (a schedule's `<name>@<T>` too), valid, or the refusal. */

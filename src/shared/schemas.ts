@@ -77,7 +77,7 @@ const SIMPLE_KEYS = new Set(["id", "kind", "payload"]);
 /**
  * The commonest enqueue request — a plain object of `kind`, maybe `payload` and `id`, nothing else
  * — checked without zod, or null for zod to judge: in workerd (no code generation, so zod runs its
- * interpreted path) `EnqueueRequest.safeParse` costs ~15 µs, a twentieth of a lone enqueue. Whatever
+ * interpreted path) `EnqueueRequest.safeParse` costs 4–5 µs on a quiet machine, this <1 µs. Whatever
  * it accepts, `EnqueueRequest` accepts with the same value (a property test holds it to that).
  */
 export function simpleEnqueueRequest(input: unknown): EnqueueRequest | null {
