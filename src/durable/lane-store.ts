@@ -84,8 +84,9 @@ export class LaneStore {
     try {
       this.sql.exec(Q.INSERT_ONE_SQL, ...specValues(spec), now);
     } catch (error) {
-      if (!(error instanceof Error && error.message.startsWith(Q.ID_TAKEN))) throw error;
-      const existing = this.row(spec.id)!; // the insert wrote nothing
+      // The id's unique constraint failed the statement, which wrote nothing; any other failure rethrows.
+      const existing = this.row(spec.id);
+      if (!existing) throw error;
       if (sameIdentity(identityOfRow(existing), spec)) return ok({ status: "duplicate", job: toJob(existing, this.lane) });
       return fail("job_conflict", `job id already used with a different spec: ${spec.id}`, { ids: [spec.id] });
     }

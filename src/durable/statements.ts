@@ -37,9 +37,6 @@ const APPEND_ERROR = (message: string, now: string) => `errors = json_insert(
  */
 export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'queued', ?13, ?13)`;
 
-/** What SQLite says when an insert meets an existing job id (`INSERT_ONE_SQL`). */
-export const ID_TAKEN = "UNIQUE constraint failed: jobs.id";
-
 /**
  * One new job started at once by the lane's dispatcher (issue 10): inserted running, its first lease
  * minted, when a slot is free — one statement where a queued insert and a claim take two, and none of
