@@ -3,7 +3,7 @@
  * here runs SQL: the store runs statements, this file says what their rows mean.
  */
 import { canonicalJson } from "../shared/json.js";
-import type { AttemptError, Job, JobState, Json, Outcome } from "../shared/job.js";
+import type { AttemptError, ClaimedJob, Job, JobState, Json, Lease, LeaseView, Outcome } from "../shared/job.js";
 
 /** A validated, defaulted enqueue request, ready to insert. Every field is part of the job's identity but `runAt`. */
 export interface JobSpec {
@@ -79,6 +79,20 @@ export type SubjectRow = TransitionSubject & { claimed_at: number | null };
 
 /** The API's job from its row. Pure: the lane's name is given, not remembered. */
 export function toJob(row: JobRow, lane: string): Job {
+  return jobOf(row, lane, row.state === "running" && row.lease_until !== null ? { generation: row.generation, expiresAt: row.lease_until } : null);
+}
+
+/** A claimed row as its claimer sees it, token and all: built at once, not a job copied with a lease spread over it. */
+export function toClaimedJob(row: JobRow, lane: string): ClaimedJob {
+  return jobOf(row, lane, { token: row.lease_token!, generation: row.generation, expiresAt: row.lease_until! });
+}
+
+/** The job a claim hands its executor: the claimed job without the token (one copy: a claim starts every job through it). */
+export function withoutToken(job: ClaimedJob): Job {
+  return { ...job, lease: { generation: job.lease.generation, expiresAt: job.lease.expiresAt } };
+}
+
+function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, lease: L): Omit<Job, "lease"> & { lease: L } {
   return {
     id: row.id,
     lane,
@@ -98,7 +112,7 @@ export function toJob(row: JobRow, lane: string): Job {
     errors: JSON.parse(row.errors) as AttemptError[],
     progress: row.progress === null ? null : (JSON.parse(row.progress) as Json),
     cancelRequested: row.cancel_requested === 1,
-    lease: row.state === "running" && row.lease_until !== null ? { generation: row.generation, expiresAt: row.lease_until } : null,
+    lease,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     settledAt: row.settled_at,

@@ -18,7 +18,7 @@ import { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events.js";
 import type { ExecutorRegistry } from "./executors.js";
-import type { JobSpec } from "./job-row.js";
+import { withoutToken, type JobSpec } from "./job-row.js";
 import { LaneFailure } from "./lane-failure.js";
 import { LaneSettingsStore } from "./lane-settings.js";
 import { LaneStore } from "./lane-store.js";
@@ -302,8 +302,7 @@ export class LaneRooms {
     this.store.laneCounts.countLost();
     const event: LostEvent = { event: "job.lost", lane: this.lane, jobId: job.id, kind: job.kind, attempt: job.attempts, generation: job.lease.generation, cause, message };
     if (this.options.log !== false) log(event);
-    const { lease, ...view } = job;
-    const seen: Job = { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } };
+    const seen = withoutToken(job);
     const onLost = this.options.onLost;
     this.transitions.tell("onLost", onLost && ((e: LostEvent) => onLost(e, seen)), event);
   }

@@ -9,7 +9,7 @@ import { MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type ErrorBody, type Result } from "../shared/errors.js";
 import type { ClaimedJob, Counts, Job, JobState, Lease, Outcome } from "../shared/job.js";
 import { explainMiss, type FenceOp } from "./fence.js";
-import { identityOfRow, newRow, sameIdentity, specValues, toJob, type JobRow, type JobSpec, type SubjectRow, type TransitionSubject } from "./job-row.js";
+import { identityOfRow, newRow, sameIdentity, specValues, toClaimedJob, toJob, type JobRow, type JobSpec, type SubjectRow, type TransitionSubject } from "./job-row.js";
 import { rowBytes, withinBytes, type Candidate, type ClaimFilter, type ListFilter } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
 import { LaneCounts } from "./counts.js";
@@ -110,7 +110,7 @@ export class LaneStore {
     const row: JobRow = { ...queued, state: "running", attempts: 1, generation: 1, lease_token: lease.token, lease_until: lease.expiresAt, lease_holder: "lane", claimed_at: now };
     this.emit(queued, null, null); // as if enqueued, then claimed: observers see the two transitions of any job
     this.emit(row, "queued", null);
-    return { job: { ...toJob(row, this.lane), lease }, seq, enqueued: toJob(queued, this.lane) };
+    return { job: toClaimedJob(row, this.lane), seq, enqueued: toJob(queued, this.lane) };
   }
 
   /**
@@ -209,7 +209,7 @@ export class LaneStore {
     return rows.map((row) => {
       this.emit(row, "queued", null);
       seqs?.set(row.id, row.seq);
-      return { ...toJob(row, this.lane), lease: { token: row.lease_token!, generation: row.generation, expiresAt: row.lease_until! } };
+      return toClaimedJob(row, this.lane);
     });
   }
 

@@ -36,6 +36,19 @@ async function setup() {
   return { lane, clock, enqueue, get, inside, settled, checkpoints };
 }
 
+describe("the executor's context", () => {
+  it("hands out its steps, progress and checkpoints as fields: spread, destructured and called apart from it", async () => {
+    const { lane, enqueue, settled } = await setup();
+    const job = await enqueue({ kind: "test.context-copy", payload: null });
+    const done = await settled(job.id);
+    expect(done.outcome).toBe("completed");
+    expect(done.result).toEqual({ a: 1, loaded: { a: 1, b: job.id }, keys: ["attempt", "checkpoints", "env", "job", "progress", "signal", "step"] });
+    // Completion deleted the checkpoints; the progress it reported stays on the job.
+    expect(done.progress).toEqual({ a: 1 });
+    expect(unwrap(await lane.listCheckpoints(job.id)).checkpoints).toEqual([]);
+  });
+});
+
 describe("demo.steps", () => {
   it("resumes after a failed attempt: the retry runs only the steps after the failure", async () => {
     const { lane, clock, enqueue, get, inside, settled, checkpoints } = await setup();

@@ -111,6 +111,17 @@ export const testExecutors: ExecutorRegistry = {
     if (attempt === 1) throw new RetryAfterError("not yet", payload.ms);
     return { attempt };
   },
+  /**
+   * Takes its steps, progress and checkpoints from a spread copy of its context, destructured, as
+   * user code may: the context's members must behave as plain fields (they are made on first use).
+   */
+  "test.context-copy": async (_payload, ctx) => {
+    const { step, progress, checkpoints, attempt, job } = { ...ctx };
+    const a = await step("a", () => attempt);
+    await progress({ a });
+    await checkpoints.save("b", job.id);
+    return { a, loaded: await checkpoints.load(), keys: Object.keys(ctx).sort() };
+  },
   /** Returns something JSON cannot hold. */
   "test.bad-result": () => ({ big: 1n }),
 };

@@ -6,6 +6,7 @@ import { canonicalJson, exceedsBytes, serializeJson, utf8Length } from "../../sr
 import { MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
 import { EnqueueRequest, simpleEnqueueRequest } from "../../src/shared/schemas.js";
 import { bearerToken, configuredTokens, tokenMatches } from "../../src/worker/auth.js";
+import { base64url, systemEntropy } from "../../src/shared/clock.js";
 
 describe("backoff", () => {
   it("doubles per attempt, capped at maxMs, and stays within [d/2, d]", () => {
@@ -114,5 +115,27 @@ describe("the simple enqueue request, checked without zod", () => {
       expect(simpleEnqueueRequest(input)).toBeNull();
     }
     expect(simpleEnqueueRequest({ kind: "a", payload: { b: 1 }, id: "j-1" })).toEqual({ kind: "a", payload: { b: 1 }, id: "j-1" });
+  });
+});
+
+describe("lease tokens", () => {
+  const btoaUrl = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replaceAll("+", "-").replaceAll("/", "_");
+
+  it("encode bytes as base64url exactly as btoa would, without padding (fast-check seed 20261202)", () => {
+    const bytes = fc.integer({ min: 0, max: 12 }).chain((groups) => fc.uint8Array({ minLength: groups * 3, maxLength: groups * 3 }));
+    fc.assert(
+      fc.property(bytes, (input) => {
+        expect(base64url(input)).toBe(btoaUrl(input));
+      }),
+      { seed: 20261202, numRuns: 1000 },
+    );
+    expect(base64url(new Uint8Array([0xfb, 0xff, 0xbf]))).toBe("-_-_"); // both URL-safe characters
+    expect(() => base64url(new Uint8Array(4))).toThrow(RangeError);
+  });
+
+  it("are 24 URL-safe characters, a new one each time", () => {
+    const tokens = new Set(Array.from({ length: 1000 }, () => systemEntropy.token()));
+    expect(tokens.size).toBe(1000);
+    for (const token of tokens) expect(token).toMatch(/^[A-Za-z0-9_-]{24}$/);
   });
 });
