@@ -10,7 +10,7 @@ import { fail, ok, type ErrorBody, type Result } from "../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, ClaimedJob, Job, Json, PulledJob } from "../shared/job.js";
 import * as Q from "./checkpoint-statements.js";
 import { holdsFence, type FenceOp, type FenceRow } from "./fence.js";
-import { toJob, type JobRow } from "./job-row.js";
+import { firstJobRow, toJob, type JobRow } from "./job-row.js";
 import { CHECKPOINT_ENTRY_OVERHEAD } from "./page.js";
 
 /** What the checkpoints of these jobs add to a claim's answer, by job seq (jobs with none left out). */
@@ -95,7 +95,7 @@ export class CheckpointStore {
 
   /** Records the job's progress for the attempt holding `token`, in one fenced statement; the lease is kept. */
   progress(id: string, token: string, progressJson: string): Result<Job> {
-    const row = this.sql.exec<JobRow>(Q.SAVE_PROGRESS_SQL, id, token, this.clock.now(), progressJson).toArray()[0];
+    const row = firstJobRow(this.sql.exec(Q.SAVE_PROGRESS_SQL, id, token, this.clock.now(), progressJson));
     return row ? ok(toJob(row, this.options.lane)) : this.refused(id, token, "progress");
   }
 

@@ -70,8 +70,84 @@ export const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, sta
   lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
   recovery_count, recovery_window_start, cancel_reason, lease_holder, attempt_end, errors, progress`;
 
+type Cursor = SqlStorageCursor<Record<string, SqlStorageValue>>;
+
+/**
+ * The rows of a statement that answers `JOB_COLUMNS`, read as arrays of values and named here by
+ * position: workerd builds each row object key by key, which for 33 columns cost about three times
+ * the values' arrays (16 rows: ~140 against ~50 µs), and a claim reads 16 whole rows at a time.
+ */
+export function jobRows(cursor: Cursor): JobRow[] {
+  const rows: JobRow[] = [];
+  for (const values of cursor.raw()) rows.push(namedRow(values));
+  return rows;
+}
+
+/** The first row of such a statement, if any. */
+export function firstJobRow(cursor: Cursor): JobRow | undefined {
+  return jobRows(cursor)[0];
+}
+
+/** The one row of such a statement; like `cursor.one()`, a throw unless there is exactly one. */
+export function oneJobRow(cursor: Cursor): JobRow {
+  const rows = jobRows(cursor);
+  if (rows.length !== 1) throw new Error(`expected one job row, got ${rows.length}`);
+  return rows[0]!;
+}
+
+/** A row's values in `JOB_COLUMNS` order, named. */
+function namedRow(v: SqlStorageValue[]): JobRow {
+  return {
+    seq: v[0] as number,
+    id: v[1] as string,
+    kind: v[2] as string,
+    payload: v[3] as string,
+    queue: v[4] as string | null,
+    priority: v[5] as number,
+    run_at: v[6] as number,
+    state: v[7] as JobState,
+    outcome: v[8] as Outcome | null,
+    attempts: v[9] as number,
+    max_attempts: v[10] as number,
+    backoff_base_ms: v[11] as number,
+    backoff_max_ms: v[12] as number,
+    timeout_ms: v[13] as number,
+    result: v[14] as string | null,
+    error: v[15] as string | null,
+    cancel_requested: v[16] as number,
+    generation: v[17] as number,
+    lease_token: v[18] as string | null,
+    lease_until: v[19] as number | null,
+    claimed_at: v[20] as number | null,
+    created_at: v[21] as number,
+    updated_at: v[22] as number,
+    settled_at: v[23] as number | null,
+    max_recoveries: v[24] as number,
+    recovery_window_ms: v[25] as number,
+    recovery_count: v[26] as number,
+    recovery_window_start: v[27] as number | null,
+    cancel_reason: v[28] as string | null,
+    lease_holder: v[29] as JobRow["lease_holder"],
+    attempt_end: v[30] as AttemptEnd | null,
+    errors: v[31] as string,
+    progress: v[32] as string | null,
+  };
+}
+
 /** The columns a transition needs: enough for a log line, without parsing payload or result. */
 export const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at`;
+
+/** The rows of a statement that answers `seq, ${SUBJECT_COLUMNS}`, read by position as `jobRows` reads whole rows. */
+export function seqSubjectRows(cursor: Cursor): (SubjectRow & { seq: number })[] {
+  const rows: (SubjectRow & { seq: number })[] = [];
+  for (const v of cursor.raw()) {
+    rows.push({
+      seq: v[0] as number, id: v[1] as string, kind: v[2] as string, state: v[3] as JobState, outcome: v[4] as Outcome | null,
+      attempts: v[5] as number, generation: v[6] as number, claimed_at: v[7] as number | null,
+    });
+  }
+  return rows;
+}
 
 /** What a transition says of its job. */
 export type TransitionSubject = Pick<Job, "id" | "kind" | "state" | "outcome" | "attempts" | "generation">;

@@ -9,7 +9,7 @@ import { MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type ErrorBody, type Result } from "../shared/errors.js";
 import type { ClaimedJob, Counts, Job, JobState, Lease, Outcome } from "../shared/job.js";
 import { explainMiss, type FenceOp } from "./fence.js";
-import { identityOfRow, newRow, sameIdentity, specValues, toClaimedJob, toJob, type JobRow, type JobSpec, type SubjectRow, type TransitionSubject } from "./job-row.js";
+import { firstJobRow, identityOfRow, jobRows, newRow, oneJobRow, sameIdentity, seqSubjectRows, specValues, toClaimedJob, toJob, type JobRow, type JobSpec, type TransitionSubject } from "./job-row.js";
 import { rowBytes, withinBytes, type Candidate, type ClaimFilter, type ListFilter } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
 import { LaneCounts } from "./counts.js";
@@ -124,11 +124,13 @@ export class LaneStore {
     for (const spec of specs) if (!first.has(spec.id)) first.set(spec.id, spec);
     return this.transaction(() => {
       const rows = JSON.stringify([...first.values()].map(specValues));
-      const inserted = new Set(this.sql.exec<{ id: string }>(Q.INSERT_MANY_SQL, rows, now).toArray().map((r) => r.id));
+      // Read as value arrays: up to 1,000 ids, where an object per row costs several times more (job-row.ts).
+      const inserted = new Set<string>();
+      for (const [id] of this.sql.exec(Q.INSERT_MANY_SQL, rows, now).raw()) inserted.add(id as string);
       const existing = new Map<string, JobRow>();
       if (inserted.size < first.size) {
         const others = JSON.stringify([...first.keys()].filter((id) => !inserted.has(id)));
-        for (const row of this.sql.exec<JobRow>(Q.JOBS_BY_IDS_SQL, others)) existing.set(row.id, row);
+        for (const row of jobRows(this.sql.exec(Q.JOBS_BY_IDS_SQL, others))) existing.set(row.id, row);
       }
       const results: { id: string; status: "queued" | "duplicate" }[] = [];
       const conflicts = new Set<string>();
@@ -158,9 +160,7 @@ export class LaneStore {
 
   /** A page of jobs in enqueue order: at most `limit` of them and at most 4 MiB of JSON (never none while one is there). */
   listJobs(filter: ListFilter): { jobs: Job[]; lastSeq: number | null; more: boolean } {
-    const rows = this.sql
-      .exec<JobRow>(Q.LIST_SQL, filter.afterSeq, filter.state ?? null, filter.outcome ?? null, filter.kind ?? null, filter.queue ?? null, filter.limit + 1)
-      .toArray();
+    const rows = jobRows(this.sql.exec(Q.LIST_SQL, filter.afterSeq, filter.state ?? null, filter.outcome ?? null, filter.kind ?? null, filter.queue ?? null, filter.limit + 1));
     const jobs: Job[] = [];
     let bytes = 0;
     let lastSeq: number | null = null;
@@ -202,9 +202,7 @@ export class LaneStore {
     // One statement for all of them, each with its own token; answered in the candidates' order.
     const leases = page.map(({ seq }) => [seq, this.entropy.token()] as const);
     const order = new Map(page.map(({ seq }, i) => [seq, i]));
-    const rows = this.sql
-      .exec<JobRow>(Q.CLAIM_SQL, JSON.stringify(leases), now + filter.leaseMs, filter.holder, now)
-      .toArray()
+    const rows = jobRows(this.sql.exec(Q.CLAIM_SQL, JSON.stringify(leases), now + filter.leaseMs, filter.holder, now))
       .sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
     return rows.map((row) => {
       this.emit(row, "queued", null);
@@ -239,7 +237,7 @@ export class LaneStore {
     const now = this.clock.now();
     const to = this.outcomeState();
     return this.storage.transactionSync(() => {
-      const row = this.sql.exec<JobRow>(Q.COMPLETE_SQL, id, token, now, to, resultJson, to === "settled" ? now : null).toArray()[0];
+      const row = firstJobRow(this.sql.exec(Q.COMPLETE_SQL, id, token, now, to, resultJson, to === "settled" ? now : null));
       if (!row) return this.missed(id, token, "complete");
       deleteCompletedCheckpoints(this.sql, [row]);
       this.emit(row, "running", now - (row.claimed_at ?? now));
@@ -257,7 +255,7 @@ export class LaneStore {
     const now = this.clock.now();
     const to = this.outcomeState();
     const list = JSON.stringify(items.map((i) => [i.id, i.token, i.resultJson]));
-    const complete = () => this.sql.exec<SubjectRow & { seq: number }>(Q.COMPLETE_MANY_SQL, list, to, to === "settled" ? now : null, now).toArray();
+    const complete = () => seqSubjectRows(this.sql.exec(Q.COMPLETE_MANY_SQL, list, to, to === "settled" ? now : null, now));
     const stepped = new Set(items.filter((i) => i.checkpoints).map((i) => i.id));
     // A batch of jobs that cannot have checkpoints (most of them) costs no more than it did without them.
     const rows = stepped.size === 0 ? complete() : this.storage.transactionSync(() => {
@@ -283,8 +281,8 @@ export class LaneStore {
       const decision = decideRetry(held, retry, retryAfterMs, now, this.entropy.random());
       const to = this.outcomeState();
       const row = decision.retry
-        ? this.sql.exec<JobRow>(Q.RETRY_SQL, held.seq, decision.runAt, message, now).one()
-        : this.sql.exec<JobRow>(Q.FAIL_SQL, held.seq, to, message, to === "settled" ? now : null, now).one();
+        ? oneJobRow(this.sql.exec(Q.RETRY_SQL, held.seq, decision.runAt, message, now))
+        : oneJobRow(this.sql.exec(Q.FAIL_SQL, held.seq, to, message, to === "settled" ? now : null, now));
       this.emit(row, "running", now - (row.claimed_at ?? now));
       return ok(toJob(row, this.lane));
     });
@@ -293,7 +291,7 @@ export class LaneStore {
   /** Gives the job back at once, and the attempt it spent with it. */
   release(id: string, token: string): Result<Job> {
     const now = this.clock.now();
-    const row = this.sql.exec<JobRow>(Q.RELEASE_SQL, id, token, now).toArray()[0];
+    const row = firstJobRow(this.sql.exec(Q.RELEASE_SQL, id, token, now));
     if (!row) return this.missed(id, token, "release");
     this.emit(row, "running", now - (row.claimed_at ?? now));
     return ok(toJob(row, this.lane));
@@ -325,7 +323,7 @@ export class LaneStore {
         return ok({ status: "cancelled", job: this.settleCancelled(row, now, reason) });
       case "running": {
         if (row.cancel_requested === 1) return ok({ status: "cancelling", job: toJob(row, this.lane) });
-        const updated = this.sql.exec<JobRow>(Q.REQUEST_CANCEL_SQL, row.seq, reason, now).one();
+        const updated = oneJobRow(this.sql.exec(Q.REQUEST_CANCEL_SQL, row.seq, reason, now));
         return ok({ status: "cancelling", job: toJob(updated, this.lane) });
       }
       default:
@@ -337,7 +335,7 @@ export class LaneStore {
   /** Settles a queued or running job `cancelled` (running: its attempt is over). */
   private settleCancelled(row: JobRow, now: number, reason: string | null = null): Job {
     const to = this.outcomeState();
-    const updated = this.sql.exec<JobRow>(Q.SETTLE_CANCELLED_SQL, row.seq, row.state, to, reason, to === "settled" ? now : null, now).one();
+    const updated = oneJobRow(this.sql.exec(Q.SETTLE_CANCELLED_SQL, row.seq, row.state, to, reason, to === "settled" ? now : null, now));
     this.emit(updated, row.state, row.state === "running" ? now - (row.claimed_at ?? now) : null);
     return toJob(updated, this.lane);
   }
@@ -359,7 +357,7 @@ export class LaneStore {
     if (!row) return fail("job_not_found", `no job ${id} in this lane`);
     if (row.state !== "settled") return fail("job_not_requeueable", `job ${id} is ${row.state}`);
     if (row.outcome === "completed") return fail("job_settled", `job ${id} completed; it cannot be requeued`);
-    const updated = this.sql.exec<JobRow>(Q.REQUEUE_SQL, row.seq, now).one();
+    const updated = oneJobRow(this.sql.exec(Q.REQUEUE_SQL, row.seq, now));
     this.emit(updated, "settled", null);
     return ok(toJob(updated, this.lane));
   }
@@ -374,7 +372,7 @@ export class LaneStore {
   recoverExpired(limit = RECOVERY_BATCH): number {
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
-      const expired = this.sql.exec<JobRow>(Q.EXPIRED_LEASES_SQL, now, limit).toArray();
+      const expired = jobRows(this.sql.exec(Q.EXPIRED_LEASES_SQL, now, limit));
       for (const row of expired) {
         if (row.cancel_requested === 1) {
           this.settleCancelled(row, now);
@@ -383,8 +381,8 @@ export class LaneStore {
         const decision = decideRecovery(row, now);
         const to = this.outcomeState();
         const updated = decision.recover
-          ? this.sql.exec<JobRow>(Q.RECOVER_SQL, row.seq, now, decision.count, decision.windowStart, decision.message).one()
-          : this.sql.exec<JobRow>(Q.INTERRUPT_SQL, row.seq, now, to, decision.message, to === "settled" ? now : null).one();
+          ? oneJobRow(this.sql.exec(Q.RECOVER_SQL, row.seq, now, decision.count, decision.windowStart, decision.message))
+          : oneJobRow(this.sql.exec(Q.INTERRUPT_SQL, row.seq, now, to, decision.message, to === "settled" ? now : null));
         this.emit(updated, "running", now - (row.claimed_at ?? now));
       }
       return expired.length;
@@ -402,12 +400,12 @@ export class LaneStore {
 
   /** Jobs whose outcome is recorded but not yet delivered, oldest first. */
   completingJobs(limit: number): Job[] {
-    return this.sql.exec<JobRow>(Q.COMPLETING_SQL, limit).toArray().map((r) => toJob(r, this.lane));
+    return jobRows(this.sql.exec(Q.COMPLETING_SQL, limit)).map((r) => toJob(r, this.lane));
   }
 
   /** Second phase of an outcome: delivered, now settled. Idempotent. */
   markSettled(id: string): Job | null {
-    const row = this.sql.exec<JobRow>(Q.MARK_SETTLED_SQL, id, this.clock.now()).toArray()[0];
+    const row = firstJobRow(this.sql.exec(Q.MARK_SETTLED_SQL, id, this.clock.now()));
     if (!row) return null;
     this.emit(row, "completing", null);
     return toJob(row, this.lane);
@@ -422,7 +420,7 @@ export class LaneStore {
   // ---- internals ----
 
   private row(id: string): JobRow | undefined {
-    return this.sql.exec<JobRow>(Q.JOB_BY_ID_SQL, id).toArray()[0];
+    return firstJobRow(this.sql.exec(Q.JOB_BY_ID_SQL, id));
   }
 
   private outcomeState(): "completing" | "settled" {
