@@ -254,8 +254,12 @@ export class LaneStore {
   completeBatch(items: readonly { id: string; token: string; resultJson: string; checkpoints: boolean }[]): Set<string> {
     const now = this.clock.now();
     const to = this.outcomeState();
-    const list = JSON.stringify(items.map((i) => [i.id, i.token, i.resultJson]));
-    const complete = () => seqSubjectRows(this.sql.exec(Q.COMPLETE_MANY_SQL, list, to, to === "settled" ? now : null, now));
+    const settledAt = to === "settled" ? now : null;
+    const one = items.length === 1 ? items[0]! : null;
+    const complete = () =>
+      seqSubjectRows(one
+        ? this.sql.exec(Q.COMPLETE_ONE_SQL, one.id, one.token, now, to, one.resultJson, settledAt)
+        : this.sql.exec(Q.COMPLETE_MANY_SQL, JSON.stringify(items.map((i) => [i.id, i.token, i.resultJson])), to, settledAt, now));
     const stepped = new Set(items.filter((i) => i.checkpoints).map((i) => i.id));
     // A batch of jobs that cannot have checkpoints (most of them) costs no more than it did without them.
     const rows = stepped.size === 0 ? complete() : this.storage.transactionSync(() => {

@@ -131,6 +131,14 @@ export const COMPLETE_MANY_SQL = `UPDATE jobs SET state = ?2, outcome = 'complet
   WHERE ${fenceClause("c.c_id", "c.c_token", "?4")}
   RETURNING seq, ${SUBJECT_COLUMNS}`;
 
+/**
+ * One in-process completion through the fence, answered as `COMPLETE_MANY_SQL` answers each row: a
+ * job alone in its turn (a serial lane, a job started in its enqueue's turn) binds its values instead
+ * of sending a JSON list to parse and join. ?1 id, ?2 token, ?3 now, ?4 state, ?5 result, ?6 settled at.
+ */
+export const COMPLETE_ONE_SQL = `UPDATE jobs SET state = ?4, outcome = 'completed', result = ?5, error = NULL, settled_at = ?6, updated_at = ?3
+  WHERE ${FENCE} RETURNING seq, ${SUBJECT_COLUMNS}`;
+
 /** What a failing attempt's retry decision reads, through the fence. ?1 id, ?2 token, ?3 now. */
 export const HELD_FOR_FAIL_SQL = `SELECT seq, attempts, max_attempts, backoff_base_ms, backoff_max_ms FROM jobs WHERE ${FENCE}`;
 
@@ -221,6 +229,7 @@ export const HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now
   ["the claim itself (many jobs, one statement)", CLAIM_SQL, (now) => ['[[1,"t"],[2,"u"]]', now + 1, "lane", now]],
   ["a fenced completion", COMPLETE_SQL, (now) => ["a", "t", now, "settled", "1", now]],
   ["in-process completions (many, one statement)", COMPLETE_MANY_SQL, (now) => ['[["a","t","1"]]', "settled", now, now]],
+  ["an in-process completion alone in its turn", COMPLETE_ONE_SQL, (now) => ["a", "t", now, "settled", "1", now]],
   ["the wake: outcomes, earliest lease, running count, cancellations at once", WAKE_STATE_SQL, () => []],
   ["the wake: a due in-process head", DUE_EXECUTOR_HEAD_SQL, (now) => [now, "a", "[]"]],
   ["the wake: earliest future head", EARLIEST_FUTURE_HEAD_SQL, (now) => [now]],
