@@ -16,11 +16,11 @@ import { QueueError, type Result } from "../shared/errors.js";
 import type { ClaimedJob } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import { log, type LostCause } from "../shared/log.js";
-import { AbortError, LOST_CAUSES, NonRetryableError, RetryAfterError, type AbortCause, type ExecutorContext, type ExecutorRegistry } from "./executors.js";
+import { AbortError, LOST_CAUSES, NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
 import type { CheckpointStore } from "./checkpoints.js";
 import type { LaneStore } from "./lane-store.js";
 import { RecordBatch } from "./record-batch.js";
-import { durableSteps, type AttemptRecorder, type DurableSteps } from "./steps.js";
+import { durableSteps, executorContext, type AttemptRecorder, type DurableSteps } from "./steps.js";
 import { withoutToken } from "./job-row.js";
 
 const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
@@ -220,24 +220,10 @@ export class Dispatcher<E = unknown> {
     if (this.renewer === undefined) this.busy();
     this.attempts.set(job.id, attempt);
     if (this.deadlineTimer === undefined || deadline < this.deadlineAt) this.armDeadline(deadline);
-    const dispatcher = this;
-    const context: ExecutorContext<E> = {
-      signal: attempt.controller.signal,
-      job: withoutToken(job),
-      attempt: job.attempts,
-      env: this.host.env,
-      // Built on first use: most attempts take no step, and the steps and their recorder are a dozen
-      // closures (each one named again by a bundler that keeps names) that every start would pay.
-      get step() {
-        return dispatcher.stepsOf(attempt).step;
-      },
-      get checkpoints() {
-        return dispatcher.stepsOf(attempt).checkpoints;
-      },
-      get progress() {
-        return dispatcher.stepsOf(attempt).progress;
-      },
-    };
+    const context = executorContext<E>(
+      { signal: attempt.controller.signal, job: withoutToken(job), attempt: job.attempts, env: this.host.env },
+      () => (attempt.steps ??= durableSteps(this.recorder(attempt))),
+    );
     let running: unknown;
     try {
       running = this.executors[job.kind]!(job.payload, context);
@@ -249,11 +235,6 @@ export class Dispatcher<E = unknown> {
       (value) => this.returned(attempt, { ok: true, value }),
       (error: unknown) => this.returned(attempt, { ok: false, error }),
     );
-  }
-
-  /** The attempt's durable steps, made when its executor first asks for one of them. */
-  private stepsOf(attempt: Attempt): DurableSteps {
-    return (attempt.steps ??= durableSteps(this.recorder(attempt)));
   }
 
   /**

@@ -117,9 +117,13 @@ export const RUNNING_COUNT_SQL = `SELECT running AS n FROM lane_counts WHERE id 
 export const RENEW_SQL = `UPDATE jobs SET lease_token = ?4, lease_until = ?5, updated_at = ?3, progress = COALESCE(?6, progress)
   WHERE ${FENCE} RETURNING generation, lease_until`;
 
-/** The attempt's success. ?1 id, ?2 token, ?3 now, ?4 state (completing or settled), ?5 result, ?6 settled at. */
-export const COMPLETE_SQL = `UPDATE jobs SET state = ?4, outcome = 'completed', result = ?5, error = NULL, settled_at = ?6, updated_at = ?3
-  WHERE ${FENCE} RETURNING ${JOB_COLUMNS}`;
+/** The attempt's success, answering `returning`. ?1 id, ?2 token, ?3 now, ?4 state (completing or settled), ?5 result, ?6 settled at. */
+const completeOne = (returning: string) => `UPDATE jobs SET state = ?4, outcome = 'completed', result = ?5, error = NULL, settled_at = ?6,
+    updated_at = ?3
+  WHERE ${FENCE} RETURNING ${returning}`;
+
+/** The attempt's success (`completeOne`), answering the whole row. */
+export const COMPLETE_SQL = completeOne(JOB_COLUMNS);
 
 /**
  * Completes attempts through the fence, each row by its own token; answers each one's seq too (its
@@ -132,12 +136,11 @@ export const COMPLETE_MANY_SQL = `UPDATE jobs SET state = ?2, outcome = 'complet
   RETURNING seq, ${SUBJECT_COLUMNS}`;
 
 /**
- * One in-process completion through the fence, answered as `COMPLETE_MANY_SQL` answers each row: a
- * job alone in its turn (a serial lane, a job started in its enqueue's turn) binds its values instead
- * of sending a JSON list to parse and join. ?1 id, ?2 token, ?3 now, ?4 state, ?5 result, ?6 settled at.
+ * One in-process completion through the fence (`completeOne`), answered as `COMPLETE_MANY_SQL` answers
+ * each row: a job alone in its turn (a serial lane, a job started in its enqueue's turn) binds its
+ * values instead of sending a JSON list to parse and join.
  */
-export const COMPLETE_ONE_SQL = `UPDATE jobs SET state = ?4, outcome = 'completed', result = ?5, error = NULL, settled_at = ?6, updated_at = ?3
-  WHERE ${FENCE} RETURNING seq, ${SUBJECT_COLUMNS}`;
+export const COMPLETE_ONE_SQL = completeOne(`seq, ${SUBJECT_COLUMNS}`);
 
 /** What a failing attempt's retry decision reads, through the fence. ?1 id, ?2 token, ?3 now. */
 export const HELD_FOR_FAIL_SQL = `SELECT seq, attempts, max_attempts, backoff_base_ms, backoff_max_ms FROM jobs WHERE ${FENCE}`;

@@ -32,6 +32,30 @@ export interface AttemptRecorder {
 
 export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progress">;
 
+/**
+ * An executor's context whose steps are built on first use (`steps`): most attempts take no step, and
+ * the steps and their recorder are a dozen closures (each one named again by a bundler that keeps
+ * names) that every start would pay. Getters of the literal itself, so that a spread or a
+ * destructuring of the context sees them as the fields they were.
+ */
+export function executorContext<E>(base: Omit<ExecutorContext<E>, keyof DurableSteps>, steps: () => DurableSteps): ExecutorContext<E> {
+  return {
+    signal: base.signal,
+    job: base.job,
+    attempt: base.attempt,
+    env: base.env,
+    get step() {
+      return steps().step;
+    },
+    get checkpoints() {
+      return steps().checkpoints;
+    },
+    get progress() {
+      return steps().progress;
+    },
+  };
+}
+
 const isThenable = (value: unknown): value is PromiseLike<unknown> =>
   value !== null && (typeof value === "object" || typeof value === "function") && typeof (value as { then?: unknown }).then === "function";
 
