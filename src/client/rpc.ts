@@ -6,10 +6,10 @@
  * await queue.lane("tenant-7").enqueue({ kind: "email.send", payload: { to: "a@b.c" } });
  * ```
  */
+import { readEnqueueAnswer } from "../durable/enqueue-text.js";
 import type { Lane } from "../durable/lane.js";
 import { QueueError, unwrap, type Result } from "../shared/errors.js";
 import { Name, toIssues } from "../shared/schemas.js";
-import type { EnqueueAnswer } from "../shared/answers.js";
 import type { LaneClient } from "./types.js";
 
 export interface LaneNamespaceClient {
@@ -32,7 +32,8 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
       return {
         name,
         enqueue: async (request) => {
-          // As JSON text both ways (Lane.enqueueText): a string crosses RPC cheaper than an object.
+          // As JSON text both ways (Lane.enqueueText): a string crosses RPC cheaper than an object, and
+          // a new job comes back as its id and times, the job built here from the request (enqueue-text.ts).
           // A request JSON cannot carry (a BigInt) goes as it is, for the lane to say what is wrong.
           let text: string | undefined;
           try {
@@ -41,7 +42,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
             text = undefined;
           }
           if (typeof text !== "string") return value(stub.enqueue(request));
-          return unwrap(JSON.parse(await stub.enqueueText(text)) as Result<EnqueueAnswer>);
+          return unwrap(readEnqueueAnswer(text, await stub.enqueueText(text), name));
         },
         enqueueBatch: (request) => value(stub.enqueueBatch(request)),
         get: (id) => value(stub.getJob(id)),

@@ -158,6 +158,41 @@ export function toJob(row: JobRow, lane: string): Job {
   return jobOf(row, lane, row.state === "running" && row.lease_until !== null ? { generation: row.generation, expiresAt: row.lease_until } : null);
 }
 
+/**
+ * The job a new enqueue wrote at `at`, as the enqueue answers it: built from its spec (`payload` its
+ * payload's value), never read back. What `toJob` reads from the row that `newRow` writes of it (a
+ * property test in clients.test.ts holds the two together).
+ */
+export function enqueuedJob(spec: Omit<JobSpec, "payload">, payload: Json, at: number, lane: string): Job {
+  return {
+    id: spec.id,
+    lane,
+    kind: spec.kind,
+    payload,
+    queue: spec.queue,
+    priority: spec.priority,
+    runAt: spec.runAt,
+    state: "queued",
+    outcome: null,
+    attempts: 0,
+    generation: 0,
+    maxAttempts: spec.maxAttempts,
+    timeoutMs: spec.timeoutMs,
+    result: null,
+    error: null,
+    errors: [],
+    progress: null,
+    cancelRequested: false,
+    lease: null,
+    createdAt: at,
+    updatedAt: at,
+    settledAt: null,
+  };
+}
+
+/** What an enqueue of one job did: wrote it at `at` (its job is `enqueuedJob`), or found its id's job the same. */
+export type Inserted = { status: "queued"; at: number } | { status: "duplicate"; job: Job };
+
 /** A claimed row as its claimer sees it, token and all: built at once, not a job copied with a lease spread over it. */
 export function toClaimedJob(row: JobRow, lane: string): ClaimedJob {
   return jobOf(row, lane, { token: row.lease_token!, generation: row.generation, expiresAt: row.lease_until! });

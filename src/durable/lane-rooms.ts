@@ -18,7 +18,7 @@ import { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events.js";
 import type { ExecutorRegistry } from "./executors.js";
-import { withoutToken, type JobSpec } from "./job-row.js";
+import { withoutToken, type Inserted, type JobSpec } from "./job-row.js";
 import { LaneFailure } from "./lane-failure.js";
 import { LaneSettingsStore } from "./lane-settings.js";
 import { LaneStore } from "./lane-store.js";
@@ -231,11 +231,18 @@ export class LaneRooms {
     return !this.deliverOutcomes && !saw.full && (saw.retention !== null || this.store.settings.read().retention.completedMs === null);
   }
 
-  /** The registry learns a lane once, on its first job: not a call per enqueue. */
-  async register(): Promise<void> {
-    if (this.store.settings.read().registered) return;
+  /**
+   * The registry learns a lane once, on its first job: not a call per enqueue. Null when there is
+   * nothing to wait for (known already, or no registry), so that an enqueue can answer in its turn.
+   */
+  register(): Promise<void> | null {
+    if (this.store.settings.read().registered) return null;
     const registry = (this.env as Partial<SwitchyardEnv>).REGISTRY;
-    if (!registry) return;
+    if (!registry) return null;
+    return this.registerWith(registry);
+  }
+
+  private async registerWith(registry: SwitchyardEnv["REGISTRY"]): Promise<void> {
     try {
       await registry.getByName(REGISTRY_NAME).register(this.lane, this.clock.now());
       this.store.settings.markRegistered();
@@ -252,7 +259,7 @@ export class LaneRooms {
    * write commits: the output gate holds back the enqueue's answer and whatever the executor sends
    * until it does (README, "Starting a job in its enqueue's turn"). Null: enqueue it queued.
    */
-  startAtOnce(spec: JobSpec): Result<{ status: "queued"; job: Job }> | null {
+  startAtOnce(spec: JobSpec): Result<Inserted> | null {
     if (spec.queue !== null || !this.dispatcher.caughtUp || !this.dispatcher.kinds.includes(spec.kind)) return null;
     const now = this.clock.now();
     const wake = this.wake.lastComputed;
@@ -263,7 +270,7 @@ export class LaneRooms {
     if (!started) return null;
     this.dispatcher.start(started.job, started.seq);
     this.wake.leaseTaken(started.job.lease.expiresAt);
-    return ok({ status: "queued", job: started.enqueued });
+    return ok({ status: "queued", at: started.at });
   }
 
   /** A job enqueued queued (not started at once): the flush it calls for, if any. */

@@ -9,7 +9,7 @@ import { MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type ErrorBody, type Result } from "../shared/errors.js";
 import type { ClaimedJob, Counts, Job, JobState, Lease, Outcome } from "../shared/job.js";
 import { explainMiss, type FenceOp } from "./fence.js";
-import { firstJobRow, identityOfRow, jobRows, newRow, oneJobRow, sameIdentity, seqSubjectRows, specValues, toClaimedJob, toJob, type JobRow, type JobSpec, type TransitionSubject } from "./job-row.js";
+import { firstJobRow, identityOfRow, jobRows, newRow, oneJobRow, sameIdentity, seqSubjectRows, specValues, toClaimedJob, toJob, type Inserted, type JobRow, type JobSpec, type TransitionSubject } from "./job-row.js";
 import { rowBytes, withinBytes, type Candidate, type ClaimFilter, type ListFilter } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
 import { LaneCounts } from "./counts.js";
@@ -79,7 +79,7 @@ export class LaneStore {
    * Enqueues one job in one statement. The answer is built from the spec, not read back; an id that
    * exists is a duplicate with the same spec, else a conflict.
    */
-  insertJob(spec: JobSpec): Result<{ status: "queued" | "duplicate"; job: Job }> {
+  insertJob(spec: JobSpec): Result<Inserted> {
     const now = this.clock.now();
     try {
       this.sql.exec(Q.INSERT_ONE_SQL, ...specValues(spec), now);
@@ -90,18 +90,17 @@ export class LaneStore {
       if (sameIdentity(identityOfRow(existing), spec)) return ok({ status: "duplicate", job: toJob(existing, this.lane) });
       return fail("job_conflict", `job id already used with a different spec: ${spec.id}`, { ids: [spec.id] });
     }
-    const row = newRow(spec, now);
-    this.emit(row, null, null);
-    return ok({ status: "queued", job: toJob(row, this.lane) });
+    if (this.options.transitions?.wanted) this.emit(newRow(spec, now), null, null);
+    return ok({ status: "queued", at: now });
   }
 
   /**
    * A new due job started at once by the lane's dispatcher (`holder` lane): inserted running with its
    * first lease when a slot is free (`heldSlots` besides running rows, `concurrency`), in one statement.
-   * `enqueued`: the job as enqueued, for the enqueue's answer. Null when no slot is free or the id
+   * `at`: when it was enqueued, for the enqueue's answer (`enqueuedJob`). Null when no slot is free or the id
    * exists: the caller enqueues it queued (`insertJob`).
    */
-  insertStarted(spec: JobSpec, leaseMs: number, heldSlots: number, concurrency: number): { job: ClaimedJob; seq: number; enqueued: Job } | null {
+  insertStarted(spec: JobSpec, leaseMs: number, heldSlots: number, concurrency: number): { job: ClaimedJob; seq: number; at: number } | null {
     const now = this.clock.now();
     const lease = { token: this.entropy.token(), generation: 1, expiresAt: now + leaseMs };
     const seq = this.sql.exec<{ seq: number }>(Q.INSERT_STARTED_SQL, ...specValues(spec), now, lease.token, lease.expiresAt, heldSlots, concurrency).toArray()[0]?.seq;
@@ -110,7 +109,7 @@ export class LaneStore {
     const row: JobRow = { ...queued, state: "running", attempts: 1, generation: 1, lease_token: lease.token, lease_until: lease.expiresAt, lease_holder: "lane", claimed_at: now };
     this.emit(queued, null, null); // as if enqueued, then claimed: observers see the two transitions of any job
     this.emit(row, "queued", null);
-    return { job: toClaimedJob(row, this.lane), seq, enqueued: toJob(queued, this.lane) };
+    return { job: toClaimedJob(row, this.lane), seq, at: now };
   }
 
   /**

@@ -15,6 +15,7 @@ import type { LostEvent, TransitionEvent } from "../shared/log.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
 import * as S from "../shared/schemas.js";
 import { applyAcks } from "./acks.js";
+import { enqueueAnswer, enqueueAnswerText, type EnqueueDone } from "./enqueue-text.js";
 import type { Belt, WakeCheck } from "./belt.js";
 import type { CheckpointStore } from "./checkpoints.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
@@ -59,24 +60,37 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Enqueues one job (idempotent by id). */
   async enqueue(input: unknown): Promise<Result<EnqueueAnswer>> {
-    return this.answer(async () => {
-      const request = parseEnqueue(input);
-      if (!request.ok) return request;
-      const spec = this.rooms.toSpec(request.value);
-      if (!spec.ok) return spec;
-      const started = this.rooms.startAtOnce(spec.value); // its wake is seen to (lane-rooms.ts)
-      const inserted = started ?? this.store.insertJob(spec.value);
-      if (!inserted.ok) return inserted;
-      if (!started) this.rooms.enqueued(spec.value, inserted.value.status);
-      await this.rooms.register();
-      return inserted;
-    });
+    const done = this.enqueueNow(input);
+    if (!done.ok) return done;
+    await this.rooms.register();
+    return ok(enqueueAnswer(done.value, this.store.lane));
   }
 
-  /** `enqueue` in JSON text both ways, for the RPC client: a string crosses RPC cheaper than an object (bench/README.md). */
-  async enqueueText(request: string): Promise<string> {
+  /**
+   * `enqueue` in JSON text both ways, for the RPC client (enqueue-text.ts: a new job is answered by its
+   * id and times, the client builds the rest). Answers in its own turn once the lane is registered.
+   */
+  enqueueText(request: string): string | Promise<string> {
     const input = parseJsonText(request);
-    return JSON.stringify(input.ok ? await this.enqueue(input.value) : input);
+    const done = input.ok ? this.enqueueNow(input.value) : input;
+    const text = enqueueAnswerText(done, this.store.lane);
+    const registering = done.ok ? this.rooms.register() : null;
+    return registering ? registering.then(() => text) : text;
+  }
+
+  /** One enqueue, all but registering the lane: its spec and what the insert did, or the refusal. */
+  private enqueueNow(input: unknown): Result<EnqueueDone> {
+    const refused = this.rooms.refusal<EnqueueDone>();
+    if (refused) return refused;
+    const request = parseEnqueue(input);
+    if (!request.ok) return request;
+    const spec = this.rooms.toSpec(request.value);
+    if (!spec.ok) return spec;
+    const started = this.rooms.startAtOnce(spec.value); // its wake is seen to (lane-rooms.ts)
+    const inserted = started ?? this.store.insertJob(spec.value);
+    if (!inserted.ok) return inserted;
+    if (!started) this.rooms.enqueued(spec.value, inserted.value.status);
+    return ok({ spec: spec.value, inserted: inserted.value });
   }
 
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */

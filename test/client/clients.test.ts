@@ -1,4 +1,5 @@
 import { env, exports } from "cloudflare:workers";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createHttpClient } from "../../src/client/http.js";
 import { createLaneClient } from "../../src/client/rpc.js";
@@ -38,14 +39,14 @@ describe("the RPC client", () => {
     expect((await refusal(lane.enqueue({ kind: "bad kind" }))).code).toBe("invalid_request");
   });
 
-  it("answers an enqueue through JSON text exactly as the lane's enqueue answers it", async () => {
-    const { lane: name } = await setup();
+  it("answers a new job through JSON text by its id and times, a duplicate and a refusal whole", async () => {
+    const { lane: name, clock } = await setup();
     const lane = createLaneClient(env.LANE).lane(name);
     const stub = env.LANE.getByName(name);
-    const job = { id: "same", kind: PULL_KIND, payload: { nested: [1, "two", null, { three: true }] }, queue: "q", priority: 3 };
+    const job = { id: "same", kind: PULL_KIND, payload: { nested: [1, "two", null, { three: true }] }, queue: "q", priority: 3, delayMs: 500 };
     const first = JSON.parse(await stub.enqueueText(JSON.stringify(job)));
-    expect(first).toMatchObject({ ok: true, value: { status: "queued", job: { id: "same", queue: "q", priority: 3, payload: job.payload } } });
-    expect(first).toEqual({ ok: true, value: { status: "queued", job: (await lane.get("same")) } });
+    expect(first).toEqual({ ok: true, value: { status: "queued", id: "same", runAt: T0 + 500, createdAt: T0 } });
+    clock.advance(7);
     const duplicate = await lane.enqueue(job);
     expect({ ok: true, value: duplicate }).toEqual(await stub.enqueue(job));
     expect(duplicate.status).toBe("duplicate");
@@ -55,6 +56,42 @@ describe("the RPC client", () => {
     expect(refused.ok).toBe(false);
     expect(conflict.message).toBe(refused.ok ? "" : refused.error.message);
     expect((await lane.list({})).jobs).toHaveLength(1);
+  });
+
+  // The client builds a new job from its request and the lane's id and times (enqueue-text.ts): it
+  // must be the job the lane's object answer gives, for any request the lane accepts. Each request
+  // goes to two fresh lanes at the same time: through the client into one, as an object into the other.
+  it("answers a new job, built from the request, as the lane's own enqueue answers it", async () => {
+    const names = fc.stringMatching(/^[a-z][a-z0-9.-]{0,10}$/);
+    const duration = fc.integer({ min: 1, max: 86_400_000 });
+    const request = fc.record(
+      {
+        id: names,
+        kind: fc.constantFrom(PULL_KIND, "demo.echo"), // demo.echo runs in the lane: started in its enqueue's turn
+        payload: fc.jsonValue({ maxDepth: 3 }),
+        queue: fc.option(names),
+        priority: fc.integer({ min: -100, max: 100 }),
+        runAt: fc.integer({ min: 0, max: T0 + 10_000 }),
+        delayMs: fc.nat(10_000),
+        maxAttempts: fc.integer({ min: 1, max: 20 }),
+        backoff: duration.map((baseMs) => ({ baseMs, maxMs: baseMs * 2 })),
+        timeoutMs: duration,
+        recovery: fc.record({ maxRecoveries: fc.nat(5), windowMs: duration }),
+      },
+      { requiredKeys: ["kind"] },
+    ).filter((r) => r.runAt === undefined || r.delayMs === undefined);
+    await fc.assert(
+      // As plain JSON objects: the object side crosses RPC by structured clone, which refuses fast-check's null-prototype records.
+      fc.asyncProperty(request.map((r) => JSON.parse(JSON.stringify(r)) as typeof r), async (job) => {
+        const [a, b] = [await setup(), await setup()];
+        const answer = await createLaneClient(env.LANE).lane(a.lane).enqueue(job);
+        const direct = await b.stub.enqueue({ ...job, id: answer.job.id });
+        expect(direct.ok).toBe(true);
+        expect(answer).toEqual(direct.ok ? { ...direct.value, job: { ...direct.value.job, lane: a.lane } } : null);
+        if (job.kind === PULL_KIND) expect(answer.job).toEqual(await a.stub.getJob(answer.job.id).then((got) => (got.ok ? got.value : null)));
+      }),
+      { numRuns: 40 },
+    );
   });
 
   it("refuses text that is not an enqueue request, and sends what JSON cannot carry as it is", async () => {

@@ -1,0 +1,47 @@
+/**
+ * The enqueue spoken in JSON text between the RPC client and its lane (`Lane.enqueueText`), both ends
+ * in one place. A new job is answered with what the client cannot know of it — its id, `runAt` and when
+ * it was written — and the client builds the job from the very request text it sent, with the lane's own
+ * code (`parseEnqueue`, `specOf`, `enqueuedJob`): the same job, field for field, as the lane's object
+ * answer, for a tenth of the text to carry and parse (issue 10). A duplicate (the stored job) and every
+ * refusal go whole.
+ */
+import type { EnqueueAnswer } from "../shared/answers.js";
+import { ok, type Result } from "../shared/errors.js";
+import type { Json } from "../shared/job.js";
+import { enqueuedJob, type Inserted, type JobSpec } from "./job-row.js";
+import { parseEnqueue } from "./rpc-input.js";
+import { specOf } from "./spec.js";
+
+/** A new job, as `Lane.enqueueText` answers it. */
+export type EnqueuedNew = { status: "queued"; id: string; runAt: number; createdAt: number };
+
+/** What the lane did with one enqueue: the job's spec and what its insert did. */
+export type EnqueueDone = { spec: JobSpec; inserted: Inserted };
+
+/** The lane's side: its answer as JSON text. */
+export function enqueueAnswerText(done: Result<EnqueueDone>, lane: string): string {
+  if (!done.ok) return JSON.stringify(done);
+  const { spec, inserted } = done.value;
+  if (inserted.status === "duplicate") return JSON.stringify(ok(enqueueAnswer(done.value, lane)));
+  return `{"ok":true,"value":{"status":"queued","id":${JSON.stringify(spec.id)},"runAt":${spec.runAt},"createdAt":${inserted.at}}}`;
+}
+
+/** The answer as an object, for the lane's `enqueue`. */
+export function enqueueAnswer({ spec, inserted }: EnqueueDone, lane: string): EnqueueAnswer {
+  return inserted.status === "queued" ? { status: "queued", job: enqueuedJob(spec, JSON.parse(spec.payload) as Json, inserted.at, lane) } : inserted;
+}
+
+/** The client's side: the lane's `EnqueueAnswer` (or its refusal) from its answer and the request text it was sent. */
+export function readEnqueueAnswer(requestText: string, answerText: string, lane: string): Result<EnqueueAnswer> {
+  const answer = JSON.parse(answerText) as Result<EnqueueAnswer | EnqueuedNew>;
+  if (!answer.ok || "job" in answer.value) return answer as Result<EnqueueAnswer>;
+  const { id, runAt, createdAt } = answer.value;
+  // The request as the lane read it; its payload, fresh from JSON text, is the value the lane stored.
+  const request = parseEnqueue(JSON.parse(requestText));
+  // The lane read the same text and queued it: the request cannot be refused here.
+  if (!request.ok) throw new Error(`lane ${lane} queued ${id} from a request its client cannot read: ${request.error.message}`);
+  const spec = specOf(request.value, id, createdAt);
+  spec.runAt = runAt;
+  return ok({ status: "queued", job: enqueuedJob(spec, (request.value.payload ?? null) as Json, createdAt, lane) });
+}
