@@ -15,6 +15,7 @@ import type { EnqueueRequest } from "../shared/schemas.js";
 import { Belt, type WakeCheck } from "./belt.js";
 import { CheckpointStore } from "./checkpoints.js";
 import { Dispatcher } from "./dispatcher.js";
+import type { EnqueueDone } from "./enqueue-text.js";
 import type { SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events.js";
 import type { ExecutorRegistry } from "./executors.js";
@@ -26,6 +27,7 @@ import { migrate, type SchemaState, SCHEMA_VERSION } from "./migrations.js";
 import { OutcomeDelivery } from "./outcomes.js";
 import { QueueStore } from "./queues.js";
 import { REGISTRY_NAME } from "./registry.js";
+import { parseEnqueue } from "./rpc-input.js";
 import { RetentionStore } from "./retention.js";
 import { ScheduleStore } from "./schedules.js";
 import { toSpec } from "./spec.js";
@@ -271,6 +273,21 @@ export class LaneRooms {
     this.dispatcher.start(started.job, started.seq);
     this.wake.leaseTaken(started.job.lease.expiresAt);
     return ok({ status: "queued", at: started.at });
+  }
+
+  /** One enqueue, all but registering the lane: its spec and what the insert did, or the refusal. */
+  enqueue(input: unknown): Result<EnqueueDone> {
+    const refused = this.refusal<EnqueueDone>();
+    if (refused) return refused;
+    const request = parseEnqueue(input);
+    if (!request.ok) return request;
+    const spec = this.toSpec(request.value);
+    if (!spec.ok) return spec;
+    const started = this.startAtOnce(spec.value); // its wake is seen to
+    const inserted = started ?? this.store.insertJob(spec.value);
+    if (!inserted.ok) return inserted;
+    if (!started) this.enqueued(spec.value, inserted.value.status);
+    return ok({ spec: spec.value, inserted: inserted.value });
   }
 
   /** A job enqueued queued (not started at once): the flush it calls for, if any. */

@@ -15,7 +15,7 @@ import type { LostEvent, TransitionEvent } from "../shared/log.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
 import * as S from "../shared/schemas.js";
 import { applyAcks } from "./acks.js";
-import { enqueueAnswer, enqueueAnswerText, type EnqueueDone } from "./enqueue-text.js";
+import { enqueueAnswer, enqueueAnswerText } from "./enqueue-text.js";
 import type { Belt, WakeCheck } from "./belt.js";
 import type { CheckpointStore } from "./checkpoints.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
@@ -24,7 +24,7 @@ import type { SwitchyardEnv } from "./env.js";
 import type { JobSpec } from "./job-row.js";
 import { LaneRooms, type LaneOptions } from "./lane-rooms.js";
 import type { LaneStore } from "./lane-store.js";
-import { HoldName, parse, parseEnqueue, parseId, parseJobCall, parseJsonText, parseName, parseScheduleName } from "./rpc-input.js";
+import { HoldName, parse, parseId, parseJobCall, parseJsonText, parseName, parseScheduleName } from "./rpc-input.js";
 import type { ScheduleStore } from "./schedules.js";
 import type { ClaimAsk } from "./waiters.js";
 import type { Wake } from "./wake.js";
@@ -60,7 +60,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Enqueues one job (idempotent by id). */
   async enqueue(input: unknown): Promise<Result<EnqueueAnswer>> {
-    const done = this.enqueueNow(input);
+    const done = this.rooms.enqueue(input);
     if (!done.ok) return done;
     await this.rooms.register();
     return ok(enqueueAnswer(done.value, this.store.lane));
@@ -72,25 +72,10 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    */
   enqueueText(request: string): string | Promise<string> {
     const input = parseJsonText(request);
-    const done = input.ok ? this.enqueueNow(input.value) : input;
+    const done = input.ok ? this.rooms.enqueue(input.value) : input;
     const text = enqueueAnswerText(done, this.store.lane);
     const registering = done.ok ? this.rooms.register() : null;
     return registering ? registering.then(() => text) : text;
-  }
-
-  /** One enqueue, all but registering the lane: its spec and what the insert did, or the refusal. */
-  private enqueueNow(input: unknown): Result<EnqueueDone> {
-    const refused = this.rooms.refusal<EnqueueDone>();
-    if (refused) return refused;
-    const request = parseEnqueue(input);
-    if (!request.ok) return request;
-    const spec = this.rooms.toSpec(request.value);
-    if (!spec.ok) return spec;
-    const started = this.rooms.startAtOnce(spec.value); // its wake is seen to (lane-rooms.ts)
-    const inserted = started ?? this.store.insertJob(spec.value);
-    if (!inserted.ok) return inserted;
-    if (!started) this.rooms.enqueued(spec.value, inserted.value.status);
-    return ok({ spec: spec.value, inserted: inserted.value });
   }
 
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */
