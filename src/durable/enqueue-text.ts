@@ -2,7 +2,7 @@
  * The enqueue spoken in JSON text between the RPC client and its lane (`Lane.enqueueText`), both ends
  * in one place. A new job is answered with what the client cannot know of it — its id, `runAt` and when
  * it was written — and the client builds the job from the very request text it sent, with the lane's own
- * code (`parseEnqueue`, `specOf`, `enqueuedJob`): the same job, field for field, as the lane's object
+ * code (`parseEnqueue`, `toSpec`, `enqueuedJob`): the same job, field for field, as the lane's object
  * answer, for a tenth of the text to carry and parse (issue 10). A duplicate (the stored job) and every
  * refusal go whole.
  */
@@ -11,7 +11,7 @@ import { ok, type Result } from "../shared/errors.js";
 import type { Json } from "../shared/job.js";
 import { enqueuedJob, type Inserted, type JobSpec } from "./job-row.js";
 import { parseEnqueue } from "./rpc-input.js";
-import { specOf } from "./spec.js";
+import { toSpec } from "./spec.js";
 
 /** A new job, as `Lane.enqueueText` answers it. */
 export type EnqueuedNew = { status: "queued"; id: string; runAt: number; createdAt: number };
@@ -29,7 +29,7 @@ export function enqueueAnswerText(done: Result<EnqueueDone>, lane: string): stri
 
 /** The answer as an object, for the lane's `enqueue`. */
 export function enqueueAnswer({ spec, inserted }: EnqueueDone, lane: string): EnqueueAnswer {
-  return inserted.status === "queued" ? { status: "queued", job: enqueuedJob(spec, JSON.parse(spec.payload) as Json, inserted.at, lane) } : inserted;
+  return inserted.status === "queued" ? { status: "queued", job: enqueuedJob(spec, inserted.at, lane) } : inserted;
 }
 
 /** The client's side: the lane's `EnqueueAnswer` (or its refusal) from its answer and the request text it was sent. */
@@ -39,9 +39,9 @@ export function readEnqueueAnswer(requestText: string, answerText: string, lane:
   const { id, runAt, createdAt } = answer.value;
   // The request as the lane read it; its payload, fresh from JSON text, is the value the lane stored.
   const request = parseEnqueue(JSON.parse(requestText));
+  const spec = request.ok ? toSpec(request.value, createdAt, () => id) : request;
   // The lane read the same text and queued it: the request cannot be refused here.
-  if (!request.ok) throw new Error(`lane ${lane} queued ${id} from a request its client cannot read: ${request.error.message}`);
-  const spec = specOf(request.value, id, createdAt);
-  spec.runAt = runAt;
-  return ok({ status: "queued", job: enqueuedJob(spec, (request.value.payload ?? null) as Json, createdAt, lane) });
+  if (!request.ok || !spec.ok) throw new Error(`lane ${lane} queued ${id} from a request its client cannot read`);
+  spec.value.runAt = runAt;
+  return ok({ status: "queued", job: enqueuedJob(spec.value, createdAt, lane, (request.value.payload ?? null) as Json) });
 }

@@ -159,35 +159,11 @@ export function toJob(row: JobRow, lane: string): Job {
 }
 
 /**
- * The job a new enqueue wrote at `at`, as the enqueue answers it: built from its spec (`payload` its
- * payload's value), never read back. What `toJob` reads from the row that `newRow` writes of it (a
- * property test in clients.test.ts holds the two together).
+ * The job a new enqueue wrote at `at`, as the enqueue answers it: the row it wrote, built from its spec,
+ * never read back. `payload`: the payload's value, when the caller has it already (else parsed).
  */
-export function enqueuedJob(spec: Omit<JobSpec, "payload">, payload: Json, at: number, lane: string): Job {
-  return {
-    id: spec.id,
-    lane,
-    kind: spec.kind,
-    payload,
-    queue: spec.queue,
-    priority: spec.priority,
-    runAt: spec.runAt,
-    state: "queued",
-    outcome: null,
-    attempts: 0,
-    generation: 0,
-    maxAttempts: spec.maxAttempts,
-    timeoutMs: spec.timeoutMs,
-    result: null,
-    error: null,
-    errors: [],
-    progress: null,
-    cancelRequested: false,
-    lease: null,
-    createdAt: at,
-    updatedAt: at,
-    settledAt: null,
-  };
+export function enqueuedJob(spec: JobSpec, at: number, lane: string, payload?: Json): Job {
+  return jobOf(newRow(spec, at), lane, null, payload);
 }
 
 /** What an enqueue of one job did: wrote it at `at` (its job is `enqueuedJob`), or found its id's job the same. */
@@ -203,12 +179,12 @@ export function withoutToken(job: ClaimedJob): Job {
   return { ...job, lease: { generation: job.lease.generation, expiresAt: job.lease.expiresAt } };
 }
 
-function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, lease: L): Omit<Job, "lease"> & { lease: L } {
+function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, lease: L, payload = JSON.parse(row.payload) as Json): Omit<Job, "lease"> & { lease: L } {
   return {
     id: row.id,
     lane,
     kind: row.kind,
-    payload: JSON.parse(row.payload) as Json,
+    payload,
     queue: row.queue,
     priority: row.priority,
     runAt: row.run_at,

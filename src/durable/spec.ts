@@ -16,16 +16,10 @@ import type { JobSpec } from "./job-row.js";
 export function toSpec(request: EnqueueRequest, now: number, newId: () => string): Result<JobSpec> {
   const payload = serializeJson(request.payload, "payload");
   if (!payload.ok) return payload;
-  const spec = specOf(request, request.id ?? newId(), now) as JobSpec;
-  spec.payload = payload.value;
-  return ok(spec);
-}
-
-/** A validated request's spec but its payload: its id given, every default applied. */
-export function specOf(request: EnqueueRequest, id: string, now: number): Omit<JobSpec, "payload"> {
-  return {
-    id,
+  return ok({
+    id: request.id ?? newId(),
     kind: request.kind,
+    payload: payload.value,
     queue: request.queue ?? null,
     priority: request.priority ?? 0,
     runAt: request.runAt ?? now + (request.delayMs ?? 0),
@@ -35,5 +29,5 @@ export function specOf(request: EnqueueRequest, id: string, now: number): Omit<J
     timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     maxRecoveries: request.recovery?.maxRecoveries ?? DEFAULT_MAX_RECOVERIES,
     recoveryWindowMs: request.recovery?.windowMs ?? DEFAULT_RECOVERY_WINDOW_MS,
-  };
+  });
 }
