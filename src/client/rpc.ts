@@ -33,7 +33,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         name,
         enqueue: async (request) => {
           // As JSON text both ways (Lane.enqueueText): a string crosses RPC cheaper than an object, and
-          // a new job comes back as its id and times, the job built here from the request (enqueue-text.ts).
+          // a new job comes back as its id and creation time, the job built here from the request (enqueue-text.ts).
           // A request JSON cannot carry (a BigInt) goes as it is, for the lane to say what is wrong.
           let text: string | undefined;
           try {

@@ -95,7 +95,7 @@ export class LaneRooms {
     this.retention = new RetentionStore(ctx.storage, clock);
     this.queues = new QueueStore(ctx.storage);
     this.failure = new LaneFailure(ctx.storage, clock, { deliverOutcomes, transitions: this.transitions });
-    this.schedules = new ScheduleStore(ctx.storage, clock, lane, { store: this.store, toSpec: (request) => this.toSpec(request) });
+    this.schedules = new ScheduleStore(ctx.storage, clock, lane, { store: this.store, toSpec: (request, now) => this.toSpec(request, now) });
     const registry = () => (env as Partial<SwitchyardEnv>).REGISTRY?.getByName(REGISTRY_NAME);
     this.belt = new Belt(ctx.storage, { lane, registry, waitUntil: (p) => ctx.waitUntil(p) });
     this.checkpoints = new CheckpointStore(ctx.storage, clock, { lane, missed: (id, token, op) => this.store.missed(id, token, op) });
@@ -261,14 +261,13 @@ export class LaneRooms {
    * write commits: the output gate holds back the enqueue's answer and whatever the executor sends
    * until it does (README, "Starting a job in its enqueue's turn"). Null: enqueue it queued.
    */
-  startAtOnce(spec: JobSpec): Result<Inserted> | null {
+  startAtOnce(spec: JobSpec, now: number): Result<Inserted> | null {
     if (spec.queue !== null || !this.dispatcher.caughtUp || !this.dispatcher.kinds.includes(spec.kind)) return null;
-    const now = this.clock.now();
     const wake = this.wake.lastComputed;
     if (spec.runAt > now || wake === undefined || (wake !== null && wake <= now)) return null;
     const { concurrency, paused } = this.store.settings.read();
     if (paused) return null; // a full lane: the insert's own condition refuses it
-    const started = this.store.insertStarted(spec, DISPATCH_LEASE_MS, this.dispatcher.heldSlots(), concurrency);
+    const started = this.store.insertStarted(spec, DISPATCH_LEASE_MS, this.dispatcher.heldSlots(), concurrency, now);
     if (!started) return null;
     this.dispatcher.start(started.job, started.seq);
     this.wake.leaseTaken(started.job.lease.expiresAt);
@@ -281,27 +280,30 @@ export class LaneRooms {
     if (refused) return refused;
     const request = parseEnqueue(input);
     if (!request.ok) return request;
-    const spec = this.toSpec(request.value);
+    // One reading of the clock: a job due now has `runAt` = `createdAt`, and the client rebuilds both from it (enqueue-text.ts).
+    const now = this.clock.now();
+    const spec = this.toSpec(request.value, now);
     if (!spec.ok) return spec;
-    const started = this.startAtOnce(spec.value); // its wake is seen to
-    const inserted = started ?? this.store.insertJob(spec.value);
+    const started = this.startAtOnce(spec.value, now); // its wake is seen to
+    const inserted = started ?? this.store.insertJob(spec.value, now);
     if (!inserted.ok) return inserted;
-    if (!started) this.enqueued(spec.value, inserted.value.status);
+    if (!started) this.enqueued(spec.value, inserted.value.status, now);
     return ok({ spec: spec.value, inserted: inserted.value });
   }
 
   /** A job enqueued queued (not started at once): the flush it calls for, if any. */
-  enqueued(job: JobSpec, status: "queued" | "duplicate"): void {
+  enqueued(job: JobSpec, status: "queued" | "duplicate", now: number): void {
     if (status !== "queued") return; // a duplicate changes nothing
     const inProcess = this.dispatcher.kinds.includes(job.kind);
     // A due job of a pull-only kind outside any queue changes no wake term (none counts due pull jobs,
     // and it heads no queue): the alarm stays as it is, unless held claims wait for it (the flush answers them).
-    const quiet = job.queue === null && job.runAt <= this.clock.now() && !inProcess && this.waiters.size === 0;
+    const quiet = job.queue === null && job.runAt <= now && !inProcess && this.waiters.size === 0;
     if (!(quiet && this.wake.storedAlarm !== undefined)) this.wake.afterChange(inProcess);
   }
 
-  toSpec(request: EnqueueRequest): Result<JobSpec> {
-    return toSpec(request, this.clock.now(), () => this.entropy.id());
+  /** `now`: the enqueue's one reading of the clock, which its insert writes as `createdAt` too. */
+  toSpec(request: EnqueueRequest, now: number): Result<JobSpec> {
+    return toSpec(request, now, () => this.entropy.id());
   }
 
   private flushSteps(pump: Pump): void {

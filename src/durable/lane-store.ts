@@ -79,8 +79,7 @@ export class LaneStore {
    * Enqueues one job in one statement. The answer is built from the spec, not read back; an id that
    * exists is a duplicate with the same spec, else a conflict.
    */
-  insertJob(spec: JobSpec): Result<Inserted> {
-    const now = this.clock.now();
+  insertJob(spec: JobSpec, now = this.clock.now()): Result<Inserted> {
     try {
       this.sql.exec(Q.INSERT_ONE_SQL, ...specValues(spec), now);
     } catch (error) {
@@ -100,8 +99,7 @@ export class LaneStore {
    * `at`: when it was enqueued, for the enqueue's answer (`enqueuedJob`). Null when no slot is free or the id
    * exists: the caller enqueues it queued (`insertJob`).
    */
-  insertStarted(spec: JobSpec, leaseMs: number, heldSlots: number, concurrency: number): { job: ClaimedJob; seq: number; at: number } | null {
-    const now = this.clock.now();
+  insertStarted(spec: JobSpec, leaseMs: number, heldSlots: number, concurrency: number, now = this.clock.now()): { job: ClaimedJob; seq: number; at: number } | null {
     const lease = { token: this.entropy.token(), generation: 1, expiresAt: now + leaseMs };
     const seq = this.sql.exec<{ seq: number }>(Q.INSERT_STARTED_SQL, ...specValues(spec), now, lease.token, lease.expiresAt, heldSlots, concurrency).toArray()[0]?.seq;
     if (seq === undefined) return null;
@@ -117,8 +115,7 @@ export class LaneStore {
    * array of them. An id that exists (or came earlier in the batch) with the same spec is a
    * duplicate; with a different spec, a conflict that rolls the whole batch back.
    */
-  insertJobs(specs: readonly JobSpec[]): Result<{ id: string; status: "queued" | "duplicate" }[]> {
-    const now = this.clock.now();
+  insertJobs(specs: readonly JobSpec[], now = this.clock.now()): Result<{ id: string; status: "queued" | "duplicate" }[]> {
     const first = new Map<string, JobSpec>();
     for (const spec of specs) if (!first.has(spec.id)) first.set(spec.id, spec);
     return this.transaction(() => {

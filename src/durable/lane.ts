@@ -68,7 +68,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /**
    * `enqueue` in JSON text both ways, for the RPC client (enqueue-text.ts: a new job is answered by its
-   * id and times, the client builds the rest). Answers in its own turn once the lane is registered.
+   * id and creation time, the client builds the rest). Answers in its own turn once the lane is registered.
    */
   enqueueText(request: string): string | Promise<string> {
     const input = parseJsonText(request);
@@ -84,12 +84,13 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       const request = parse(S.BatchEnqueueRequest, input);
       if (!request.ok) return request;
       const specs: JobSpec[] = [];
+      const now = this.time.clock.now(); // one reading: each job's runAt and createdAt agree
       for (const [index, item] of request.value.jobs.entries()) {
-        const spec = this.rooms.toSpec(item);
+        const spec = this.rooms.toSpec(item, now);
         if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
         specs.push(spec.value);
       }
-      const inserted = this.store.insertJobs(specs);
+      const inserted = this.store.insertJobs(specs, now);
       if (!inserted.ok) return inserted;
       this.wake.afterChange(specs.some((spec) => this.dispatcher.kinds.includes(spec.kind)));
       await this.rooms.register();

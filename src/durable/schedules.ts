@@ -22,7 +22,7 @@ import type { ScheduleRow } from "./schedule-statements.js";
 
 /** The normal enqueue, as fires use it: the lane's `toSpec` (defaults, payload) and the store's inserts. */
 export interface FireEnqueue {
-  toSpec(request: EnqueueRequest): Result<JobSpec>;
+  toSpec(request: EnqueueRequest, now: number): Result<JobSpec>;
   store: Pick<LaneStore, "insertJob" | "insertJobs">;
 }
 
@@ -149,10 +149,10 @@ export class ScheduleStore {
     this.storage.transactionSync(() => {
       // A batch is all or nothing: one id taken by a job of another spec refuses it all. Then each
       // fire alone, the refused one logged; the schedule goes on all the same.
-      if (!this.enqueueAll(fires.map((f) => f.request))) {
+      if (!this.enqueueAll(fires.map((f) => f.request), now)) {
         for (const { name, request } of fires) {
-          const spec = this.enqueue.toSpec(request);
-          const one = spec.ok ? this.enqueue.store.insertJob(spec.value) : spec;
+          const spec = this.enqueue.toSpec(request, now);
+          const one = spec.ok ? this.enqueue.store.insertJob(spec.value, now) : spec;
           if (!one.ok) log({ event: "schedule.fire_failed", lane: this.lane, schedule: name, jobId: request.id!, code: one.error.code, message: one.error.message });
         }
       }
@@ -163,14 +163,14 @@ export class ScheduleStore {
   }
 
   /** The fires' jobs as one batch enqueue; false when it refused (nothing was enqueued then). */
-  private enqueueAll(requests: EnqueueRequest[]): boolean {
+  private enqueueAll(requests: EnqueueRequest[], now: number): boolean {
     const specs: JobSpec[] = [];
     for (const request of requests) {
-      const spec = this.enqueue.toSpec(request);
+      const spec = this.enqueue.toSpec(request, now);
       if (!spec.ok) return false;
       specs.push(spec.value);
     }
-    return this.enqueue.store.insertJobs(specs).ok;
+    return this.enqueue.store.insertJobs(specs, now).ok;
   }
 
   private row(name: string): ScheduleRow | undefined {

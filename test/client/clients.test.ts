@@ -5,6 +5,7 @@ import { createHttpClient } from "../../src/client/http.js";
 import { createLaneClient } from "../../src/client/rpc.js";
 import { QueueError } from "../../src/shared/errors.js";
 import { PULL_KIND, setup, T0, TOKEN } from "../helpers/http.js";
+import { inject } from "../helpers/lane.js";
 
 /** The HTTP client, talking to the worker's own fetch. */
 const http = (token = TOKEN) =>
@@ -39,13 +40,13 @@ describe("the RPC client", () => {
     expect((await refusal(lane.enqueue({ kind: "bad kind" }))).code).toBe("invalid_request");
   });
 
-  it("answers a new job through JSON text by its id and times, a duplicate and a refusal whole", async () => {
+  it("answers a new job through JSON text by its id and creation time, a duplicate and a refusal whole", async () => {
     const { lane: name, clock } = await setup();
     const lane = createLaneClient(env.LANE).lane(name);
     const stub = env.LANE.getByName(name);
     const job = { id: "same", kind: PULL_KIND, payload: { nested: [1, "two", null, { three: true }] }, queue: "q", priority: 3, delayMs: 500 };
     const first = JSON.parse(await stub.enqueueText(JSON.stringify(job)));
-    expect(first).toEqual({ ok: true, value: { status: "queued", id: "same", runAt: T0 + 500, createdAt: T0 } });
+    expect(first).toEqual({ ok: true, value: { status: "queued", id: "same", createdAt: T0 } });
     clock.advance(7);
     const duplicate = await lane.enqueue(job);
     expect({ ok: true, value: duplicate }).toEqual(await stub.enqueue(job));
@@ -58,7 +59,22 @@ describe("the RPC client", () => {
     expect((await lane.list({})).jobs).toHaveLength(1);
   });
 
-  // The client builds a new job from its request and the lane's id and times (enqueue-text.ts): it
+  it("reads the clock once per enqueue: a job due now is due when it was created, whichever way it came", async () => {
+    const { lane: name, stub } = await setup();
+    let t = T0;
+    await inject(stub, { now: () => t++ }); // every reading moves time on
+    const lane = createLaneClient(env.LANE).lane(name);
+    const jobs = [
+      (await lane.enqueue({ kind: PULL_KIND })).job,
+      (await lane.enqueue({ kind: PULL_KIND, delayMs: 500 })).job,
+      (await lane.enqueue({ kind: "demo.echo" })).job, // started in its enqueue's turn
+      ...(await Promise.all((await lane.enqueueBatch({ jobs: [{ kind: PULL_KIND }, { kind: PULL_KIND, delayMs: 9 }] })).results.map((r) => lane.get(r.id)))),
+    ];
+    expect(jobs.map((job) => job.runAt - job.createdAt)).toEqual([0, 500, 0, 0, 9]);
+    for (const job of jobs.slice(0, 2)) expect(await lane.get(job.id)).toEqual(job);
+  });
+
+  // The client builds a new job from its request and the lane's id and creation time (enqueue-text.ts): it
   // must be the job the lane's object answer gives, for any request the lane accepts. Each request
   // goes to two fresh lanes at the same time: through the client into one, as an object into the other.
   it("answers a new job, built from the request, as the lane's own enqueue answers it", async () => {
