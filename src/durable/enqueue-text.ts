@@ -37,10 +37,11 @@ export function readEnqueueAnswer(requestText: string, answerText: string, lane:
   const answer = JSON.parse(answerText) as Result<EnqueueAnswer | EnqueuedNew>;
   if (!answer.ok || "job" in answer.value) return answer as Result<EnqueueAnswer>;
   const { id, createdAt } = answer.value;
-  // The request as the lane read it, its spec as the lane built it at `createdAt` (so `runAt` too);
-  // its payload, fresh from JSON text, is the value the lane stored.
+  // The request as the lane read it, its spec as the lane built it at `createdAt` (so `runAt` too).
+  // Its payload, fresh from JSON text, is the value the lane stored, and goes into the job as it is:
+  // the spec is built without it, whose serialized text the job would not use.
   const request = parseEnqueue(JSON.parse(requestText));
-  const spec = request.ok ? toSpec(request.value, createdAt, () => id) : request;
+  const spec = request.ok ? toSpec({ ...request.value, payload: null }, createdAt, () => id) : request;
   // The lane read the same text and queued it: the request cannot be refused here.
   if (!request.ok || !spec.ok) throw new Error(`lane ${lane} queued ${id} from a request its client cannot read`);
   return ok({ status: "queued", job: enqueuedJob(spec.value, createdAt, lane, (request.value.payload ?? null) as Json) });
