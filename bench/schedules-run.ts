@@ -9,12 +9,13 @@ type Mode = "full" | "quick" | "smoke";
 type Bench = <T = any>(workload: string, params?: object) => Promise<T>;
 
 const SIZES = {
-  full: { small: 10, large: 1000, rounds: 5, fires: 400, load: 1000, enqueueN: 2000, drainN: 20_000 },
-  quick: { small: 10, large: 1000, rounds: 5, fires: 200, load: 1000, enqueueN: 1000, drainN: 4000 },
-  smoke: { small: 10, large: 100, rounds: 2, fires: 20, load: 50, enqueueN: 50, drainN: 200 },
+  full: { small: 10, large: 1000, rounds: 5, fires: 400, load: 1000, drainN: 20_000 },
+  quick: { small: 10, large: 1000, rounds: 5, fires: 200, load: 1000, drainN: 4000 },
+  smoke: { small: 10, large: 100, rounds: 2, fires: 20, load: 50, drainN: 200 },
 } satisfies Record<Mode, unknown>;
 
-export async function scheduleWorkload(bench: Bench, mode: Mode, run: string): Promise<object> {
+/** `enqueue`: run.ts's RPC enqueue measurement (its repetitions and median), on lanes of the given run name. */
+export async function scheduleWorkload(bench: Bench, mode: Mode, run: string, enqueue: () => Promise<object>): Promise<object> {
   const sizes = SIZES[mode];
   const alarm = await bench("scheduleAlarm", { small: sizes.small, large: sizes.large, rounds: sizes.rounds, fires: sizes.fires });
   const lane = `sched-load-${run}`;
@@ -27,8 +28,8 @@ export async function scheduleWorkload(bench: Bench, mode: Mode, run: string): P
     return { ...figures, fires: after.fired - before.fired, firesPerSec: ((after.fired - before.fired) * 1000) / Math.max(1, after.at - before.at) };
   };
   // Lanes of their own (another run name): the enqueue and drain workloads' lanes are used already.
-  const enqueue = await during(() => bench("enqueueRpc", { run: `${run}-sched`, n: sizes.enqueueN, concurrency: 1 }));
+  const enqueueFigures = await during(enqueue);
   const drain = await during(() => bench("drain", { run: `${run}-sched`, n: sizes.drainN, concurrency: 16 }));
   const stop = await bench("scheduleStop", { lane, startedAt: load.startedAt });
-  return { alarm, load: { ...load, ...stop }, enqueue, drain, sizes };
+  return { alarm, load: { ...load, ...stop }, enqueue: enqueueFigures, drain, sizes };
 }
