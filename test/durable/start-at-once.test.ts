@@ -30,6 +30,8 @@ describe("a job started in its enqueue's turn", () => {
     const { answer, startedInTurn } = await enqueueWatching(lane, g);
     expect(startedInTurn).toBe(true);
     expect(answer.status).toBe("queued");
+    // Answered as the request made it (README): what was enqueued, before its attempt.
+    expect(answer.job).toMatchObject({ state: "queued", attempts: 0, generation: 0, lease: null });
     const stored = (await row(lane, answer.job.id))!;
     expect(stored).toMatchObject({ state: "running", attempts: 1, generation: 1, lease_holder: "lane", claimed_at: START });
     expect(stored.lease_until).toBeGreaterThan(START);
