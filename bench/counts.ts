@@ -79,7 +79,7 @@ export class CountsLane extends defineLane({ log: false }) {
         const keep = (...deltas: number[]) => strategy === "store" && sql.exec(KEEP_SQL, ...deltas);
         const t0 = Date.now();
         for (let from = 0; from < n; from += BATCH) {
-          const inserted = this.store.insertJobs(Array.from({ length: BATCH }, (_, i) => spec(`${strategy}-${round}-${from + i}`)));
+          const inserted = this.store.insertJobs(Array.from({ length: BATCH }, (_, i) => spec(`${strategy}-${round}-${from + i}`)), now);
           keep(BATCH, 0, 0, BATCH, 0, 0);
           if (!inserted.ok) throw new Error(inserted.error.message);
         }

@@ -171,7 +171,7 @@ await workload("profile", () => bench("profile", { n: sizes.profileN }));
 /**
  * The RPC enqueue against its floor in three repetitions (one in --smoke), each on lanes of its own
  * with the floor in alternating rounds: the target takes the median ratio, as the drains do, where one
- * such measurement swung ±0.05 around the same code (two identical floors read 0.89–1.08 of each
+ * such measurement swung ±0.05 around the same code (two identical floors read 0.89–1.10 of each
  * other in probes: bench/README.md, issue 10, sixth session). Each repetition's ratio is kept.
  */
 async function enqueueRpc(concurrency: number, tag = run) {

@@ -77,9 +77,10 @@ export class LaneStore {
 
   /**
    * Enqueues one job in one statement. The answer is built from the spec, not read back; an id that
-   * exists is a duplicate with the same spec, else a conflict.
+   * exists is a duplicate with the same spec, else a conflict. `now`: the enqueue's one reading of the
+   * clock, the one its spec was built with (its `createdAt`).
    */
-  insertJob(spec: JobSpec, now = this.clock.now()): Result<Inserted> {
+  insertJob(spec: JobSpec, now: number): Result<Inserted> {
     try {
       this.sql.exec(Q.INSERT_ONE_SQL, ...specValues(spec), now);
     } catch (error) {
@@ -96,10 +97,11 @@ export class LaneStore {
   /**
    * A new due job started at once by the lane's dispatcher (`holder` lane): inserted running with its
    * first lease when a slot is free (`heldSlots` besides running rows, `concurrency`), in one statement.
-   * `at`: when it was enqueued, for the enqueue's answer (`enqueuedJob`). Null when no slot is free or the id
-   * exists: the caller enqueues it queued (`insertJob`).
+   * `now`: the enqueue's one reading of the clock, its creation, claim and lease start alike; answered
+   * as `at`, for the enqueue's answer (`enqueuedJob`). Null when no slot is free or the id exists: the
+   * caller enqueues it queued (`insertJob`).
    */
-  insertStarted(spec: JobSpec, leaseMs: number, heldSlots: number, concurrency: number, now = this.clock.now()): { job: ClaimedJob; seq: number; at: number } | null {
+  insertStarted(spec: JobSpec, leaseMs: number, heldSlots: number, concurrency: number, now: number): { job: ClaimedJob; seq: number; at: number } | null {
     const lease = { token: this.entropy.token(), generation: 1, expiresAt: now + leaseMs };
     const seq = this.sql.exec<{ seq: number }>(Q.INSERT_STARTED_SQL, ...specValues(spec), now, lease.token, lease.expiresAt, heldSlots, concurrency).toArray()[0]?.seq;
     if (seq === undefined) return null;
@@ -113,9 +115,9 @@ export class LaneStore {
   /**
    * Enqueues 1..1000 jobs in one transaction, all or nothing, with one `INSERT … SELECT` over a JSON
    * array of them. An id that exists (or came earlier in the batch) with the same spec is a
-   * duplicate; with a different spec, a conflict that rolls the whole batch back.
+   * duplicate; with a different spec, a conflict that rolls the whole batch back. `now`: as `insertJob`'s.
    */
-  insertJobs(specs: readonly JobSpec[], now = this.clock.now()): Result<{ id: string; status: "queued" | "duplicate" }[]> {
+  insertJobs(specs: readonly JobSpec[], now: number): Result<{ id: string; status: "queued" | "duplicate" }[]> {
     const first = new Map<string, JobSpec>();
     for (const spec of specs) if (!first.has(spec.id)) first.set(spec.id, spec);
     return this.transaction(() => {

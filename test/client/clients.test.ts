@@ -5,7 +5,7 @@ import { createHttpClient } from "../../src/client/http.js";
 import { createLaneClient } from "../../src/client/rpc.js";
 import { QueueError } from "../../src/shared/errors.js";
 import { PULL_KIND, setup, T0, TOKEN } from "../helpers/http.js";
-import { inject } from "../helpers/lane.js";
+import { inject, row } from "../helpers/lane.js";
 
 /** The HTTP client, talking to the worker's own fetch. */
 const http = (token = TOKEN) =>
@@ -72,6 +72,10 @@ describe("the RPC client", () => {
     ];
     expect(jobs.map((job) => job.runAt - job.createdAt)).toEqual([0, 500, 0, 0, 9]);
     for (const job of jobs.slice(0, 2)) expect(await lane.get(job.id)).toEqual(job);
+    // The job started in its enqueue's turn was claimed, and leased, at the same reading.
+    const started = jobs[2]!;
+    const stored = await row(stub, started.id);
+    expect(stored).toMatchObject({ created_at: started.createdAt, claimed_at: started.createdAt, lease_holder: "lane" });
   });
 
   // The client builds a new job from its request and the lane's id and creation time (enqueue-text.ts): it
