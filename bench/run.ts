@@ -216,10 +216,7 @@ async function drains(reps: number) {
     const floor = await bench("claimFloor", { run: `${run}-r${rep}`, n: sizes.drainN });
     runs.push({ floor, c1: await bench("drain", { run: `${run}-r${rep}`, n: sizes.drainN, concurrency: 1 }), c16: await bench("drain", { run: `${run}-r${rep}`, n: sizes.drainN, concurrency: 16 }) });
   }
-  const median = (key: "c1" | "c16") => {
-    const rated = runs.map((r) => ({ ...r[key], claimFloor: r.floor.opsPerSec, ratio: r[key].jobsPerSec / r.floor.opsPerSec })).sort((a, b) => a.ratio - b.ratio);
-    return { ...rated[Math.floor(rated.length / 2)]!, ratios: runs.map((r) => r[key].jobsPerSec / r.floor.opsPerSec) };
-  };
+  const median = (key: "c1" | "c16") => medianBy(runs.map((r) => ({ ...r[key], claimFloor: r.floor.opsPerSec })), (d) => d.jobsPerSec / d.claimFloor);
   return { c1: median("c1"), c16: median("c16"), repetitions: runs };
 }
 

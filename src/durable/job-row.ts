@@ -206,6 +206,11 @@ function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, le
   };
 }
 
+/** The subject of a new job's first transition (none → `queued`): what a transition reads of `newRow`, without the row. */
+export function newSubject(spec: JobSpec): TransitionSubject {
+  return { id: spec.id, kind: spec.kind, state: "queued", outcome: null, attempts: 0, generation: 0 };
+}
+
 /**
  * The row a spec becomes when it is inserted at `now`, as the insert statement writes it. Enqueue
  * answers through `toJob(newRow(spec, now), lane)` instead of reading the row back (the enqueue

@@ -9,7 +9,7 @@ import { MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
 import { fail, ok, type ErrorBody, type Result } from "../shared/errors.js";
 import type { ClaimedJob, Counts, Job, JobState, Lease, Outcome } from "../shared/job.js";
 import { explainMiss, type FenceOp } from "./fence.js";
-import { firstJobRow, identityOfRow, jobRows, newRow, oneJobRow, sameIdentity, seqSubjectRows, specValues, toClaimedJob, toJob, type Inserted, type JobRow, type JobSpec, type TransitionSubject } from "./job-row.js";
+import { firstJobRow, identityOfRow, jobRows, newRow, newSubject, oneJobRow, sameIdentity, seqSubjectRows, specValues, toClaimedJob, toJob, type Inserted, type JobRow, type JobSpec, type TransitionSubject } from "./job-row.js";
 import { rowBytes, withinBytes, type Candidate, type ClaimFilter, type ListFilter } from "./page.js";
 import { decideRecovery, decideRetry } from "./policy.js";
 import { LaneCounts } from "./counts.js";
@@ -90,7 +90,7 @@ export class LaneStore {
       if (sameIdentity(identityOfRow(existing), spec)) return ok({ status: "duplicate", job: toJob(existing, this.lane) });
       return fail("job_conflict", `job id already used with a different spec: ${spec.id}`, { ids: [spec.id] });
     }
-    if (this.options.transitions?.wanted) this.emit(newRow(spec, now), null, null);
+    this.emit(newSubject(spec), null, null);
     return ok({ status: "queued", at: now });
   }
 
@@ -144,7 +144,8 @@ export class LaneStore {
         const ids = [...conflicts];
         throw new Rollback({ code: "job_conflict", message: `job id already used with a different spec: ${ids.join(", ")}`, details: { ids } });
       }
-      if (this.options.transitions?.wanted) for (const id of inserted) this.emit(newRow(first.get(id)!, now), null, null);
+      // Checked once for the batch, not in `emit` for each of up to 1,000 jobs.
+      if (this.options.transitions?.wanted) for (const id of inserted) this.emit(newSubject(first.get(id)!), null, null);
       return results;
     });
   }
