@@ -54,7 +54,7 @@ export function scheduleTargets(r: Results): Target[] {
       ratio(s?.alarm?.large?.usPerFire, s?.alarm?.small?.usPerFire), "<=", 1.5, "x",
       `${s?.alarm?.large?.usPerFire ?? "-"} vs ${s?.alarm?.small?.usPerFire ?? "-"} µs per fire`),
     target("enqueue via RPC client / one-row-writing RPC, while schedules fire", ratio(s?.enqueue?.enqueue?.opsPerSec, s?.enqueue?.write?.opsPerSec), ">=", 0.9, "ratio",
-      `${enqueueBasis(s?.enqueue)}; over all repetitions, ${fires(s?.enqueue)}`),
+      `${enqueueBasis(s?.enqueue)}; over all repetitions, ${fires(s?.enqueue)}, ${s?.enqueue?.firesInRounds?.enqueue ?? "?"} / ${s?.enqueue?.firesInRounds?.write ?? "?"} inside the timed rounds of each side`),
     target("drain at concurrency 16 / raw claim, while schedules fire", ratio(s?.drain?.jobsPerSec, r.sqlite?.claim?.opsPerSec), ">=", 0.25, "ratio", fires(s?.drain)),
   ];
 }

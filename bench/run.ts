@@ -174,10 +174,14 @@ await workload("profile", () => bench("profile", { n: sizes.profileN }));
  * such measurement swung ±0.05 around the same code (two identical floors read 0.89–1.10 of each
  * other in probes: bench/README.md, issue 10, sixth session). Each repetition's ratio is kept.
  */
-async function enqueueRpc(concurrency: number, tag = run) {
-  const reps = [];
-  for (let rep = 0; rep < (mode === "smoke" ? 1 : 3); rep++) reps.push(await bench("enqueueRpc", { run: `${tag}-r${rep}`, n: sizes.enqueueN, concurrency }));
-  return medianBy(reps, (r: any) => r.enqueue.opsPerSec / r.write.opsPerSec);
+async function enqueueRpc(concurrency: number, tag = run, loadLane?: string) {
+  const reps: any[] = [];
+  for (let rep = 0; rep < (mode === "smoke" ? 1 : 3); rep++) reps.push(await bench("enqueueRpc", { run: `${tag}-r${rep}`, n: sizes.enqueueN, concurrency, loadLane }));
+  const median = medianBy(reps, (r: any) => r.enqueue.opsPerSec / r.write.opsPerSec);
+  if (!loadLane) return median;
+  // Over all repetitions: the fires inside the timed rounds of each side.
+  const inRounds = (side: "enqueue" | "write") => reps.reduce((sum: number, r: any) => sum + r.firesInRounds[side], 0);
+  return { ...median, firesInRounds: { enqueue: inRounds("enqueue"), write: inRounds("write") } };
 }
 
 await workload("enqueue", async () => {
@@ -289,7 +293,7 @@ await workload("scale", async () => {
   return out;
 });
 
-await workload("schedules", () => scheduleWorkload(bench, mode, run, () => enqueueRpc(1, `${run}-sched`)));
+await workload("schedules", () => scheduleWorkload(bench, mode, run, (lane) => enqueueRpc(1, `${run}-sched`, lane)));
 
 const finishedAt = new Date();
 const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull)];

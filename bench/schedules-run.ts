@@ -14,8 +14,8 @@ const SIZES = {
   smoke: { small: 10, large: 100, rounds: 2, fires: 20, load: 50, drainN: 200 },
 } satisfies Record<Mode, unknown>;
 
-/** `enqueue`: run.ts's RPC enqueue measurement (its repetitions and median), on lanes of the given run name. */
-export async function scheduleWorkload(bench: Bench, mode: Mode, run: string, enqueue: () => Promise<object>): Promise<object> {
+/** `enqueue`: run.ts's RPC enqueue measurement (its repetitions and median), told the lane whose schedules fire. */
+export async function scheduleWorkload(bench: Bench, mode: Mode, run: string, enqueue: (loadLane: string) => Promise<object>): Promise<object> {
   const sizes = SIZES[mode];
   const alarm = await bench("scheduleAlarm", { small: sizes.small, large: sizes.large, rounds: sizes.rounds, fires: sizes.fires });
   const lane = `sched-load-${run}`;
@@ -28,7 +28,7 @@ export async function scheduleWorkload(bench: Bench, mode: Mode, run: string, en
     return { ...figures, fires: after.fired - before.fired, firesPerSec: ((after.fired - before.fired) * 1000) / Math.max(1, after.at - before.at) };
   };
   // Lanes of their own (another run name): the enqueue and drain workloads' lanes are used already.
-  const enqueueFigures = await during(enqueue);
+  const enqueueFigures = await during(() => enqueue(lane));
   const drain = await during(() => bench("drain", { run: `${run}-sched`, n: sizes.drainN, concurrency: 16 }));
   const stop = await bench("scheduleStop", { lane, startedAt: load.startedAt });
   return { alarm, load: { ...load, ...stop }, enqueue: enqueueFigures, drain, sizes };

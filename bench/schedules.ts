@@ -50,7 +50,7 @@ export class ScheduleBenchLane extends defineLane({ log: false }) {
   }
 }
 
-type ScheduleEnv = BenchEnv & { SCHEDULE_LANE: DurableObjectNamespace<ScheduleBenchLane> };
+export type ScheduleEnv = BenchEnv & { SCHEDULE_LANE: DurableObjectNamespace<ScheduleBenchLane> };
 type Params = Record<string, unknown>;
 const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 const name = (params: Params, key: string) => String(params[key]);

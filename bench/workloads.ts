@@ -9,6 +9,7 @@ import type { LaneRegistry } from "../src/durable/registry.js";
 import { unwrap } from "../src/shared/errors.js";
 import type { Counts } from "../src/shared/job.js";
 import { NOOP_KIND, PULL_KIND, type BenchLane, type LaneCounters, type PlainLane } from "./lanes.js";
+import type { ScheduleEnv } from "./schedules.js";
 
 export interface BenchEnv {
   LANE: DurableObjectNamespace<BenchLane>;
@@ -239,12 +240,31 @@ export const workloads: Record<string, Workload> = {
     await stub.benchCounters();
     await floor.benchCounters();
     const chunk = Math.ceil(n / rounds);
+    // While schedules fire in `loadLane` (bench/schedules-run.ts): the fires that land inside each
+    // side's timed rounds, read between rounds (outside the timing), so that the report says what load
+    // the ratio saw (local workerd holds alarms back while RPCs come back to back).
+    const load = typeof params.loadLane === "string" ? createLaneClient((env as ScheduleEnv).SCHEDULE_LANE).lane(params.loadLane) : null;
+    const firesInRounds = { enqueue: 0, write: 0 };
+    const counting = (side: keyof typeof firesInRounds, measure: (round: number) => Promise<Timed>) =>
+      load
+        ? async (round: number) => {
+            const before = (await load.info()).counts.queued;
+            const figures = await measure(round);
+            firesInRounds[side] += (await load.info()).counts.queued - before;
+            return figures;
+          }
+        : measure;
     const { a: enqueue, b: write } = await interleaved(
       rounds,
-      (round) => timed(chunk, concurrency, (i) => lane.enqueue({ kind: PULL_KIND, payload: { i: round * chunk + i } })),
-      (round) => timed(chunk, concurrency, (i) => floor.benchWrite(`w-${round * chunk + i}`)),
+      counting("enqueue", (round) => timed(chunk, concurrency, (i) => lane.enqueue({ kind: PULL_KIND, payload: { i: round * chunk + i } }))),
+      counting("write", (round) => timed(chunk, concurrency, (i) => floor.benchWrite(`w-${round * chunk + i}`))),
     );
-    return { enqueue: { ...enqueue, perOp: perOp(await stub.benchCounters(), enqueue.ops) }, write: { ...write, perOp: perOp(await floor.benchCounters(), write.ops) }, rounds };
+    return {
+      enqueue: { ...enqueue, perOp: perOp(await stub.benchCounters(), enqueue.ops) },
+      write: { ...write, perOp: perOp(await floor.benchCounters(), write.ops) },
+      rounds,
+      ...(load ? { firesInRounds } : {}),
+    };
   },
 
   /** Workload 2: batch enqueue, 1000 jobs per call; raw INSERTs of as many rows in between, in a probe lane. */
