@@ -34,9 +34,16 @@ function drainBasis(drain: any, sqliteClaim: unknown): string {
   return `median of ${repetitions(drain)}: ${fmt(drain?.jobsPerSec)} / ${fmt(drain?.claimFloor)} ops/s; ÷ sqlite claim ${ratio(drain?.jobsPerSec, sqliteClaim)?.toFixed(3) ?? "-"}`;
 }
 
-/** The basis of an RPC enqueue ratio: its repetitions, and the median one's rates. */
+/**
+ * The basis of an RPC enqueue ratio: its repetitions, the median one's rates, and how much longer
+ * an enqueue took than a write RPC, per call: the ratio is floor / (floor + that), so the same extra
+ * reads as a lower ratio on a runtime that writes a row faster (bench/README.md, issue 10).
+ */
 function enqueueBasis(figure: any): string {
-  return `median of ${repetitions(figure, 3)}: ${fmt(figure?.enqueue?.opsPerSec)} / ${fmt(figure?.write?.opsPerSec)} ops/s`;
+  const enqueue = num(figure?.enqueue?.opsPerSec);
+  const write = num(figure?.write?.opsPerSec);
+  const extra = enqueue && write ? `; ${fmt(1e6 / enqueue - 1e6 / write)} µs a call over the write RPC's ${fmt(1e6 / write)}` : "";
+  return `median of ${repetitions(figure, 3)}: ${fmt(enqueue)} / ${fmt(write)} ops/s${extra}`;
 }
 
 function target(name: string, measured: number | null, comparison: ">=" | "<=", goal: number, unit: string, basis: string): Target {
