@@ -9,6 +9,7 @@
  * workerd `Date.now()` moves inside synchronous code, which the in-object timing relies on.
  */
 import { createLaneClient } from "../src/client/rpc.js";
+import type { LaneClient } from "../src/client/types.js";
 import { defineLane } from "../src/durable/lane.js";
 import { ManualClock } from "../src/shared/clock.js";
 import { unwrap } from "../src/shared/errors.js";
@@ -50,7 +51,13 @@ export class ScheduleBenchLane extends defineLane({ log: false }) {
   }
 }
 
-export type ScheduleEnv = BenchEnv & { SCHEDULE_LANE: DurableObjectNamespace<ScheduleBenchLane> };
+type ScheduleEnv = BenchEnv & { SCHEDULE_LANE: DurableObjectNamespace<ScheduleBenchLane> };
+
+/** The lane whose schedules fire as load (`scheduleLoad`), through the RPC client. */
+export const loadLane = (env: BenchEnv, name: string) => createLaneClient((env as ScheduleEnv).SCHEDULE_LANE).lane(name);
+
+/** How many fires the load has made so far: its jobs wait, queued (no consumer takes them). */
+export const firesSoFar = async (lane: LaneClient) => (await lane.info()).counts.queued;
 type Params = Record<string, unknown>;
 const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 const name = (params: Params, key: string) => String(params[key]);
@@ -85,7 +92,7 @@ export const scheduleWorkloads: Record<string, (env: BenchEnv, params: Params) =
    * happen in the gaps; `scheduleFired` around each phase says how many fell inside it.
    */
   async scheduleLoad(env, params) {
-    const lane = createLaneClient((env as ScheduleEnv).SCHEDULE_LANE).lane(name(params, "lane"));
+    const lane = loadLane(env, name(params, "lane"));
     const n = int(params, "schedules", 1000);
     const everyMs = int(params, "everyMs", 1000);
     const t0 = Date.now();
@@ -95,15 +102,15 @@ export const scheduleWorkloads: Record<string, (env: BenchEnv, params: Params) =
     return { schedules: n, everyMs, putMs: Date.now() - t0, startedAt: t0 };
   },
 
-  /** How many fires the load has made so far (its jobs wait, queued). */
+  /** How many fires the load has made so far. */
   async scheduleFired(env, params) {
-    return { fired: (await createLaneClient((env as ScheduleEnv).SCHEDULE_LANE).lane(name(params, "lane")).info()).counts.queued, at: Date.now() };
+    return { fired: await firesSoFar(loadLane(env, name(params, "lane"))), at: Date.now() };
   },
 
   /** Deletes the load's schedules; how many fires they made, and at what rate. */
   async scheduleStop(env, params) {
-    const lane = createLaneClient((env as ScheduleEnv).SCHEDULE_LANE).lane(name(params, "lane"));
-    const fired = (await lane.info()).counts.queued;
+    const lane = loadLane(env, name(params, "lane"));
+    const fired = await firesSoFar(lane);
     const seconds = (Date.now() - int(params, "startedAt", Date.now())) / 1000;
     const { schedules } = await lane.listSchedules();
     for (let i = 0; i < schedules.length; i += 50) await Promise.all(schedules.slice(i, i + 50).map((s) => lane.deleteSchedule(s.name)));

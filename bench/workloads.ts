@@ -9,7 +9,7 @@ import type { LaneRegistry } from "../src/durable/registry.js";
 import { unwrap } from "../src/shared/errors.js";
 import type { Counts } from "../src/shared/job.js";
 import { NOOP_KIND, PULL_KIND, type BenchLane, type LaneCounters, type PlainLane } from "./lanes.js";
-import type { ScheduleEnv } from "./schedules.js";
+import { firesSoFar, loadLane } from "./schedules.js";
 
 export interface BenchEnv {
   LANE: DurableObjectNamespace<BenchLane>;
@@ -243,14 +243,14 @@ export const workloads: Record<string, Workload> = {
     // While schedules fire in `loadLane` (bench/schedules-run.ts): the fires that land inside each
     // side's timed rounds, read between rounds (outside the timing), so that the report says what load
     // the ratio saw (local workerd holds alarms back while RPCs come back to back).
-    const load = typeof params.loadLane === "string" ? createLaneClient((env as ScheduleEnv).SCHEDULE_LANE).lane(params.loadLane) : null;
+    const load = typeof params.loadLane === "string" ? loadLane(env, params.loadLane) : null;
     const firesInRounds = { enqueue: 0, write: 0 };
     const counting = (side: keyof typeof firesInRounds, measure: (round: number) => Promise<Timed>) =>
       load
         ? async (round: number) => {
-            const before = (await load.info()).counts.queued;
+            const before = await firesSoFar(load);
             const figures = await measure(round);
-            firesInRounds[side] += (await load.info()).counts.queued - before;
+            firesInRounds[side] += (await firesSoFar(load)) - before;
             return figures;
           }
         : measure;

@@ -7,7 +7,7 @@
  */
 import { fail, ok, type Result } from "../shared/errors.js";
 import { ABORT_GRACE_MS, DISPATCH_LEASE_MS, FAIL_LANE_BATCH, MAX_PAGE_BYTES, RECOVERY_BATCH } from "../shared/defaults.js";
-import type { FailLaneAnswer } from "../shared/answers.js";
+import type { BatchAnswer, FailLaneAnswer } from "../shared/answers.js";
 import type { Clock, Entropy } from "../shared/clock.js";
 import type { ClaimedJob, Job, LaneInfo, PulledJob } from "../shared/job.js";
 import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
@@ -95,7 +95,7 @@ export class LaneRooms {
     this.retention = new RetentionStore(ctx.storage, clock);
     this.queues = new QueueStore(ctx.storage);
     this.failure = new LaneFailure(ctx.storage, clock, { deliverOutcomes, transitions: this.transitions });
-    this.schedules = new ScheduleStore(ctx.storage, clock, lane, { store: this.store, toSpec: (request, now) => this.toSpec(request, now) });
+    this.schedules = new ScheduleStore(ctx.storage, clock, lane, this);
     const registry = () => (env as Partial<SwitchyardEnv>).REGISTRY?.getByName(REGISTRY_NAME);
     this.belt = new Belt(ctx.storage, { lane, registry, waitUntil: (p) => ctx.waitUntil(p) });
     this.checkpoints = new CheckpointStore(ctx.storage, clock, { lane, missed: (id, token, op) => this.store.missed(id, token, op) });
@@ -301,9 +301,33 @@ export class LaneRooms {
     if (!(quiet && this.wake.storedAlarm !== undefined)) this.wake.afterChange(inProcess);
   }
 
+  /**
+   * A batch enqueue (1..1000 jobs, all or nothing), all but registering the lane: the specs at one
+   * reading of the clock, one insert, one flush if any job is of an in-process kind.
+   */
+  enqueueBatch(requests: readonly EnqueueRequest[]): Result<BatchAnswer["results"]> {
+    const now = this.clock.now();
+    const specs = this.toSpecs(requests, now);
+    if (!specs.ok) return specs;
+    const inserted = this.store.insertJobs(specs.value, now);
+    if (inserted.ok) this.wake.afterChange(specs.value.some((spec) => this.dispatcher.kinds.includes(spec.kind)));
+    return inserted;
+  }
+
   /** `now`: the enqueue's one reading of the clock, which its insert writes as `createdAt` too. */
   toSpec(request: EnqueueRequest, now: number): Result<JobSpec> {
     return toSpec(request, now, () => this.entropy.id());
+  }
+
+  /** The specs of many requests at one reading of the clock, or the first refusal, its place said (`jobs[i]: …`). */
+  toSpecs(requests: readonly EnqueueRequest[], now: number): Result<JobSpec[]> {
+    const specs: JobSpec[] = [];
+    for (const [index, request] of requests.entries()) {
+      const spec = this.toSpec(request, now);
+      if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
+      specs.push(spec.value);
+    }
+    return ok(specs);
   }
 
   private flushSteps(pump: Pump): void {

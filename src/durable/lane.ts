@@ -21,7 +21,6 @@ import type { CheckpointStore } from "./checkpoints.js";
 import { decodeCursor, encodeCursor } from "./cursor.js";
 import type { Dispatcher } from "./dispatcher.js";
 import type { SwitchyardEnv } from "./env.js";
-import type { JobSpec } from "./job-row.js";
 import { LaneRooms, type LaneOptions } from "./lane-rooms.js";
 import type { LaneStore } from "./lane-store.js";
 import { HoldName, parse, parseId, parseJobCall, parseJsonText, parseName, parseScheduleName } from "./rpc-input.js";
@@ -83,16 +82,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(async () => {
       const request = parse(S.BatchEnqueueRequest, input);
       if (!request.ok) return request;
-      const specs: JobSpec[] = [];
-      const now = this.time.clock.now(); // one reading: each job's runAt and createdAt agree
-      for (const [index, item] of request.value.jobs.entries()) {
-        const spec = this.rooms.toSpec(item, now);
-        if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
-        specs.push(spec.value);
-      }
-      const inserted = this.store.insertJobs(specs, now);
+      const inserted = this.rooms.enqueueBatch(request.value.jobs);
       if (!inserted.ok) return inserted;
-      this.wake.afterChange(specs.some((spec) => this.dispatcher.kinds.includes(spec.kind)));
       await this.rooms.register();
       return ok({ results: inserted.value });
     });

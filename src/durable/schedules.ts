@@ -20,10 +20,11 @@ import type { LaneStore } from "./lane-store.js";
 import * as Q from "./schedule-statements.js";
 import type { ScheduleRow } from "./schedule-statements.js";
 
-/** The normal enqueue, as fires use it: the lane's `toSpec` (defaults, payload) and the store's inserts. */
+/** The normal enqueue, as fires use it: the lane's `toSpec` and `toSpecs` (defaults, payload) and the store's inserts. */
 export interface FireEnqueue {
   toSpec(request: EnqueueRequest, now: number): Result<JobSpec>;
-  store: Pick<LaneStore, "insertJob" | "insertJobs">;
+  toSpecs(requests: readonly EnqueueRequest[], now: number): Result<JobSpec[]>;
+  readonly store: Pick<LaneStore, "insertJob" | "insertJobs">;
 }
 
 /** A bound on the JSON of one schedule beyond its job: names, numbers, keys. */
@@ -164,13 +165,8 @@ export class ScheduleStore {
 
   /** The fires' jobs as one batch enqueue; false when it refused (nothing was enqueued then). */
   private enqueueAll(requests: EnqueueRequest[], now: number): boolean {
-    const specs: JobSpec[] = [];
-    for (const request of requests) {
-      const spec = this.enqueue.toSpec(request, now);
-      if (!spec.ok) return false;
-      specs.push(spec.value);
-    }
-    return this.enqueue.store.insertJobs(specs, now).ok;
+    const specs = this.enqueue.toSpecs(requests, now);
+    return specs.ok && this.enqueue.store.insertJobs(specs.value, now).ok;
   }
 
   private row(name: string): ScheduleRow | undefined {
