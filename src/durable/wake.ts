@@ -136,6 +136,7 @@ export class Wake {
    * when the last one left jobs waiting.
    */
   afterChange(pump: boolean | "freed" = true): void {
+    if (pump !== "freed") this.changedSinceRearm = true;
     if (pump === true) {
       this.pumpWanted = "full";
       this.host.lookAgain();
@@ -145,8 +146,9 @@ export class Wake {
     queueMicrotask(() => {
       if (!this.flushPending) return;
       try {
-        // Freed slots only, and the host knows they move the wake no earlier: nothing to re-arm.
-        if (this.flushSteps() === "freed" && this.host.freedKeepsWake()) {
+        // Freed slots only since the last re-arm, and the host knows they move the wake no earlier:
+        // nothing to re-arm. Another change since (a flush whose re-arm gave way to this one) re-arms.
+        if (this.flushSteps() === "freed" && !this.changedSinceRearm && this.host.freedKeepsWake()) {
           this.pumped = false; // kept for a re-arm right after a pump only
           return;
         }
@@ -195,6 +197,9 @@ export class Wake {
   /** Whether a pump ran since the last re-arm: then no due in-process head has a free slot left. */
   private pumped = false;
 
+  /** Whether anything but a freed slot changed since the last re-arm: then the next flush re-arms, whatever it flushes. */
+  private changedSinceRearm = false;
+
   /**
    * Makes the stored alarm no later than the computed wake (a no-op when it already is). `afterPump`:
    * a flush just started every due in-process job it could, so the wake need not look for one.
@@ -203,6 +208,7 @@ export class Wake {
     const wake = this.host.computeWake(afterPump && this.pumped);
     this.computed = wake;
     this.pumped = false;
+    this.changedSinceRearm = false;
     if (wake === null || (this.armedAt !== null && this.armedAt !== undefined && this.armedAt <= wake)) return;
     this.armedAt = wake;
     const write = this.host.setAlarm(wake);

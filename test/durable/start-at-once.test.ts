@@ -130,4 +130,15 @@ describe("a job started in its enqueue's turn", () => {
     expect(await wake(lane)).toBe(delayed.runAt);
     expect(await alarmAt(lane)).toBe(delayed.runAt);
   });
+
+  it("re-arms for a batch whose due job completes before the batch's own re-arm: its delayed job's runAt becomes the wake", async () => {
+    const { lane, enqueue, settled } = await setup();
+    await settled((await enqueue({ kind: "demo.echo", payload: {} })).id); // a settled job: the retention term is there
+    // The due job starts in the batch's flush and completes at once: its flush, freeing a slot, comes
+    // before the batch's re-arm, which must not be lost to it.
+    const { results } = unwrap(await lane.enqueueBatch({ jobs: [{ kind: "demo.echo", payload: {} }, { kind: "test.gate", payload: { gate: gate().key }, delayMs: 100 }] }));
+    await settled(results[0]!.id);
+    expect(await wake(lane)).toBe(START + 100);
+    expect(await alarmAt(lane)).toBe(START + 100);
+  });
 });
