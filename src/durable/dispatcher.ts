@@ -104,6 +104,12 @@ export class Dispatcher<E = unknown> {
     return this.renewer === undefined;
   }
 
+  /** Whether an attempt runs here, not yet wound up. */
+  get running(): boolean {
+    for (const attempt of this.attempts.values()) if (!attempt.ended) return true;
+    return false;
+  }
+
   /** Slots held by aborted attempts whose executor runs on (not yet stuck). */
   heldSlots(): number {
     let held = 0;

@@ -103,7 +103,7 @@ export class LaneRooms {
       computeWake: (pumped) => this.computeWake(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
       lookAgain: () => this.dispatcher.lookAgain(),
-      freedKeepsWake: () => this.freedKeepsWake(),
+      freedKeepsWake: (leasesTaken) => this.freedKeepsWake(leasesTaken),
       setAlarm: (at) => ctx.storage.setAlarm(at),
       failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: String(error) }),
     });
@@ -226,10 +226,12 @@ export class LaneRooms {
    * as the last re-arm stored it (issue 10). Such a completion ends a lease (a later wake) and adds a
    * settled job; it makes the wake earlier only by freeing a slot in a lane that was full (the earliest
    * future head becomes a term), by settling the first job retention keeps an eye on (the retention
-   * term appears), or by an outcome to deliver (a lane with an outcome hook).
+   * term appears), or by an outcome to deliver (a lane with an outcome hook). `leasesTaken`: jobs
+   * started at once since the last re-arm, whose leases are earlier terms while any attempt here runs.
    */
-  freedKeepsWake(): boolean {
+  freedKeepsWake(leasesTaken: boolean): boolean {
     const saw = this.lastWakeSaw;
+    if (leasesTaken && this.dispatcher.running) return false;
     return !this.deliverOutcomes && !saw.full && (saw.retention !== null || this.store.settings.read().retention.completedMs === null);
   }
 

@@ -80,8 +80,11 @@ export interface WakeHost {
   flushSteps(pump: Pump): void;
   /** A transition may have made a job claimable: whatever the dispatcher knew of due jobs is stale. */
   lookAgain(): void;
-  /** After a flush of freed slots only: whether the stored alarm is still no later than the wake (no re-arm). */
-  freedKeepsWake(): boolean;
+  /**
+   * After a flush of freed slots only: whether the stored alarm is still no later than the wake (no
+   * re-arm). `leasesTaken`: jobs were also started at once since, whose leases are terms while they run.
+   */
+  freedKeepsWake(leasesTaken: boolean): boolean;
   setAlarm(at: number): Promise<void>;
   /** A flush or an alarm write failed. */
   failed(what: "flush" | "alarm", error: unknown): void;
@@ -136,7 +139,12 @@ export class Wake {
    * when the last one left jobs waiting.
    */
   afterChange(pump: boolean | "freed" = true): void {
-    if (pump !== "freed") this.changedSinceRearm = true;
+    if (pump !== "freed") this.sinceRearm = "more";
+    this.flushSoon(pump);
+  }
+
+  /** Queues the turn's one flush (see `afterChange`). */
+  private flushSoon(pump: boolean | "freed"): void {
     if (pump === true) {
       this.pumpWanted = "full";
       this.host.lookAgain();
@@ -146,9 +154,11 @@ export class Wake {
     queueMicrotask(() => {
       if (!this.flushPending) return;
       try {
-        // Freed slots only since the last re-arm, and the host knows they move the wake no earlier:
-        // nothing to re-arm. Another change since (a flush whose re-arm gave way to this one) re-arms.
-        if (this.flushSteps() === "freed" && !this.changedSinceRearm && this.host.freedKeepsWake()) {
+        // Since the last re-arm, freed slots only (and leases taken at once, which the host weighs), the
+        // alarm known, and the host knows they move the wake no earlier: nothing to re-arm. Any other
+        // change since (a flush whose re-arm gave way to this one: a batch's) re-arms.
+        const pump = this.flushSteps();
+        if (pump === "freed" && this.sinceRearm !== "more" && this.armedAt !== undefined && this.host.freedKeepsWake(this.sinceRearm === "leases")) {
           this.pumped = false; // kept for a re-arm right after a pump only
           return;
         }
@@ -191,14 +201,19 @@ export class Wake {
    * alarm, or unknown) a flush re-arms as after any transition.
    */
   leaseTaken(until: number): void {
-    if (this.armedAt === undefined || this.armedAt === null || this.armedAt > until) this.afterChange(false);
+    if (this.armedAt !== undefined && this.armedAt !== null && this.armedAt <= until) return;
+    if (this.sinceRearm === "nothing") this.sinceRearm = "leases";
+    this.flushSoon(false);
   }
 
   /** Whether a pump ran since the last re-arm: then no due in-process head has a free slot left. */
   private pumped = false;
 
-  /** Whether anything but a freed slot changed since the last re-arm: then the next flush re-arms, whatever it flushes. */
-  private changedSinceRearm = false;
+  /**
+   * What changed since the last re-arm besides freed slots: nothing, leases taken by jobs started at
+   * once (a term only while their attempt lives), or more — then the next flush re-arms, whatever it flushes.
+   */
+  private sinceRearm: "nothing" | "leases" | "more" = "more";
 
   /**
    * Makes the stored alarm no later than the computed wake (a no-op when it already is). `afterPump`:
@@ -208,7 +223,7 @@ export class Wake {
     const wake = this.host.computeWake(afterPump && this.pumped);
     this.computed = wake;
     this.pumped = false;
-    this.changedSinceRearm = false;
+    this.sinceRearm = "nothing";
     if (wake === null || (this.armedAt !== null && this.armedAt !== undefined && this.armedAt <= wake)) return;
     this.armedAt = wake;
     const write = this.host.setAlarm(wake);
