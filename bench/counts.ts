@@ -5,7 +5,7 @@
  * alarm holds the lane). COUNTS_LANE is the real lane with a timed alarm and these probes.
  */
 import { defineLane } from "../src/durable/lane.js";
-import type { JobSpec } from "../src/durable/job-row.js";
+import type { JobSpec } from "../src/durable/store/job-row.js";
 import { DEFAULT_COMPLETED_RETENTION_MS } from "../src/shared/defaults.js";
 import { unwrap } from "../src/shared/errors.js";
 import { PULL_KIND, type PlainLane } from "./lanes.js";

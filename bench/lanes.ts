@@ -5,8 +5,8 @@
  * floor RPCs (empty, one row written). Never deployed.
  */
 import { defineLane, type TransitionEvent } from "../src/durable/lane.js";
-import type { JobSpec } from "../src/durable/job-row.js";
-import { CLAIM_CANDIDATES_SQL, CLAIM_KIND_CANDIDATES_SQL } from "../src/durable/statements.js";
+import type { JobSpec } from "../src/durable/store/job-row.js";
+import { CLAIM_CANDIDATES_SQL, CLAIM_KIND_CANDIDATES_SQL } from "../src/durable/store/job-statements.js";
 import { serializeJson } from "../src/shared/json.js";
 import { BatchEnqueueRequest, EnqueueRequest, simpleEnqueueRequest } from "../src/shared/schemas.js";
 import { noopOrSteps, rawUpserts } from "./steps.js";

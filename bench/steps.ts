@@ -6,7 +6,7 @@
  * `clock` workload); the steps' end to end time, enqueue to settled, is reported too.
  */
 import { createLaneClient } from "../src/client/rpc.js";
-import type { ExecutorContext } from "../src/durable/executors.js";
+import type { ExecutorContext } from "../src/durable/attempts/executors.js";
 import type { BenchEnv } from "./workloads.js";
 
 /**

@@ -17,7 +17,7 @@ export {
   type Executor,
   type ExecutorContext,
   type ExecutorRegistry,
-} from "./durable/executors.js";
+} from "./durable/attempts/executors.js";
 export { createLaneClient, type LaneNamespaceClient } from "./client/rpc.js";
 export { ERROR_STATUS } from "./worker/status.js";
 export { ManualClock, systemClock, type Clock } from "./shared/clock.js";

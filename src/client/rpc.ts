@@ -6,7 +6,7 @@
  * await queue.lane("tenant-7").enqueue({ kind: "email.send", payload: { to: "a@b.c" } });
  * ```
  */
-import { readEnqueueAnswer } from "../durable/enqueue-text.js";
+import { readEnqueueAnswer } from "../durable/enqueue/enqueue-text.js";
 import type { Lane } from "../durable/lane.js";
 import { QueueError, unwrap, type Result } from "../shared/errors.js";
 import { Name, toIssues } from "../shared/schemas.js";

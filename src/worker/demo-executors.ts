@@ -1,5 +1,5 @@
 /** The demo executors of shared/API.md, registered by the repo's own worker (`npm run dev`). */
-import type { ExecutorContext, ExecutorRegistry } from "../durable/executors.js";
+import type { ExecutorContext, ExecutorRegistry } from "../durable/attempts/executors.js";
 import type { Json } from "../shared/job.js";
 
 const count = (value: unknown) => (typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : 0);

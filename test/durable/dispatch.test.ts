@@ -1,7 +1,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { AbortError } from "../../src/durable/executors.js";
+import { AbortError } from "../../src/durable/attempts/executors.js";
 import type { Lane } from "../../src/durable/lane.js";
 import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS } from "../../src/shared/defaults.js";
 import { backoffBoundsMs } from "../../src/shared/backoff.js";

@@ -4,7 +4,7 @@
  */
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { firstJobRow, JOB_COLUMNS, jobRows, oneJobRow, seqSubjectRows, SUBJECT_COLUMNS } from "../../src/durable/job-row.js";
+import { firstJobRow, JOB_COLUMNS, jobRows, oneJobRow, seqSubjectRows, SUBJECT_COLUMNS } from "../../src/durable/store/job-row.js";
 import { claimOne, enqueue, setup, value } from "../helpers/lane.js";
 
 describe("job rows read by position", () => {

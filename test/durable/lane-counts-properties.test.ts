@@ -8,7 +8,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { expect, it } from "vitest";
-import type { JobRow } from "../../src/durable/job-row.js";
+import type { JobRow } from "../../src/durable/store/job-row.js";
 import type { Result } from "../../src/shared/errors.js";
 import { OUTCOMES, type Counts, type LaneInfo, type Retention } from "../../src/shared/job.js";
 import { fireAlarm, setup, value, type LaneFixture } from "../helpers/lane.js";

@@ -6,7 +6,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { AbortError } from "../../src/durable/executors.js";
+import type { AbortError } from "../../src/durable/attempts/executors.js";
 import type { Lane } from "../../src/durable/lane.js";
 import { FAIL_LANE_BATCH } from "../../src/shared/defaults.js";
 import { ManualClock } from "../../src/shared/clock.js";

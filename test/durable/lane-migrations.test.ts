@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/durable/migrations.js";
+import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/durable/store/migrations.js";
 import { T0, claimOne, dropTables, enqueue, evict, fireAlarm, refusal, row, rows, setup, sql, value, wake, type LaneStub } from "../helpers/lane.js";
 
 /** Rebuilds the lane's database at an older schema version, as an older release left it. */

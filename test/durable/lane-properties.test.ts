@@ -9,7 +9,7 @@ import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
-import type { JobRow } from "../../src/durable/job-row.js";
+import type { JobRow } from "../../src/durable/store/job-row.js";
 import type { Result } from "../../src/shared/errors.js";
 import { JOB_STATES, type Counts } from "../../src/shared/job.js";
 import { evict, fireAlarm, setup, type LaneFixture } from "../helpers/lane.js";

@@ -1,11 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { EARLIEST_QUEUED_RUN_AT_SQL } from "../../src/durable/counts.js";
-import { QUEUED_TO_FAIL_SQL, RUNNING_TO_FAIL_SQL } from "../../src/durable/lane-failure.js";
-import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL, QUEUE_QUEUED_SQL } from "../../src/durable/queues.js";
-import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../src/durable/retention.js";
-import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/checkpoint-statements.js";
-import { HOT_STATEMENTS } from "../../src/durable/statements.js";
+import { EARLIEST_QUEUED_RUN_AT_SQL } from "../../src/durable/store/counts.js";
+import { QUEUED_TO_FAIL_SQL, RUNNING_TO_FAIL_SQL } from "../../src/durable/operator/fail-lane.js";
+import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL, QUEUE_QUEUED_SQL } from "../../src/durable/operator/queues.js";
+import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../src/durable/operator/retention.js";
+import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/steps/checkpoint-statements.js";
+import { HOT_STATEMENTS } from "../../src/durable/store/job-statements.js";
 import { T0, claim, setup, value } from "../helpers/lane.js";
 
 const statements = HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);

@@ -1,6 +1,6 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { SCHEDULE_HOT_STATEMENTS } from "../../src/durable/schedule-statements.js";
+import { SCHEDULE_HOT_STATEMENTS } from "../../src/durable/schedules/schedule-statements.js";
 import { T0, setup, value } from "../helpers/lane.js";
 
 /** The plan of `statement` in a lane with schedules of every sort. */

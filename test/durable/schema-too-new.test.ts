@@ -6,7 +6,7 @@ import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "c
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
-import { SCHEMA_VERSION } from "../../src/durable/migrations.js";
+import { SCHEMA_VERSION } from "../../src/durable/store/migrations.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import type { Result } from "../../src/shared/errors.js";
 import { call, expectError, PULL_KIND } from "../helpers/http.js";

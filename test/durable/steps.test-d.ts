@@ -1,6 +1,6 @@
 /** Type tests of durable steps, checked by `tsc --noEmit`, never run: `ctx.step` infers its function's result. */
 import { expectTypeOf } from "vitest";
-import type { Checkpoints, ExecutorRegistry } from "../../src/durable/executors.js";
+import type { Checkpoints, ExecutorRegistry } from "../../src/durable/attempts/executors.js";
 import type { Json } from "../../src/shared/job.js";
 
 export const executors: ExecutorRegistry = {

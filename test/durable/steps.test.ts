@@ -6,7 +6,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { AbortError } from "../../src/durable/executors.js";
+import { AbortError } from "../../src/durable/attempts/executors.js";
 import { DISPATCH_LEASE_MS, MAX_CHECKPOINT_BYTES, MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB, MAX_PROGRESS_BYTES } from "../../src/shared/defaults.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import { QueueError, unwrap } from "../../src/shared/errors.js";

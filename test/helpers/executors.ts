@@ -3,8 +3,8 @@
  * integration, so a test can hold the gate an executor waits on, see its signal, and await a job's
  * transitions without polling.
  */
-import type { ExecutorContext, ExecutorRegistry } from "../../src/durable/executors.js";
-import { NonRetryableError, RetryAfterError } from "../../src/durable/executors.js";
+import type { ExecutorContext, ExecutorRegistry } from "../../src/durable/attempts/executors.js";
+import { NonRetryableError, RetryAfterError } from "../../src/durable/attempts/executors.js";
 import type { LostEvent, TransitionEvent } from "../../src/durable/lane.js";
 import type { Job } from "../../src/shared/job.js";
 

@@ -2,7 +2,7 @@
  * What a lane's rows say it should answer, recomputed in plain TypeScript for the property tests:
  * queue heads, the wake of DESIGN.md, the counts.
  */
-import type { JobRow } from "../../src/durable/job-row.js";
+import type { JobRow } from "../../src/durable/store/job-row.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS, RETENTION_SLACK_MS } from "../../src/shared/defaults.js";
 import type { Counts, Retention } from "../../src/shared/job.js";
 

@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { expect } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
-import type { JobRow } from "../../src/durable/job-row.js";
+import type { JobRow } from "../../src/durable/store/job-row.js";
 import { ManualClock, type Clock, type Entropy } from "../../src/shared/clock.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS, RETENTION_SLACK_MS } from "../../src/shared/defaults.js";
 import type { ErrorBody, ErrorCode, Result } from "../../src/shared/errors.js";

@@ -15,7 +15,7 @@ import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
 
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS, RETENTION_SLACK_MS } from "../../src/shared/defaults.js";
-import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/durable/migrations.js";
+import { MIGRATIONS, SCHEMA_VERSION, migrate } from "../../src/durable/store/migrations.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import type { Result } from "../../src/shared/errors.js";
 import type { Job } from "../../src/shared/job.js";

@@ -1,0 +1,444 @@
+/**
+ * The dispatcher: claims due jobs that have an in-process executor through the same fenced claim as
+ * pull consumers, runs each with an AbortSignal, renews its lease while it runs, and settles it through
+ * the fence. It never awaits an executor on the caller's path: it is driven by enqueue, settlement and
+ * the alarm, so one long executor holds up nothing.
+ *
+ * An aborted attempt (cancel, timeout, lost lease) is wound up at once — its outcome written, or
+ * nothing when it lost its lease — but its executor may run on: until it returns, the attempt keeps
+ * its concurrency slot and its job gets no second in-process executor. One that has not returned
+ * `abortGraceMs` after its abort is logged `executor.stuck` and its slot is given back; its job still
+ * waits for it (or for the object to restart).
+ */
+import type { Clock } from "../../shared/clock.js";
+import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE_CHARS } from "../../shared/defaults.js";
+import { QueueError, type Result } from "../../shared/errors.js";
+import type { ClaimedJob } from "../../shared/job.js";
+import { serializeJson } from "../../shared/json.js";
+import { log, type LostCause } from "../../shared/log.js";
+import { AbortError, LOST_CAUSES, NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import type { CheckpointStore } from "../steps/checkpoints.js";
+import type { LaneStore } from "../store/job-store.js";
+import { RecordBatch } from "../steps/record-batch.js";
+import { durableSteps, executorContext, type AttemptRecorder, type DurableSteps } from "../steps/steps.js";
+import { withoutToken } from "../store/job-row.js";
+
+const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
+
+type Ended = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+interface Attempt {
+  job: ClaimedJob;
+  /** Its job's row, for the fenced records of its steps. */
+  seq: number;
+  /** The current lease token; replaced on every renewal. */
+  token: string;
+  controller: AbortController;
+  cause: AbortCause | null;
+  /** Wound up (outcome written, or nothing if lost); whatever the executor does next is ignored. */
+  ended: boolean;
+  /** The executor has returned (or thrown). */
+  returned: boolean;
+  /** When `timeoutMs` runs out, on the platform clock (timers run on real time). */
+  deadline: number;
+  /** Aborted long ago and still running: its slot is given back. */
+  stuck: boolean;
+  /** Its steps recorded a checkpoint. */
+  recorded: boolean;
+  /** `ctx.step`, `ctx.checkpoints` and `ctx.progress`, once the executor has asked for one. */
+  steps: DurableSteps | null;
+}
+
+export interface DispatcherHost<E> {
+  readonly store: LaneStore;
+  /** Where an attempt's steps record their checkpoints and progress. */
+  readonly checkpoints: CheckpointStore;
+  readonly clock: Clock;
+  readonly env: E;
+  /**
+   * Rows changed or a slot came free: flush (re-arm the alarm and pump again). `onlyFreed`: an attempt
+   * of a job outside any queue completed, which made no other job claimable.
+   */
+  changed(onlyFreed?: boolean): void;
+  /** An attempt ended without a write: it lost its lease. */
+  lost(job: ClaimedJob, cause: LostCause, message: string): void;
+  /** An aborted executor has not returned after the grace period. */
+  stuck(job: ClaimedJob, abortedForMs: number): void;
+  /** Keeps the object alive until `promise` settles. */
+  waitUntil(promise: Promise<unknown>): void;
+  /** Milliseconds an aborted executor keeps its slot before it is called stuck. */
+  readonly abortGraceMs: number;
+}
+
+export class Dispatcher<E = unknown> {
+  /** Attempts whose executor has not returned, by job id: running, or aborted and running on. */
+  private readonly attempts = new Map<string, Attempt>();
+  /** Checkpoint records of this turn, written together. */
+  private readonly records: RecordBatch;
+  /** Starting claimed jobs: a record made now has company coming. */
+  private pumping = false;
+  /** Attempts that completed this turn, to be written together. */
+  private completions: { job: ClaimedJob; token: string; resultJson: string; checkpoints: boolean }[] = [];
+  private renewer: ReturnType<typeof setInterval> | undefined;
+  private deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  private deadlineAt = Infinity;
+  private settleBusy: (() => void) | undefined;
+  private spells = 0;
+  readonly kinds: readonly string[];
+
+  constructor(
+    private readonly host: DispatcherHost<E>,
+    private readonly executors: ExecutorRegistry<E>,
+  ) {
+    this.kinds = Object.keys(executors);
+    this.records = new RecordBatch(host.checkpoints);
+  }
+
+  /** How many times the dispatcher went from idle to busy (set up its renewal timer and keep-alive); for inspection and tests. */
+  get busySpells(): number {
+    return this.spells;
+  }
+
+  /** Whether it is idle now: no renewal timer, no keep-alive. */
+  get idle(): boolean {
+    return this.renewer === undefined;
+  }
+
+  /** Whether an attempt runs here, not yet wound up. */
+  get running(): boolean {
+    for (const attempt of this.attempts.values()) if (!attempt.ended) return true;
+    return false;
+  }
+
+  /** Slots held by aborted attempts whose executor runs on (not yet stuck). */
+  heldSlots(): number {
+    let held = 0;
+    for (const attempt of this.attempts.values()) if (attempt.ended && !attempt.stuck) held++;
+    return held;
+  }
+
+  /** Jobs whose aborted executor runs on: none of them may get a second in-process executor. */
+  busyJobIds(): string[] {
+    const ids: string[] = [];
+    for (const attempt of this.attempts.values()) if (attempt.ended) ids.push(attempt.job.id);
+    return ids;
+  }
+
+  /** Whether this process holds a live (not wound-up) attempt of the job. */
+  holds(jobId: string): boolean {
+    const attempt = this.attempts.get(jobId);
+    return attempt !== undefined && !attempt.ended;
+  }
+
+  /**
+   * Whether the last pump left no due job of its kinds waiting, and nothing since could have added one
+   * (`lookAgain`): a job enqueued now may start at once without passing one that waits, and a slot
+   * freed by a completion has nobody to take it.
+   */
+  get caughtUp(): boolean {
+    return this.allSeen;
+  }
+
+  private allSeen = false;
+
+  /** Something may have made a job claimable (an enqueue, a retry, a queue's next head): the next pump reads. */
+  lookAgain(): void {
+    this.allSeen = false;
+  }
+
+  /**
+   * Claims every due job it may (pause, concurrency, queue heads) and starts it. `onlyIfBehind`: only a
+   * slot came free since the last pump, which need not read again when it left nothing waiting.
+   */
+  pump(onlyIfBehind = false): void {
+    if (this.kinds.length === 0 || (onlyIfBehind && this.allSeen)) return;
+    this.pumping = true;
+    try {
+      this.pumpClaims();
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  private pumpClaims(): void {
+    for (;;) {
+      const seqs = new Map<string, number>();
+      const seen = { all: false };
+      const claimed = this.host.store.claimDue({
+        kinds: this.kinds,
+        excludeKinds: [],
+        excludeIds: this.busyJobIds(),
+        heldSlots: this.heldSlots(),
+        max: MAX_CLAIM,
+        leaseMs: DISPATCH_LEASE_MS,
+        maxBytes: Infinity,
+        holder: "lane",
+      }, seqs, seen);
+      this.allSeen = seen.all;
+      for (const job of claimed) this.start(job, seqs.get(job.id)!);
+      if (claimed.length < MAX_CLAIM) return;
+    }
+  }
+
+  /** Aborts the in-process attempt of a job, if any (`lostCause`: why, when the attempt lost its lease). */
+  abort(jobId: string, cause: AbortCause, lostCause: LostCause = "expired"): boolean {
+    const attempt = this.attempts.get(jobId);
+    if (!attempt || attempt.ended) return false;
+    this.abortAttempt(attempt, cause, lostCause);
+    return true;
+  }
+
+  /** Aborts every in-process attempt whose lease is no longer its own (recovered, superseded, settled). */
+  reconcile(): void {
+    for (const attempt of this.attempts.values()) {
+      if (attempt.ended) continue;
+      const lease = this.host.store.leaseOf(attempt.job.id);
+      if (!lease) this.abortAttempt(attempt, "lost", "recovered");
+      else if (lease.token !== attempt.token) this.abortAttempt(attempt, "lost", "superseded");
+      else if (lease.until <= this.host.clock.now()) this.abortAttempt(attempt, "lost", "expired");
+    }
+  }
+
+  /** Fires the attempt's signal, then winds it up at once; the executor keeps its slot until it returns. */
+  private abortAttempt(attempt: Attempt, cause: AbortCause, lostCause: LostCause = "expired"): void {
+    if (attempt.cause !== null || attempt.ended) return;
+    attempt.cause = cause;
+    attempt.controller.abort(new AbortError(cause, attempt.job));
+    this.end(attempt, { ok: false, error: attempt.controller.signal.reason }, lostCause);
+    if (!attempt.returned) {
+      const abortedAt = Date.now();
+      setTimeout(() => {
+        if (attempt.returned) return;
+        attempt.stuck = true;
+        this.host.stuck(attempt.job, Date.now() - abortedAt);
+        this.host.changed();
+        this.idleIfDone();
+      }, this.host.abortGraceMs);
+    }
+  }
+
+  /** Starts a claimed job: by a pump, or one its lane has just inserted running (`LaneStore.insertStarted`). */
+  start(job: ClaimedJob, seq: number): void {
+    const deadline = Date.now() + job.timeoutMs;
+    const attempt: Attempt = {
+      job, seq, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false, recorded: false, steps: null,
+    };
+    if (this.renewer === undefined) this.busy();
+    this.attempts.set(job.id, attempt);
+    if (this.deadlineTimer === undefined || deadline < this.deadlineAt) this.armDeadline(deadline);
+    const context = executorContext<E>(
+      { signal: attempt.controller.signal, job: withoutToken(job), attempt: job.attempts, env: this.host.env },
+      () => (attempt.steps ??= durableSteps(this.recorder(attempt))),
+    );
+    let running: unknown;
+    try {
+      running = this.executors[job.kind]!(job.payload, context);
+    } catch (error) {
+      this.returned(attempt, { ok: false, error });
+      return;
+    }
+    Promise.resolve(running).then(
+      (value) => this.returned(attempt, { ok: true, value }),
+      (error: unknown) => this.returned(attempt, { ok: false, error }),
+    );
+  }
+
+  /**
+   * What an attempt's steps write through: the fence with its current token. A refusal of the fence
+   * aborts the attempt (as lost, or cancelled), so it writes nothing more.
+   */
+  private recorder(attempt: Attempt): AttemptRecorder {
+    const { checkpoints } = this.host;
+    const { id, lease } = attempt.job;
+    const landed = (result: Result<null>) => {
+      if (result.ok) attempt.recorded = true;
+      return result;
+    };
+    return {
+      // A job's first claim (generation 1) follows no attempt: nothing can have been recorded yet.
+      recorded: () => (lease.generation === 1 ? new Map() : checkpoints.recorded(id, lease.generation)),
+      save: (name, json) => {
+        const record = { id, seq: attempt.seq, token: attempt.token, name, json };
+        // Alone, an attempt writes at once; among others (or those a pump is starting), its record joins
+        // theirs at the end of the turn, and so, when their executors return together, do their completions.
+        return this.attempts.size === 1 && !this.pumping ? landed(checkpoints.record(record)) : this.records.add(record).then(landed);
+      },
+      progress: (progressJson) => checkpoints.progress(id, attempt.token, progressJson),
+      over: () => (attempt.ended ? reasonOf(attempt) : null),
+      refused: (error) => {
+        if (error.code === "job_cancelled") this.abortAttempt(attempt, "cancelled");
+        else if (error.code in LOST_CAUSES || error.code === "job_not_found") this.abortAttempt(attempt, "lost", LOST_CAUSES[error.code] ?? "settled");
+        else return QueueError.from(error);
+        return reasonOf(attempt);
+      },
+    };
+  }
+
+  /** The executor returned: its answer ends the attempt unless an abort already did; its slot is free. */
+  private returned(attempt: Attempt, ended: Ended): void {
+    attempt.returned = true;
+    const wasAborted = attempt.ended;
+    this.end(attempt, ended);
+    if (this.attempts.get(attempt.job.id) === attempt) this.attempts.delete(attempt.job.id);
+    if (wasAborted) this.host.changed(); // its slot, and its job, are free again
+    this.idleIfDone();
+  }
+
+  /** The one end of an attempt, whichever comes first: the executor's answer, or an abort. */
+  private end(attempt: Attempt, ended: Ended, lostCause: LostCause = "expired"): void {
+    if (attempt.ended) return; // a late answer after an abort is nobody's business
+    attempt.ended = true;
+    try {
+      this.windUp(attempt, ended, lostCause);
+    } catch (error) {
+      // A bug, not an outcome: the lease runs out and the alarm recovers the job.
+      log({ event: "dispatcher.wind_up_failed", lane: this.host.store.lane, jobId: attempt.job.id, message: String(error) });
+    }
+  }
+
+  /**
+   * Timeouts share one timer, set for the earliest deadline and moved only when an earlier one
+   * arrives; when it fires it aborts what is overdue and sets itself for the next deadline.
+   */
+  private armDeadline(at: number): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineAt = at;
+    this.deadlineTimer = setTimeout(() => this.expireDeadlines(), Math.max(0, at - Date.now()));
+  }
+
+  private expireDeadlines(): void {
+    this.deadlineTimer = undefined;
+    const now = Date.now();
+    let next = Infinity;
+    for (const attempt of [...this.attempts.values()]) {
+      if (attempt.ended) continue;
+      if (attempt.deadline <= now) this.abortAttempt(attempt, "timeout");
+      else next = Math.min(next, attempt.deadline);
+    }
+    if (next !== Infinity) this.armDeadline(next);
+  }
+
+  /**
+   * While anything runs in process: one renewal timer, and one promise handed to `waitUntil`, which
+   * keeps the object in memory until the last executor returns (not one per attempt: they are cheap
+   * to hold but not free to register).
+   */
+  private busy(): void {
+    this.spells++;
+    this.renewer = setInterval(() => this.renewAll(), RENEW_EVERY_MS);
+    this.host.waitUntil(new Promise<void>((resolve) => (this.settleBusy = resolve)));
+  }
+
+  /**
+   * Idle once no executor but stuck ones has run for `DISPATCH_IDLE_AFTER_MS`: the renewal timer and
+   * the keep-alive outlive the last attempt a little, so that jobs coming one after another (a serial
+   * queue; an edge app posting one job per request, each started at once) share one busy spell
+   * instead of setting both up per job. One timer per quiet spell, moved on while jobs keep coming.
+   */
+  private idleIfDone(): void {
+    this.lastEnd = Date.now();
+    if (this.idleTimer === undefined && this.renewer !== undefined) this.idleIn(DISPATCH_IDLE_AFTER_MS);
+  }
+
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+  private lastEnd = 0;
+
+  private idleIn(ms: number): void {
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      for (const attempt of this.attempts.values()) if (!attempt.stuck) return; // its return sets the timer again
+      const quiet = Date.now() - this.lastEnd;
+      if (quiet < DISPATCH_IDLE_AFTER_MS) return this.idleIn(DISPATCH_IDLE_AFTER_MS - quiet);
+      clearInterval(this.renewer);
+      clearTimeout(this.deadlineTimer);
+      this.renewer = undefined;
+      this.deadlineTimer = undefined;
+      this.settleBusy?.();
+      this.settleBusy = undefined;
+    }, ms);
+  }
+
+  /** Records the one outcome of an attempt through the fence, or nothing if it lost its lease. */
+  private windUp(attempt: Attempt, ended: Ended, lostCause: LostCause): void {
+    const { job } = attempt;
+    const { store } = this.host;
+    let onlyFreed = false;
+    if (attempt.cause === "lost") {
+      this.host.lost(job, lostCause, "lease lost while the executor ran");
+      return;
+    }
+    try {
+      let written: Result<unknown> | null;
+      if (attempt.cause === "cancelled") {
+        const settled = store.settleCancelledAttempt(job.id, attempt.token);
+        written = settled ? { ok: true, value: settled } : null;
+      } else if (attempt.cause === "timeout") {
+        written = store.fail(job.id, attempt.token, `timed out after ${job.timeoutMs} ms`, true, null);
+      } else if (ended.ok) {
+        const result = serializeJson(ended.value, "result");
+        if (result.ok) {
+          // Written with the others of this turn by `settleCompletions`, in one statement.
+          // Checkpoints only come from an earlier attempt, or from this one's steps.
+          const checkpoints = job.lease.generation > 1 || attempt.recorded;
+          this.completions.push({ job, token: attempt.token, resultJson: result.value, checkpoints });
+          written = null;
+          onlyFreed = job.queue === null; // a queue's next job becomes its head: that one may be claimed
+        } else {
+          written = store.fail(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
+        }
+      } else {
+        const error = ended.error instanceof Error ? ended.error : new Error(String(ended.error));
+        const retry = !(error instanceof NonRetryableError);
+        const retryAfterMs = error instanceof RetryAfterError ? Math.max(0, Math.floor(error.retryAfterMs)) : null;
+        // Capped like a pull consumer's message: it is kept in `error` and in each of `errors`.
+        const message = (error.message || error.name).slice(0, MAX_ERROR_MESSAGE_CHARS);
+        written = store.fail(job.id, attempt.token, message, retry, retryAfterMs);
+      }
+      if (written) this.reportIfLost(job, written);
+    } finally {
+      this.host.changed(onlyFreed);
+    }
+  }
+
+  /**
+   * Writes the completions of this turn: one statement for all; each one the fence refused goes
+   * again alone, to learn why (an attempt that lost its lease writes nothing: it is counted lost).
+   */
+  settleCompletions(): void {
+    if (this.completions.length === 0) return;
+    const batch = this.completions;
+    this.completions = [];
+    const settled = this.host.store.completeBatch(batch.map(({ job, token, resultJson, checkpoints }) => ({ id: job.id, token, resultJson, checkpoints })));
+    for (const { job, token, resultJson } of batch) {
+      if (!settled.has(job.id)) this.reportIfLost(job, this.host.store.complete(job.id, token, resultJson));
+    }
+  }
+
+  /** A write the fence refused because the lease is no longer this attempt's: the attempt is lost. */
+  private reportIfLost(job: ClaimedJob, written: Result<unknown>): void {
+    if (written.ok) return;
+    const cause = LOST_CAUSES[written.error.code];
+    if (cause) this.host.lost(job, cause, written.error.message);
+  }
+
+  /**
+   * Renews the lease of every attempt in process (one statement each, each a new token). An attempt
+   * whose renewal is refused has lost its lease, or its job was cancelled: its signal fires.
+   */
+  renewAll(): void {
+    for (const attempt of this.attempts.values()) {
+      if (attempt.ended) continue;
+      const renewed = this.host.store.renew(attempt.job.id, attempt.token, DISPATCH_LEASE_MS);
+      if (renewed.ok) attempt.token = renewed.value.token;
+      else if (renewed.error.code === "job_cancelled") this.abortAttempt(attempt, "cancelled");
+      else this.abortAttempt(attempt, "lost", LOST_CAUSES[renewed.error.code] ?? "expired");
+    }
+    this.host.changed();
+  }
+}
+
+/** Why an ended attempt's writes are refused: its signal's reason, or (its executor returned) that it is over. */
+function reasonOf(attempt: Attempt): Error {
+  const reason: unknown = attempt.controller.signal.reason;
+  return reason instanceof Error ? reason : new Error(`the attempt of job ${attempt.job.id} is over`);
+}

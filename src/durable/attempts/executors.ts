@@ -1,0 +1,68 @@
+/** Executors: the functions a user registers, by kind, to run a lane's jobs in process. */
+import type { ErrorCode } from "../../shared/errors.js";
+import type { ClaimedJob, Job, Json } from "../../shared/job.js";
+import type { LostCause } from "../../shared/log.js";
+import type { SwitchyardEnv } from "../env.js";
+
+export interface ExecutorContext<E = SwitchyardEnv> {
+  /** Fires on cancel, on `timeoutMs`, and when the attempt loses its lease. Honour it. */
+  signal: AbortSignal;
+  job: Job;
+  /** 1 for the first attempt. */
+  attempt: number;
+  env: E;
+  /**
+   * A durable step: the value an earlier attempt of this job recorded under `name`, without running
+   * `fn`; else runs `fn`, records its result (JSON, at most 128 KiB) through the fence, and returns it
+   * as every later attempt will see it (through JSON). A record the fence refuses aborts the attempt
+   * as lost: its signal fires and the step rejects with the signal's reason. `name` follows API.md's
+   * name pattern; the job's checkpoints are deleted when it completes.
+   */
+  step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
+  /** The job's checkpoints, read and written directly (`step` is built on them). */
+  checkpoints: Checkpoints;
+  /** Reports the job's progress (any JSON, at most 16 KiB) through the fence, keeping the lease; refused like a step's record. */
+  progress(value: unknown): Promise<void>;
+}
+
+/** The checkpoints of the job as its attempt sees them (API.md "Checkpoints"). */
+export interface Checkpoints {
+  /** What this attempt and the earlier ones recorded, name → value. */
+  load(): Promise<Record<string, Json>>;
+  /**
+   * Records `value` under `name` for this attempt, through the fence. Rejects with `payload_too_large`
+   * (over 128 KiB) or `checkpoint_limit` (past 1,000 names or 1 MiB per job), recording nothing; a
+   * refusal of the fence aborts the attempt as lost and rejects with the signal's reason.
+   */
+  save(name: string, value: unknown): Promise<void>;
+}
+
+/** Runs one attempt of a job. Its return value (JSON) is the job's result; a throw fails the attempt. */
+export type Executor<E = SwitchyardEnv> = (payload: any, ctx: ExecutorContext<E>) => unknown;
+
+export type ExecutorRegistry<E = SwitchyardEnv> = Readonly<Record<string, Executor<E>>>;
+
+export { NonRetryableError, RetryAfterError } from "../../shared/executor-errors.js";
+
+/** Why an in-process attempt's signal fired. */
+export type AbortCause = "cancelled" | "timeout" | "lost";
+
+export type { Json };
+
+/** The fence's refusals that mean an attempt lost its lease, and what to call the loss. */
+export const LOST_CAUSES: Partial<Record<ErrorCode, LostCause>> = {
+  lease_superseded: "superseded",
+  lease_expired: "expired",
+  job_settled: "settled",
+};
+
+/** The reason an attempt's signal carries. */
+export class AbortError extends Error {
+  override name = "AbortError";
+  constructor(
+    readonly abortCause: AbortCause,
+    job: Job | ClaimedJob,
+  ) {
+    super(`attempt of job ${job.id} aborted: ${abortCause}`);
+  }
+}

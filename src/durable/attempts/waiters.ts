@@ -1,0 +1,138 @@
+/**
+ * Long-poll claims (API.md "Pull consumers", `waitMs`): a claim that finds nothing claimable waits
+ * here as a promise, and the lane's flush (wake.ts: the same flush that starts in-process executors,
+ * after every transition and every alarm) answers the waiters in arrival order the moment a job is
+ * claimable for one. Nothing polls: a held claim costs no CPU until a flush, and the only timer is
+ * one for the earliest deadline, at which a waiter is answered `{"jobs": []}`.
+ *
+ * A client that goes away cannot be seen from inside the object (an RPC caller's cancellation does
+ * not reach the callee), so the front worker tells the lane (`abandon`) when the HTTP request is
+ * aborted: a waiter still held is dropped and claims nothing; one answered in the moment before has
+ * its jobs released at once (their attempts given back). Where no one tells the lane, a job claimed
+ * for a waiter whose connection died is never lost: it runs out its lease and is recovered.
+ */
+import { ABANDONED_CLAIM_MEMORY, MAX_CLAIM_WAITERS } from "../../shared/defaults.js";
+import type { ClaimedJob } from "../../shared/job.js";
+
+/** What one held claim asks for: the claim of API.md without its `waitMs`. */
+export interface ClaimAsk {
+  kinds: readonly string[] | null;
+  max: number;
+  leaseMs: number;
+}
+
+interface Waiter<J> {
+  ask: ClaimAsk;
+  /** The front worker's name for this claim (null: the caller cannot abandon it, e.g. over RPC). */
+  hold: string | null;
+  /** Real time (timers run on real time, whatever the lane's clock says). */
+  deadline: number;
+  answer(jobs: J[]): void;
+}
+
+export interface WaitersHost<J> {
+  /** The lane's claim for a pull consumer: the same statement as an immediate claim. */
+  claim(ask: ClaimAsk): J[];
+  /** Gives a job back through the fence (an abandoned answer); a miss changes nothing. */
+  release(id: string, token: string): void;
+}
+
+export class Waiters<J extends ClaimedJob> {
+  /** Held claims in arrival order. */
+  private queue: Waiter<J>[] = [];
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private timerAt = Infinity;
+  /** The leases of the last answered holds, oldest first, in case their client turns out to be gone. */
+  private readonly answered = new Map<string, { id: string; token: string }[]>();
+
+  constructor(private readonly host: WaitersHost<J>) {}
+
+  get size(): number {
+    return this.queue.length;
+  }
+
+  /** Holds a claim until a flush answers it or `waitMs` passes; null when the lane holds as many as it may. */
+  hold(ask: ClaimAsk, waitMs: number, hold: string | null): Promise<J[]> | null {
+    if (this.queue.length >= MAX_CLAIM_WAITERS) return null;
+    if (hold !== null && this.queue.some((w) => w.hold === hold)) return null;
+    const deadline = Date.now() + waitMs;
+    return new Promise((answer) => {
+      this.queue.push({ ask, hold, deadline, answer });
+      if (deadline < this.timerAt) this.arm(deadline);
+    });
+  }
+
+  /**
+   * Answers every held claim that can be answered now, oldest first. Kinds a claim found nothing of
+   * are not asked again in this pass, so a flush costs a claim statement per distinct ask, not per
+   * waiter, when nothing is claimable.
+   */
+  answer(): void {
+    if (this.queue.length === 0) return;
+    const emptyKinds = new Set<string>();
+    const answered = new Set<Waiter<J>>();
+    for (const waiter of this.queue) {
+      const { kinds } = waiter.ask;
+      if (kinds !== null && kinds.every((k) => emptyKinds.has(k))) continue;
+      const jobs = this.host.claim(waiter.ask);
+      if (jobs.length === 0) {
+        if (kinds === null) break; // nothing of any kind: nobody after it gets anything either
+        for (const kind of kinds) emptyKinds.add(kind);
+        continue;
+      }
+      answered.add(waiter);
+      if (waiter.hold !== null) this.remember(waiter.hold, jobs);
+      waiter.answer(jobs);
+    }
+    if (answered.size > 0) this.queue = this.queue.filter((w) => !answered.has(w));
+    if (this.queue.length === 0) this.disarm();
+  }
+
+  /**
+   * The client of `hold` went away: a held claim is dropped (it claims nothing); one answered a moment
+   * ago has its jobs released. Returns how many jobs it released.
+   */
+  abandon(hold: string): number {
+    const waiter = this.queue.find((w) => w.hold === hold);
+    if (waiter) {
+      this.queue = this.queue.filter((w) => w !== waiter);
+      waiter.answer([]);
+      if (this.queue.length === 0) this.disarm();
+      return 0;
+    }
+    const leases = this.answered.get(hold) ?? [];
+    this.answered.delete(hold);
+    for (const { id, token } of leases) this.host.release(id, token);
+    return leases.length;
+  }
+
+  private remember(hold: string, jobs: J[]): void {
+    this.answered.set(hold, jobs.map((j) => ({ id: j.id, token: j.lease.token })));
+    if (this.answered.size > ABANDONED_CLAIM_MEMORY) this.answered.delete(this.answered.keys().next().value!);
+  }
+
+  /** One timer, for the earliest deadline; when it fires it answers what is due and sets itself again. */
+  private arm(at: number): void {
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    this.timer = setTimeout(() => this.expire(), Math.max(0, at - Date.now()));
+  }
+
+  private disarm(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.timerAt = Infinity;
+  }
+
+  private expire(): void {
+    this.timer = undefined;
+    this.timerAt = Infinity;
+    const now = Date.now();
+    const due = this.queue.filter((w) => w.deadline <= now);
+    this.queue = this.queue.filter((w) => w.deadline > now);
+    for (const waiter of due) waiter.answer([]);
+    let next = Infinity;
+    for (const waiter of this.queue) next = Math.min(next, waiter.deadline);
+    if (next !== Infinity) this.arm(next);
+  }
+}

@@ -1,0 +1,33 @@
+/** An enqueue request with every default applied: the job's spec, whose fields (but `runAt`) are its identity. */
+import {
+  DEFAULT_BACKOFF_BASE_MS,
+  DEFAULT_BACKOFF_MAX_MS,
+  DEFAULT_MAX_ATTEMPTS,
+  DEFAULT_MAX_RECOVERIES,
+  DEFAULT_RECOVERY_WINDOW_MS,
+  DEFAULT_TIMEOUT_MS,
+} from "../../shared/defaults.js";
+import { ok, type Result } from "../../shared/errors.js";
+import { serializeJson } from "../../shared/json.js";
+import type { EnqueueRequest } from "../../shared/schemas.js";
+import type { JobSpec } from "../store/job-row.js";
+
+/** The spec of a validated request; a payload too large (or not JSON) is refused. */
+export function toSpec(request: EnqueueRequest, now: number, newId: () => string): Result<JobSpec> {
+  const payload = serializeJson(request.payload, "payload");
+  if (!payload.ok) return payload;
+  return ok({
+    id: request.id ?? newId(),
+    kind: request.kind,
+    payload: payload.value,
+    queue: request.queue ?? null,
+    priority: request.priority ?? 0,
+    runAt: request.runAt ?? now + (request.delayMs ?? 0),
+    maxAttempts: request.maxAttempts ?? DEFAULT_MAX_ATTEMPTS,
+    backoffBaseMs: request.backoff?.baseMs ?? DEFAULT_BACKOFF_BASE_MS,
+    backoffMaxMs: request.backoff?.maxMs ?? DEFAULT_BACKOFF_MAX_MS,
+    timeoutMs: request.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    maxRecoveries: request.recovery?.maxRecoveries ?? DEFAULT_MAX_RECOVERIES,
+    recoveryWindowMs: request.recovery?.windowMs ?? DEFAULT_RECOVERY_WINDOW_MS,
+  });
+}

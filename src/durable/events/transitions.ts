@@ -1,0 +1,76 @@
+/**
+ * The transition log of a lane: every change of a job's state, told once the write is durable, as a
+ * log line, to the `onTransition` hook, and to whoever else listens (events).
+ */
+import { log, type TransitionEvent } from "../../shared/log.js";
+import type { Transition } from "../store/job-store.js";
+
+export interface TransitionLogOptions {
+  lane: string;
+  /** One JSON log line per transition. */
+  log: boolean;
+  onTransition?: ((event: TransitionEvent) => void) | undefined;
+  /** Waits until every write so far is durable (`ctx.storage.sync()`). */
+  durable: () => Promise<void>;
+  now: () => number;
+}
+
+export class TransitionLog {
+  /** Transitions written but not yet known durable, so not yet told. */
+  private unannounced: TransitionEvent[] = [];
+  private readonly listeners = new Set<(event: TransitionEvent) => void>();
+
+  constructor(private readonly options: TransitionLogOptions) {}
+
+  /** Whether anyone listens: when nobody does, the store is not asked to describe its transitions. */
+  get wanted(): boolean {
+    return this.options.log || this.options.onTransition !== undefined || this.listeners.size > 0;
+  }
+
+  /** Adds a listener (told after the log and the hook); returns its removal. */
+  listen(listener: (event: TransitionEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** A transition was written (not yet durable). */
+  record(t: Transition): void {
+    this.unannounced.push({
+      event: "job.transition",
+      lane: this.options.lane,
+      jobId: t.job.id,
+      kind: t.job.kind,
+      from: t.from,
+      to: t.to,
+      outcome: t.job.outcome,
+      attempt: t.job.attempts,
+      generation: t.job.generation,
+      durationMs: t.durationMs,
+      at: this.options.now(),
+    });
+    // Told only once the write is durable: a crash before the commit must not leave a line (or a hook
+    // call) for a transition that never happened. The price: a crash right after the commit can lose
+    // the line instead.
+    if (this.unannounced.length === 1) void this.options.durable().then(() => this.announce());
+  }
+
+  private announce(): void {
+    const events = this.unannounced;
+    this.unannounced = [];
+    for (const event of events) {
+      if (this.options.log) log(event);
+      this.tell("onTransition", this.options.onTransition, event);
+      for (const listener of this.listeners) this.tell("onTransition", listener, event);
+    }
+  }
+
+  /** Calls a hook; a throw is logged, never fatal. */
+  tell<E extends { jobId: string }>(hook: "onTransition" | "onLost", listener: ((event: E) => void) | undefined, event: E): void {
+    if (!listener) return;
+    try {
+      listener(event);
+    } catch (error) {
+      log({ event: "lane.hook_failed", lane: this.options.lane, hook, jobId: event.jobId, message: String(error) });
+    }
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * Failing a lane whose downstream is gone for good (API.md `POST /v1/lanes/{lane}/fail`): up to
+ * `FAIL_LANE_BATCH` queued and running jobs settle `failed` with the operator's reason in one
+ * transaction — running ones first, then queued ones in enqueue order. A completing job finishes its
+ * delivery. The lane aborts the in-process attempts of the jobs this settled.
+ *
+ * A failed job's lease token is cleared, so that its holder hears `job_settled` whatever it says
+ * next (with its token still on the row, a repeated `fail` would read as the holder's own). A
+ * running job whose cancellation was already requested settles `cancelled`, as that request
+ * promised, and is not among the failed.
+ */
+import type { Clock } from "../../shared/clock.js";
+import type { JobState } from "../../shared/job.js";
+import { SUBJECT_COLUMNS, type SubjectRow } from "../store/job-row.js";
+import type { StoreOptions } from "../store/job-store.js";
+
+/**
+ * Running jobs, in enqueue order: the few of them, from `jobs_lease`, sorted. Named, since the
+ * planner would otherwise walk every job in seq order to find them. ?1 limit.
+ */
+export const RUNNING_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs INDEXED BY jobs_lease WHERE state = 'running' ORDER BY seq LIMIT +?1`;
+
+/** Queued jobs in enqueue order, on `jobs_queued`. ?1 limit. */
+export const QUEUED_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT +?1`;
+
+/** Settles the given queued or running jobs `failed`. ?1 JSON array of seqs, ?2 state (completing or settled), ?3 error, ?4 settled at, ?5 now. */
+const FAIL_JOBS_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed', error = ?3, lease_token = NULL, settled_at = ?4, updated_at = ?5
+  WHERE seq IN (SELECT value FROM json_each(?1)) AND state IN ('queued', 'running')
+  RETURNING ${SUBJECT_COLUMNS}`;
+
+/** Settles the given cancel-requested running jobs `cancelled`. ?1 JSON array of seqs, ?2 state, ?3 settled at, ?4 now. */
+const CANCEL_JOBS_SQL = `UPDATE jobs SET state = ?2, outcome = 'cancelled', settled_at = ?3, updated_at = ?4
+  WHERE seq IN (SELECT value FROM json_each(?1)) AND state = 'running' AND cancel_requested = 1
+  RETURNING ${SUBJECT_COLUMNS}`;
+
+type Candidate = { seq: number; id: string; cancel_requested: number };
+
+export interface LaneFailed {
+  /** Jobs settled `failed`: running ones first, then queued ones, each in enqueue order. */
+  failed: string[];
+  /** The running jobs this settled, and how: an in-process attempt of one is to be aborted. */
+  running: { id: string; outcome: "failed" | "cancelled" }[];
+}
+
+export class LaneFailure {
+  private readonly sql: SqlStorage;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly clock: Clock,
+    private readonly options: Pick<StoreOptions, "deliverOutcomes" | "transitions">,
+  ) {
+    this.sql = storage.sql;
+  }
+
+  /** Settles at most `limit` queued and running jobs `failed` with `reason`. */
+  fail(reason: string, limit: number): LaneFailed {
+    const now = this.clock.now();
+    const to: JobState = this.options.deliverOutcomes ? "completing" : "settled";
+    const settledAt = to === "settled" ? now : null;
+    return this.storage.transactionSync(() => {
+      const running = this.sql.exec<Candidate>(RUNNING_TO_FAIL_SQL, limit).toArray();
+      const queued = running.length < limit ? this.sql.exec<Candidate>(QUEUED_TO_FAIL_SQL, limit - running.length).toArray() : [];
+      const cancelling = running.filter((job) => job.cancel_requested === 1);
+      const failing = [...running.filter((job) => job.cancel_requested === 0), ...queued];
+      const seqs = (jobs: Candidate[]) => JSON.stringify(jobs.map((job) => job.seq));
+      const changed = [
+        ...(failing.length > 0 ? this.sql.exec<SubjectRow>(FAIL_JOBS_SQL, seqs(failing), to, reason, settledAt, now).toArray() : []),
+        ...(cancelling.length > 0 ? this.sql.exec<SubjectRow>(CANCEL_JOBS_SQL, seqs(cancelling), to, settledAt, now).toArray() : []),
+      ];
+      const wasRunning = new Set(running.map((job) => job.id));
+      const sink = this.options.transitions;
+      if (sink?.wanted) {
+        for (const row of changed) {
+          const from: JobState = wasRunning.has(row.id) ? "running" : "queued";
+          sink.record({ job: row, from, to: row.state, durationMs: from === "running" ? now - (row.claimed_at ?? now) : null });
+        }
+      }
+      return {
+        failed: failing.map((job) => job.id),
+        running: running.map((job) => ({ id: job.id, outcome: job.cancel_requested === 1 ? ("cancelled" as const) : ("failed" as const) })),
+      };
+    });
+  }
+}

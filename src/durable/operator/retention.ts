@@ -1,0 +1,86 @@
+/**
+ * Retention (API.md "The lane"): settled jobs past their lane's horizon — `completedMs` after they
+ * settled for completed jobs, `failedMs` for failed, cancelled and interrupted ones, null keeping
+ * them — are deleted by the alarm, at most `RETENTION_BATCH` per alarm. While expired jobs remain, the
+ * retention wake term is now, so the alarm comes back at once, and requests and jobs are served
+ * between two passes; once none remain, it is the next horizon (plus a little slack, so that jobs
+ * expiring together go in one pass). Sweep is the same walk with one horizon for every outcome.
+ */
+import type { Clock } from "../../shared/clock.js";
+import { RETENTION_BATCH, RETENTION_SLACK_MS } from "../../shared/defaults.js";
+import { OUTCOMES, type Outcome, type Retention } from "../../shared/job.js";
+import { deleteJobs, type DeletedJob } from "../store/deletion.js";
+
+/** The settled jobs of one outcome settled before a cutoff, oldest first, on `jobs_settled_by_outcome`. */
+const settledBefore = (outcome: Outcome, cutoff: string) => `SELECT * FROM (SELECT seq, id, settled_at FROM jobs
+  WHERE state = 'settled' AND outcome = '${outcome}' AND settled_at < ${cutoff} ORDER BY settled_at, seq LIMIT +?5)`;
+
+/**
+ * Settled jobs settled before their outcome's cutoff, oldest first (then in enqueue order): ?1 completed, ?2 failed,
+ * ?3 cancelled, ?4 interrupted (null: none of that outcome), ?5 limit. One range per outcome, merged.
+ */
+export const EXPIRED_SQL = `SELECT seq, id FROM (
+  ${settledBefore("completed", "?1")} UNION ALL ${settledBefore("failed", "?2")}
+  UNION ALL ${settledBefore("cancelled", "?3")} UNION ALL ${settledBefore("interrupted", "?4")}
+) ORDER BY settled_at, seq LIMIT +?5`;
+
+const oldest = (outcome: Outcome) =>
+  `(SELECT settled_at FROM jobs WHERE state = 'settled' AND outcome = '${outcome}' ORDER BY settled_at LIMIT 1) AS ${outcome}`;
+
+/** When the oldest settled job of each outcome settled (null: none), in one statement. */
+export const OLDEST_SETTLED_SQL = `SELECT ${oldest("completed")}, ${oldest("failed")}, ${oldest("cancelled")}, ${oldest("interrupted")}`;
+
+type Cutoffs = [completed: number | null, failed: number | null, cancelled: number | null, interrupted: number | null];
+
+/** The cutoff of each outcome at `now`: a job settled before it has passed its horizon. */
+export function cutoffs(retention: Retention, now: number): Cutoffs {
+  const cut = (ms: number | null) => (ms === null ? null : now - ms);
+  const failed = cut(retention.failedMs);
+  return [cut(retention.completedMs), failed, failed, failed];
+}
+
+/**
+ * The retention wake term, from the instant the first settled job passes its horizon (null: never):
+ * now while any has, else that instant plus the slack.
+ */
+export function retentionWake(firstExpiry: number | null, now: number): number | null {
+  if (firstExpiry === null) return null;
+  return firstExpiry < now ? now : firstExpiry + RETENTION_SLACK_MS;
+}
+
+export class RetentionStore {
+  private readonly sql: SqlStorage;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly clock: Clock,
+  ) {
+    this.sql = storage.sql;
+  }
+
+  /** One retention pass: deletes at most `limit` jobs past their horizon, oldest first; answers how many. */
+  pass(retention: Retention, limit = RETENTION_BATCH): number {
+    return this.deleteSettled(cutoffs(retention, this.clock.now()), limit);
+  }
+
+  /** Sweep: deletes at most `limit` settled jobs settled before `before`, oldest first, whatever their outcome. */
+  sweep(before: number, limit: number): number {
+    return this.deleteSettled([before, before, before, before], limit);
+  }
+
+  /** The retention wake term (wake.ts): one statement on `jobs_settled_by_outcome`. */
+  nextPass(retention: Retention): number | null {
+    const oldestOf = this.sql.exec<Record<Outcome, number | null>>(OLDEST_SETTLED_SQL).one();
+    let first: number | null = null;
+    for (const outcome of OUTCOMES) {
+      const ms = outcome === "completed" ? retention.completedMs : retention.failedMs;
+      const settledAt = oldestOf[outcome];
+      if (settledAt !== null && ms !== null) first = Math.min(first ?? Infinity, settledAt + ms);
+    }
+    return retentionWake(first, this.clock.now());
+  }
+
+  private deleteSettled(cutoff: Cutoffs, limit: number): number {
+    return this.storage.transactionSync(() => deleteJobs(this.sql, this.sql.exec<DeletedJob>(EXPIRED_SQL, ...cutoff, limit).toArray()));
+  }
+}

@@ -1,0 +1,189 @@
+/**
+ * A lane's schedules (API.md "Schedules", DESIGN.md "What grows on the lane"): rows with
+ * `next_run_at` on an index, fired by the lane's one alarm. A fire due at T enqueues `<name>@<T>`
+ * with `runAt` T through the normal enqueue and advances `next_run_at` in the same transaction, so a
+ * fire repeated (a retried alarm, a restart between the two) is a duplicate, never a second job.
+ * Missed fires collapse: the alarm enqueues only the latest instant at or before now, then the
+ * schedule goes on from now.
+ */
+import type { Clock } from "../../shared/clock.js";
+import { latestCronFire, nextCronFire } from "../../shared/cron.js";
+import { DEFAULT_SCHEDULE_TIMEZONE, MAX_PAGE_BYTES, SCHEDULE_FIRE_BATCH } from "../../shared/defaults.js";
+import { fail, ok, type Result } from "../../shared/errors.js";
+import type { Json } from "../../shared/job.js";
+import { canonicalJson, serializeJson, utf8Length } from "../../shared/json.js";
+import { log } from "../../shared/log.js";
+import type { Schedule, ScheduledJob, SchedulePage, SchedulePut } from "../../shared/schedule.js";
+import type { EnqueueRequest, ScheduleJob, ScheduleRequest } from "../../shared/schemas.js";
+import type { JobSpec } from "../store/job-row.js";
+import type { LaneStore } from "../store/job-store.js";
+import * as Q from "./schedule-statements.js";
+import type { ScheduleRow } from "./schedule-statements.js";
+
+/** The normal enqueue, as fires use it: the lane's `toSpec` and `toSpecs` (defaults, payload) and the store's inserts. */
+export interface FireEnqueue {
+  toSpec(request: EnqueueRequest, now: number): Result<JobSpec>;
+  toSpecs(requests: readonly EnqueueRequest[], now: number): Result<JobSpec[]>;
+  readonly store: Pick<LaneStore, "insertJob" | "insertJobs">;
+}
+
+/** A bound on the JSON of one schedule beyond its job: names, numbers, keys. */
+const SCHEDULE_JSON_OVERHEAD = 1_024;
+
+/** What defines a schedule; two PUTs with equal definitions are the same schedule. */
+type Definition = Pick<ScheduleRow, "cron" | "timezone" | "every_ms" | "job" | "paused">;
+
+/** The first fire of a definition strictly after `afterMs` (null: none, or paused). */
+function firstFireAfter(def: Definition, afterMs: number): number | null {
+  if (def.paused === 1) return null;
+  if (def.every_ms !== null) return afterMs + def.every_ms;
+  return nextCronFire(def.cron!, def.timezone!, afterMs);
+}
+
+/** The latest fire at or before `now` of a schedule due at `due` (≤ now): where missed fires collapse. */
+function latestFire(row: ScheduleRow, due: number, now: number): number {
+  if (row.every_ms !== null) return due + Math.floor((now - due) / row.every_ms) * row.every_ms;
+  return Math.max(due, latestCronFire(row.cron!, row.timezone!, now) ?? due);
+}
+
+export function toSchedule(row: ScheduleRow): Schedule {
+  return {
+    name: row.name,
+    cron: row.cron,
+    everyMs: row.every_ms,
+    timezone: row.timezone,
+    job: JSON.parse(row.job) as ScheduledJob,
+    paused: row.paused === 1,
+    nextRunAt: row.next_run_at,
+    lastRunAt: row.last_run_at,
+    lastJobId: row.last_job_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export class ScheduleStore {
+  private readonly sql: SqlStorage;
+  /** The earliest next fire as last read (undefined: read it again). This store is the table's only writer. */
+  private earliest: number | null | undefined = undefined;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly clock: Clock,
+    private readonly lane: string,
+    private readonly enqueue: FireEnqueue,
+  ) {
+    this.sql = storage.sql;
+  }
+
+  /**
+   * Creates or replaces a schedule. A new or changed definition fires first at its first instant
+   * after now; a PUT of the very definition stored changes nothing (so a Worker may declare its
+   * schedules at every start without pushing their next fire back).
+   */
+  put(name: string, request: ScheduleRequest): Result<SchedulePut> {
+    const payload = serializeJson(request.job.payload, "job.payload");
+    if (!payload.ok) return payload;
+    const now = this.clock.now();
+    const def: Definition = {
+      cron: request.cron ?? null,
+      timezone: request.cron === undefined ? null : (request.timezone ?? DEFAULT_SCHEDULE_TIMEZONE),
+      every_ms: request.everyMs ?? null,
+      job: JSON.stringify(request.job),
+      paused: request.paused ? 1 : 0,
+    };
+    const existing = this.row(name);
+    if (existing && sameDefinition(existing, def)) return ok({ created: false, schedule: toSchedule(existing) });
+    const values = [name, def.cron, def.timezone, def.every_ms, def.job, def.paused, firstFireAfter(def, now), now] as const;
+    this.sql.exec(existing ? Q.REPLACE_SCHEDULE_SQL : Q.INSERT_SCHEDULE_SQL, ...values);
+    this.earliest = undefined;
+    return ok({ created: !existing, schedule: toSchedule(this.row(name)!) });
+  }
+
+  get(name: string): Result<Schedule> {
+    const row = this.row(name);
+    return row ? ok(toSchedule(row)) : this.notFound(name);
+  }
+
+  /** A page by name, after `after`: at most `limit` schedules and 4 MiB of JSON (never none while one is there). */
+  list(after: string | null, limit: number): SchedulePage {
+    const rows = this.sql.exec<ScheduleRow>(Q.SCHEDULE_PAGE_SQL, after ?? "", limit + 1).toArray();
+    const schedules: Schedule[] = [];
+    let bytes = 0;
+    for (const row of rows.slice(0, limit)) {
+      bytes += utf8Length(row.job) + SCHEDULE_JSON_OVERHEAD;
+      if (schedules.length > 0 && bytes > MAX_PAGE_BYTES) break;
+      schedules.push(toSchedule(row));
+    }
+    const more = schedules.length < rows.length;
+    return { schedules, cursor: more ? schedules.at(-1)!.name : null };
+  }
+
+  /** Deletes a schedule; the jobs it enqueued stay. */
+  delete(name: string): Result<{ deleted: true }> {
+    const deleted = this.sql.exec(Q.DELETE_SCHEDULE_SQL, name).toArray().length > 0;
+    this.earliest = undefined;
+    return deleted ? ok({ deleted: true }) : this.notFound(name);
+  }
+
+  /** The earliest next fire of an unpaused schedule: the wake's schedule term (wake.ts). */
+  nextFire(): number | null {
+    if (this.earliest === undefined) this.earliest = this.sql.exec<{ next_run_at: number }>(Q.EARLIEST_FIRE_SQL).toArray()[0]?.next_run_at ?? null;
+    return this.earliest;
+  }
+
+  /**
+   * Fires the schedules due now (at most a batch; the wake asks for the alarm again at once when more
+   * are due): their jobs enqueued as one batch, their advances as one statement, in one transaction.
+   * Answers how many fired.
+   */
+  fireDue(): number {
+    const now = this.clock.now();
+    // The remembered earliest fire: an alarm that came for other work costs no query here.
+    if ((this.nextFire() ?? Infinity) > now) return 0;
+    const fires = this.sql.exec<ScheduleRow>(Q.DUE_SCHEDULES_SQL, now, SCHEDULE_FIRE_BATCH).toArray().map((row) => {
+      const at = latestFire(row, row.next_run_at!, now);
+      const next = row.every_ms !== null ? at + row.every_ms : firstFireAfter(row, now);
+      const request: EnqueueRequest = { ...(JSON.parse(row.job) as ScheduleJob), id: `${row.name}@${at}`, runAt: at };
+      return { name: row.name, due: row.next_run_at!, at, next, request };
+    });
+    this.storage.transactionSync(() => {
+      // A batch is all or nothing: one id taken by a job of another spec refuses it all. Then each
+      // fire alone, the refused one logged; the schedule goes on all the same.
+      if (!this.enqueueAll(fires.map((f) => f.request), now)) {
+        for (const { name, request } of fires) {
+          const spec = this.enqueue.toSpec(request, now);
+          const one = spec.ok ? this.enqueue.store.insertJob(spec.value, now) : spec;
+          if (!one.ok) log({ event: "schedule.fire_failed", lane: this.lane, schedule: name, jobId: request.id!, code: one.error.code, message: one.error.message });
+        }
+      }
+      this.sql.exec(Q.ADVANCE_SCHEDULES_SQL, JSON.stringify(fires.map((f) => [f.name, f.due, f.next, f.at, f.request.id])));
+    });
+    this.earliest = undefined;
+    return fires.length;
+  }
+
+  /** The fires' jobs as one batch enqueue; false when it refused (nothing was enqueued then). */
+  private enqueueAll(requests: EnqueueRequest[], now: number): boolean {
+    const specs = this.enqueue.toSpecs(requests, now);
+    return specs.ok && this.enqueue.store.insertJobs(specs.value, now).ok;
+  }
+
+  private row(name: string): ScheduleRow | undefined {
+    return this.sql.exec<ScheduleRow>(Q.SCHEDULE_BY_NAME_SQL, name).toArray()[0];
+  }
+
+  private notFound(name: string) {
+    return fail("schedule_not_found", `no schedule ${name} in lane ${this.lane}`);
+  }
+}
+
+function sameDefinition(row: ScheduleRow, def: Definition): boolean {
+  return (
+    row.cron === def.cron &&
+    row.timezone === def.timezone &&
+    row.every_ms === def.every_ms &&
+    row.paused === def.paused &&
+    canonicalJson(JSON.parse(row.job) as Json) === canonicalJson(JSON.parse(def.job) as Json)
+  );
+}

@@ -1,0 +1,51 @@
+/**
+ * The lane's counts and lifetime stats: one row of `lane_counts`, kept by the triggers of migration 6
+ * in the same statement as every job row they follow (insert, change of state or outcome, delete),
+ * so reading them costs one row at any number of jobs. The one stat no row can tell, an in-process
+ * attempt that lost its lease, is counted here by the lane.
+ */
+import type { Counts, LaneStats } from "../../shared/job.js";
+
+/** The counts of jobs now: by state, settled jobs by outcome. */
+const COUNTS_SQL = `SELECT queued, running, completing, completed, failed, cancelled, interrupted FROM lane_counts WHERE id = 1`;
+
+/** The lifetime stats. */
+const STATS_SQL = `SELECT total_enqueued AS enqueued, total_claimed AS claimed, total_completed AS completed, total_failed AS failed,
+  total_cancelled AS cancelled, total_interrupted AS interrupted, total_retried AS retried, total_recovered AS recovered, total_lost AS lost
+  FROM lane_counts WHERE id = 1`;
+
+/** One in-process attempt lost its lease. */
+const COUNT_LOST_SQL = `UPDATE lane_counts SET total_lost = total_lost + 1 WHERE id = 1`;
+
+/** The earliest runAt of a queued job, on `jobs_run_at` (the lane compares it with now). */
+export const EARLIEST_QUEUED_RUN_AT_SQL = `SELECT run_at FROM jobs WHERE state = 'queued' ORDER BY run_at LIMIT 1`;
+
+export class LaneCounts {
+  private readonly sql: SqlStorage;
+
+  constructor(storage: DurableObjectStorage) {
+    this.sql = storage.sql;
+  }
+
+  counts(): Counts {
+    return { ...this.sql.exec<Counts>(COUNTS_SQL).one() };
+  }
+
+  stats(): LaneStats {
+    return { ...this.sql.exec<LaneStats>(STATS_SQL).one() };
+  }
+
+  countLost(): void {
+    this.sql.exec(COUNT_LOST_SQL);
+  }
+
+  /**
+   * The runAt of the longest-waiting queued job that is due at `now` (null: none is due): how far
+   * behind the lane is. Any queued job counts, a paused lane's and one behind its queue's head too:
+   * each is a job that could have run by now and has not.
+   */
+  oldestDueAt(now: number): number | null {
+    const at = this.sql.exec<{ run_at: number }>(EARLIEST_QUEUED_RUN_AT_SQL).toArray()[0]?.run_at;
+    return at !== undefined && at <= now ? at : null;
+  }
+}

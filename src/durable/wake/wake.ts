@@ -1,0 +1,235 @@
+/**
+ * The lane's wake, in one place (DESIGN.md "One alarm per lane"): the terms it is computed from, the
+ * coalesced flush that follows every transition, and the re-arm of the one stored alarm.
+ *
+ * The stored alarm is what the platform will fire (`armedAt` remembers it); the computed wake is
+ * what the rows ask for now. Invariant (tested by a property test): whenever the lane holds work that
+ * is due or will be, the stored alarm exists and is no later than the computed wake. The re-arm
+ * keeps exactly that and no more: it writes the alarm only when the wake is earlier than the stored
+ * alarm (or none is stored). An alarm earlier than needed is harmless — it fires, finds nothing due,
+ * and the flush that ends it stores the wake of that moment — while moving it later on every claim
+ * (each lease expires a little later than the last) would cost an alarm write per job (issue 10).
+ */
+import type { WakeRows } from "./reads.js";
+
+/** Every term of the wake; each is an instant (now, or later) or null (nothing to do for it). */
+export interface WakeTerms {
+  /** An outcome recorded and not in hand for delivery: now. */
+  undelivered: number | null;
+  /** The earliest lease expiry of a running job: its recovery. */
+  leaseExpiry: number | null;
+  /** A cancellation of an in-process job whose attempt this process does not hold: now, to wind it up. */
+  cancelWindUp: number | null;
+  /**
+   * A claimable queue head (not paused, a free slot): now when one is due for an in-process executor,
+   * else the earliest future head's runAt.
+   */
+  claimableHead: number | null;
+  /**
+   * The next retention pass (retention.ts): now while settled jobs past their horizon remain (one
+   * bounded batch per alarm), else the next horizon plus a little slack.
+   */
+  retention: number | null;
+  /**
+   * The next fire of an unpaused schedule (schedules.ts). Past when the lane missed it (it could not
+   * run): the alarm then fires at once, and the missed fires collapse to the latest. A lane's own
+   * pause does not stop its schedules: they enqueue, the lane starts nothing new.
+   */
+  scheduleFire: number | null;
+}
+
+/**
+ * What the terms are computed from: the jobs' rows (lane-store.ts), the next retention pass
+ * (retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
+ */
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null };
+
+/** What the lane itself holds in memory that the rows cannot say. */
+export interface WakeMemory {
+  /** Outcomes this process is delivering right now. */
+  delivering: number;
+  /** In-process cancellations whose attempts this process holds (their wind-up is under way). */
+  heldCancels: number;
+}
+
+export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): WakeTerms {
+  return {
+    undelivered: rows.completing > memory.delivering ? now : null,
+    leaseExpiry: rows.lease,
+    cancelWindUp: rows.cancels > memory.heldCancels ? now : null,
+    claimableHead: rows.dueExecutorHead ? now : rows.futureHead,
+    retention: rows.retentionPass,
+    scheduleFire: rows.nextScheduleFire,
+  };
+}
+
+/** The computed wake: the earliest term, or null when no term asks for one. */
+export function earliest(terms: WakeTerms): number | null {
+  let wake: number | null = null;
+  for (const at of Object.values(terms) as (number | null)[]) if (at !== null && (wake === null || at < wake)) wake = at;
+  return wake;
+}
+
+export interface WakeHost {
+  /** The computed wake, from the rows and the lane's memory; `pumped`: no due in-process head can have a free slot. */
+  computeWake(pumped: boolean): number | null;
+  /**
+   * What a flush does before the re-arm: write the turn's completions, start due jobs (`pump`: "full"
+   * reads again; "freed", only a slot came free: reads only if the last pump left jobs waiting), deliver outcomes.
+   */
+  flushSteps(pump: Pump): void;
+  /** A transition may have made a job claimable: whatever the dispatcher knew of due jobs is stale. */
+  lookAgain(): void;
+  /**
+   * After a flush of freed slots only: whether the stored alarm is still no later than the wake (no
+   * re-arm). `leasesTaken`: jobs were also started at once since, whose leases are terms while they run.
+   */
+  freedKeepsWake(leasesTaken: boolean): boolean;
+  setAlarm(at: number): Promise<void>;
+  /** A flush or an alarm write failed. */
+  failed(what: "flush" | "alarm", error: unknown): void;
+}
+
+/** What a flush's pump does: nothing, read again ("full"), or read only if jobs were left waiting ("freed"). */
+export type Pump = "none" | "freed" | "full";
+
+/**
+ * Transitions of one turn share one flush: the first `afterChange` queues it as a microtask, the rest
+ * join it. The flush re-arms the alarm only when the computed wake differs from the stored alarm.
+ */
+export class Wake {
+  /** The alarm as last written (undefined: unknown, read it again before trusting it). */
+  private armedAt: number | null | undefined = undefined;
+  private flushPending = false;
+  /** Whether the pending flush should look for jobs to start (not after enqueueing pull-only kinds). */
+  private pumpWanted: Pump = "none";
+
+  constructor(private readonly host: WakeHost) {}
+
+  /** The stored alarm as this object knows it; undefined when unknown. */
+  get storedAlarm(): number | null | undefined {
+    return this.armedAt;
+  }
+
+  /**
+   * The wake as the last re-arm computed it (undefined: none yet). Every transition re-arms before the
+   * next event, so between events this is the wake of the rows as they are — but for jobs started at
+   * once since, which only add leases. While a slot is free it is no later than the earliest future
+   * head: when it is still ahead, no queued job has fallen due since.
+   */
+  get lastComputed(): number | null | undefined {
+    return this.computed;
+  }
+
+  private computed: number | null | undefined = undefined;
+
+  /** Learns the stored alarm (at start-up) or forgets it (a test swapped the clock). */
+  know(alarm: number | null | undefined): void {
+    this.armedAt = alarm;
+  }
+
+  /** An alarm that runs is consumed: nothing is stored until the flush writes the next one. */
+  consumed(): void {
+    this.armedAt = null;
+  }
+
+  /**
+   * After a transition: flush once the current turn is over. `pump`: look for jobs to start; "freed":
+   * the transition only freed a slot (a job outside any queue completed), so that the pump reads only
+   * when the last one left jobs waiting.
+   */
+  afterChange(pump: boolean | "freed" = true): void {
+    if (pump !== "freed") this.sinceRearm = "more";
+    this.flushSoon(pump);
+  }
+
+  /** Queues the turn's one flush (see `afterChange`). */
+  private flushSoon(pump: boolean | "freed"): void {
+    if (pump === true) {
+      this.pumpWanted = "full";
+      this.host.lookAgain();
+    } else if (pump === "freed" && this.pumpWanted === "none") this.pumpWanted = "freed";
+    if (this.flushPending) return;
+    this.flushPending = true;
+    queueMicrotask(() => {
+      if (!this.flushPending) return;
+      try {
+        // Since the last re-arm, freed slots only (and leases taken at once, which the host weighs), the
+        // alarm known, and the host knows they move the wake no earlier: nothing to re-arm. Any other
+        // change since (a flush whose re-arm gave way to this one: a batch's) re-arms.
+        const pump = this.flushSteps();
+        if (pump === "freed" && this.sinceRearm !== "more" && this.armedAt !== undefined && this.host.freedKeepsWake(this.sinceRearm === "leases")) {
+          this.pumped = false; // kept for a re-arm right after a pump only
+          return;
+        }
+        // The re-arm waits one more microtask: an executor that answers at once (its promise already
+        // settled) reports in between, and its flush re-arms for both — one wake computation, not two.
+        queueMicrotask(() => {
+          if (this.flushPending) return;
+          try {
+            this.rearm(true);
+          } catch (error) {
+            this.host.failed("flush", error);
+          }
+        });
+      } catch (error) {
+        this.flushPending = false;
+        this.host.failed("flush", error);
+      }
+    });
+  }
+
+  /** Flushes now (start-up, the alarm: within the handler, or an alarm set after it could be taken for consumed). */
+  flush(): void {
+    this.flushSteps();
+    this.rearm(false);
+  }
+
+  private flushSteps(): Pump {
+    this.flushPending = false;
+    const pump = this.pumpWanted;
+    this.pumpWanted = "none";
+    this.host.flushSteps(pump);
+    // A "freed" pump that did not read found the dispatcher caught up: no due head waits either way.
+    this.pumped ||= pump !== "none";
+    return pump;
+  }
+
+  /**
+   * A job started at once, its lease running until `until` (lane.ts, issue 10): the only term it adds
+   * is that lease's expiry, so the stored alarm needs no change when it comes no later; otherwise (no
+   * alarm, or unknown) a flush re-arms as after any transition.
+   */
+  leaseTaken(until: number): void {
+    if (this.armedAt !== undefined && this.armedAt !== null && this.armedAt <= until) return;
+    if (this.sinceRearm === "nothing") this.sinceRearm = "leases";
+    this.flushSoon(false);
+  }
+
+  /** Whether a pump ran since the last re-arm: then no due in-process head has a free slot left. */
+  private pumped = false;
+
+  /**
+   * What changed since the last re-arm besides freed slots: nothing, leases taken by jobs started at
+   * once (a term only while their attempt lives), or more — then the next flush re-arms, whatever it flushes.
+   */
+  private sinceRearm: "nothing" | "leases" | "more" = "more";
+
+  /**
+   * Makes the stored alarm no later than the computed wake (a no-op when it already is). `afterPump`:
+   * a flush just started every due in-process job it could, so the wake need not look for one.
+   */
+  rearm(afterPump: boolean): void {
+    const wake = this.host.computeWake(afterPump && this.pumped);
+    this.computed = wake;
+    this.pumped = false;
+    this.sinceRearm = "nothing";
+    if (wake === null || (this.armedAt !== null && this.armedAt !== undefined && this.armedAt <= wake)) return;
+    this.armedAt = wake;
+    const write = this.host.setAlarm(wake);
+    write.catch((error: unknown) => {
+      this.armedAt = undefined; // unknown now: the next flush writes it again
+      this.host.failed("alarm", error);
+    });
+  }
+}
