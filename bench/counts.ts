@@ -1,5 +1,5 @@
 /**
- * The bench of issue 11, inside the bench worker: what keeping the counts costs per job (the
+ * The operator's lane in the bench, inside the bench worker: what keeping the counts costs per job (the
  * triggers as shipped, against a counts row kept by the store and against no counts at all), `info()`
  * at the growth workload's backlogs, and one retention pass over many expired jobs (how long each
  * alarm holds the lane). COUNTS_LANE is the real lane with a timed alarm and these probes.
@@ -85,10 +85,10 @@ export class CountsLane extends defineLane({ log: false }) {
         }
         const t1 = Date.now();
         for (;;) {
-          const claimed = this.store.claimDue({ kinds: null, excludeKinds: [], excludeIds: [], heldSlots: 0, max: CLAIM, leaseMs: 60_000, maxBytes: Infinity, holder: "lane" });
+          const claimed = this.claims.take({ kinds: null, excludeKinds: [], excludeIds: [], heldSlots: 0, max: CLAIM, leaseMs: 60_000, maxBytes: Infinity, holder: "lane" });
           if (claimed.length === 0) break;
           keep(-claimed.length, claimed.length, 0, 0, claimed.length, 0);
-          const settled = this.store.completeBatch(claimed.map((job) => ({ id: job.id, token: job.lease.token, resultJson: "null", checkpoints: false })));
+          const settled = this.fenced.completeBatch(claimed.map((job) => ({ id: job.id, token: job.lease.token, resultJson: "null", checkpoints: false })));
           keep(0, -settled.size, settled.size, 0, 0, settled.size);
         }
         const t2 = Date.now();

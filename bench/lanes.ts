@@ -6,7 +6,7 @@
  */
 import { defineLane, type TransitionEvent } from "../src/durable/lane.js";
 import type { JobSpec } from "../src/durable/store/job-row.js";
-import { CLAIM_CANDIDATES_SQL, CLAIM_KIND_CANDIDATES_SQL } from "../src/durable/store/job-statements.js";
+import { CLAIM_CANDIDATES_SQL, CLAIM_KINDS_CANDIDATES_SQL } from "../src/durable/attempts/claim-statements.js";
 import { serializeJson } from "../src/shared/json.js";
 import { BatchEnqueueRequest, EnqueueRequest, simpleEnqueueRequest } from "../src/shared/schemas.js";
 import { noopOrSteps, rawUpserts } from "./steps.js";
@@ -241,14 +241,14 @@ export class PlainLane extends defineLane({ log: false }) {
       validateSimple: us((i) => simpleEnqueueRequest({ kind: PULL_KIND, payload: { i } })),
       serializePayload: us((i) => serializeJson({ i }, "payload")),
       insertJobs: us((i) => this.store.insertJobs([spec(i, "store")], now)),
-      wakeNoExecutors: us(() => this.store.wakeReads.rows([], [], 0)),
-      wakeWithExecutors: us(() => this.store.wakeReads.rows([NOOP_KIND], [], 0)),
+      wakeNoExecutors: us(() => this.wakeReads.rows([], [], 0)),
+      wakeWithExecutors: us(() => this.wakeReads.rows([NOOP_KIND], [], 0)),
       settings: us(() => this.store.settings.read()),
-      runningCount: us(() => this.store.wakeReads.runningCount()),
+      runningCount: us(() => this.store.laneCounts.running()),
       enqueueInObject: us((i) => void this.enqueue({ kind: PULL_KIND, payload: { i } })),
       batchValidatePerJob: us(() => BatchEnqueueRequest.safeParse(batch), 1, n),
       batchInsertPerJob: us(() => this.store.insertJobs(batchSpecs, now), 1, n),
-      candidatesOfOne: us(() => sql.exec(CLAIM_KIND_CANDIDATES_SQL, Date.now(), PULL_KIND, "[]", 1).toArray()),
+      candidatesOfOne: us(() => sql.exec(CLAIM_KINDS_CANDIDATES_SQL, Date.now(), "[]", 1, JSON.stringify([PULL_KIND])).toArray()),
       candidatesOfOneRowOnly: us(() => sql.exec(`SELECT seq FROM jobs WHERE state = 'queued' AND kind = +? ORDER BY priority DESC, seq LIMIT 1`, PULL_KIND).toArray()),
       selectOne: us(() => sql.exec("SELECT 1").toArray()),
       claimOne: us(() => claim(1), n / 2),
@@ -271,7 +271,7 @@ export class PlainLane extends defineLane({ log: false }) {
   async benchWake(reps: number): Promise<{ noExecutorsUs: number; withExecutorUs: number }> {
     const us = (kinds: string[]) => {
       const t0 = Date.now();
-      for (let i = 0; i < reps; i++) this.store.wakeReads.rows(kinds, [], 0);
+      for (let i = 0; i < reps; i++) this.wakeReads.rows(kinds, [], 0);
       return Math.round(((Date.now() - t0) * 1000) / reps);
     };
     return { noExecutorsUs: us([]), withExecutorUs: us([NOOP_KIND]) };

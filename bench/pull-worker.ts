@@ -1,5 +1,5 @@
 /**
- * Workload 4, pull consumers (issue 13): `createWorker` instances over HTTP drain a backlog of
+ * Workload 4, pull consumers: `createWorker` instances over HTTP drain a backlog of
  * pull-only jobs, and an idle worker's long-poll claim hears of enqueues. Every HTTP figure is
  * measured twice over the same bench bundle: through `wrangler dev` (whose development proxy caps
  * every HTTP figure) and served by miniflare's API directly, to show what that proxy costs. The

@@ -37,7 +37,7 @@ function drainBasis(drain: any, sqliteClaim: unknown): string {
 /**
  * The basis of an RPC enqueue ratio: its repetitions, the median one's rates, and how much longer
  * an enqueue took than a write RPC, per call: the ratio is floor / (floor + that), so the same extra
- * reads as a lower ratio on a runtime that writes a row faster (bench/README.md, issue 10).
+ * reads as a lower ratio on a runtime that writes a row faster (bench/README.md).
  */
 function enqueueBasis(figure: any): string {
   const enqueue = num(figure?.enqueue?.opsPerSec);
@@ -183,7 +183,7 @@ export function printTables(r: Results, targets: Target[]): void {
   );
 }
 
-// ---- issue 11 (bench/counts.ts): keeping counts, info() at any backlog, retention ----
+// ---- the operator's lane (bench/counts.ts): keeping counts, info() at any backlog, retention ----
 
 function countsTargets(r: Results, mode: string): Omit<Target, "met">[] {
   const levels: any[] = r.info?.levels ?? [];

@@ -1,5 +1,5 @@
 /**
- * `npm run bench` (issue 6): starts the bench worker (wrangler.bench.toml) under `wrangler dev` over a
+ * `npm run bench`: starts the bench worker (wrangler.bench.toml) under `wrangler dev` over a
  * fresh state directory, runs every workload in one process run, prints a table, and writes
  * bench/results/<timestamp>.json with a `targets` array and every raw figure.
  *
@@ -172,7 +172,7 @@ await workload("profile", () => bench("profile", { n: sizes.profileN }));
  * The RPC enqueue against its floor in three repetitions (one in --smoke), each on lanes of its own
  * with the floor in alternating rounds: the target takes the median ratio, as the drains do, where one
  * such measurement swung ±0.05 around the same code (two identical floors read 0.89–1.10 of each
- * other in probes: bench/README.md, issue 10, sixth session). Each repetition's ratio is kept.
+ * other in probes: bench/README.md). Each repetition's ratio is kept.
  */
 async function enqueueRpc(concurrency: number, tag = run, loadLane?: string) {
   const reps: any[] = [];

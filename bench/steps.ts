@@ -1,5 +1,5 @@
 /**
- * Durable steps in the bench (issue 12): one in-process job running 1,000 `ctx.step`s, against raw
+ * Durable steps in the bench: one in-process job running 1,000 `ctx.step`s, against raw
  * single-row UPSERTs of as many rows in a lane object (a table shaped like `checkpoints`), in
  * alternating rounds; and jobs that record one checkpoint each, for the drain (`/bench/drain` with
  * `steps`). Both loops are timed inside the object (local workerd's clock moves there: see the

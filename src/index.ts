@@ -9,6 +9,7 @@ export { checkAlarms, type BeltReport } from "./worker/belt.js";
 export { defineLane, Lane, type LaneOptions, type LostEvent, type TransitionEvent } from "./durable/lane.js";
 export { LaneRegistry, REGISTRY_NAME } from "./durable/registry.js";
 export type { SwitchyardEnv } from "./durable/env.js";
+export type { WorkerEnv } from "./worker/env.js";
 export {
   NonRetryableError,
   RetryAfterError,

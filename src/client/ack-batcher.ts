@@ -3,7 +3,7 @@
  * one turn go together, at most 100 and under 1 MiB per request, with a bounded number of requests in
  * flight; acks that arrive meanwhile wait and go together next. Each ack's promise settles with its
  * own answer. A request that fails for a reason other than an API refusal is sent again a few times:
- * every op is safe to repeat with the same token (API.md), and a later repeat of a release or of
+ * every op is safe to repeat with the same token (docs/api.md), and a later repeat of a release or of
  * a progress that already landed answers a refusal that the worker treats as the end of the attempt.
  */
 import type { AckAnswer } from "../shared/answers.js";

@@ -1,6 +1,6 @@
 /**
  * What both clients offer for one lane, whether they reach it by RPC (a Worker binding the lane
- * namespace) or over HTTP. Every method answers the value of shared/API.md's success body, or throws
+ * namespace) or over HTTP. Every method answers the value of docs/api.md's success body, or throws
  * a `QueueError` carrying the API's code.
  */
 import type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";

@@ -12,6 +12,7 @@
 import type { AckAnswer } from "../shared/answers.js";
 import { MAX_DURATION_MS, MAX_ERROR_MESSAGE_CHARS, WORKER_REQUEST_TIMEOUT_MS } from "../shared/defaults.js";
 import { QueueError, type ErrorCode } from "../shared/errors.js";
+import { describeError } from "../shared/describe-error.js";
 import { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
 import type { Job, Json } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
@@ -184,7 +185,7 @@ export class Attempt {
     try {
       return await send();
     } catch (error) {
-      if (!(error instanceof QueueError)) this.host.event({ type: "error", during, message: String(error), jobId: this.job.id, willRetry: false });
+      if (!(error instanceof QueueError)) this.host.event({ type: "error", during, message: describeError(error), jobId: this.job.id, willRetry: false });
       throw error instanceof QueueError ? this.refused(error) : error;
     }
   }
@@ -210,9 +211,10 @@ export class Attempt {
         ? { op: "complete", id: this.job.id, token: "", result: ended.value ?? null }
         : { op: "fail", id: this.job.id, token: "", error: `handler result refused: ${result.error.message}`, retry: false };
     } else {
-      const error = ended.error instanceof Error ? ended.error : new Error(String(ended.error));
-      item = { op: "fail", id: this.job.id, token: "", error: (error.message || error.name).slice(0, MAX_ERROR_MESSAGE_CHARS), retry: !(error instanceof NonRetryableError) };
-      if (error instanceof RetryAfterError) item.retryAfterMs = Math.min(MAX_DURATION_MS, Math.max(0, Math.floor(error.retryAfterMs) || 0));
+      // Whatever the handler threw (an Error or not, printable or not) fails the attempt with a readable message.
+      const { retry, retryAfterMs } = retryOf(ended.error);
+      item = { op: "fail", id: this.job.id, token: "", error: describeError(ended.error).slice(0, MAX_ERROR_MESSAGE_CHARS), retry };
+      if (retryAfterMs !== null) item.retryAfterMs = Math.min(MAX_DURATION_MS, retryAfterMs);
     }
     this.final = this.fenced((token) => this.host.acks.push({ ...item, token })).then(
       (answer) => this.answered(item, answer, durationMs),
@@ -270,7 +272,7 @@ export class Attempt {
     } catch (error) {
       if (this.ended) return;
       const transient = isTransient(error);
-      this.host.event({ type: "error", during: "renew", message: String(error), jobId: this.job.id, willRetry: transient, ...(error instanceof QueueError ? { code: error.code } : {}) });
+      this.host.event({ type: "error", during: "renew", message: describeError(error), jobId: this.job.id, willRetry: transient, ...(error instanceof QueueError ? { code: error.code } : {}) });
       if (!transient) return this.abort(FENCE_CODES[(error as QueueError).code] ?? "lost", (error as QueueError).code);
       const left = this.leaseUntil - Date.now();
       if (left <= 0) return this.abort("lost", "lease ran out while renewals failed");
@@ -288,4 +290,15 @@ export class Attempt {
     this.chain = next.catch(() => undefined);
     return next;
   }
+}
+
+/** What a thrown value asks of its retry: none (`NonRetryableError`), later (`RetryAfterError`), or the backoff; never a throw. */
+function retryOf(error: unknown): { retry: boolean; retryAfterMs: number | null } {
+  try {
+    if (error instanceof NonRetryableError) return { retry: false, retryAfterMs: null };
+    if (error instanceof RetryAfterError) return { retry: true, retryAfterMs: Math.max(0, Math.floor(error.retryAfterMs) || 0) };
+  } catch {
+    // a hostile value (a proxy whose prototype throws): an ordinary failure
+  }
+  return { retry: true, retryAfterMs: null };
 }

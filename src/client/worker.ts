@@ -1,5 +1,5 @@
 /**
- * The pull-worker runtime (issue 13): runs a lane's jobs outside Cloudflare — a GPU box, a private
+ * The pull-worker runtime: runs a lane's jobs outside Cloudflare — a GPU box, a private
  * network, a long CPU run — over the HTTP API, in Node ≥ 20 or inside a Worker (plain `fetch`, no
  * `cloudflare:*`).
  *
@@ -30,6 +30,7 @@ import {
   WORKER_BACKOFF_MIN_MS,
   WORKER_REQUEST_TIMEOUT_MS,
 } from "../shared/defaults.js";
+import { describeError } from "../shared/describe-error.js";
 import { QueueError } from "../shared/errors.js";
 import { AckBatcher } from "./ack-batcher.js";
 import { Attempt, type AttemptHost, type Counter, type WorkerEvent, type WorkerHandler } from "./worker-attempt.js";
@@ -146,7 +147,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
 
   const acks = new AckBatcher({
     send: (body) => http.acks(body, WORKER_REQUEST_TIMEOUT_MS),
-    failed: (error, willRetry) => event({ type: "error", during: "ack", message: String(error), willRetry, ...(error instanceof QueueError ? { code: error.code } : {}) }),
+    failed: (error, willRetry) => event({ type: "error", during: "ack", message: describeError(error), willRetry, ...(error instanceof QueueError ? { code: error.code } : {}) }),
     // Not cut short by a stop: the acks of a stopping worker are what it is waiting for.
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   });
@@ -205,7 +206,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
         ({ jobs } = await http.claim({ kinds: [...kinds], max, leaseMs, waitMs }, controller.signal, waitMs + WORKER_REQUEST_TIMEOUT_MS));
       } catch (error) {
         if (stopping) break;
-        event({ type: "error", during: "claim", message: String(error), willRetry: true, ...(error instanceof QueueError ? { code: error.code } : {}) });
+        event({ type: "error", during: "claim", message: describeError(error), willRetry: true, ...(error instanceof QueueError ? { code: error.code } : {}) });
         await sleep(backoffMs);
         backoffMs = Math.min(WORKER_BACKOFF_MAX_MS, backoffMs * 2);
         continue;

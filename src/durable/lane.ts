@@ -1,8 +1,8 @@
 /**
  * The lane: one Durable Object, one SQLite database, one alarm. A thin class: each RPC method
- * validates its input (rpc-input.ts), calls a room (lane-rooms.ts wires them), and asks the wake
- * (wake.ts) for a flush; `alarm()` fires schedules, recovers, winds up and flushes. Expected
- * refusals come back as `Result` data, never as thrown coded errors.
+ * validates its input (input.ts), calls a part of the lane (wiring.ts builds and connects them), and
+ * asks the wake (wake/) for a flush; `alarm()` fires schedules, recovers, winds up and flushes.
+ * Expected refusals come back as `Result` data, never as thrown coded errors.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
@@ -15,18 +15,20 @@ import type { LostEvent, TransitionEvent } from "../shared/log.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
 import * as S from "../shared/schemas.js";
 import { applyAcks } from "./attempts/acks.js";
-import { enqueueAnswer, enqueueAnswerText } from "./enqueue/enqueue-text.js";
-import type { Belt, WakeCheck } from "./wake/belt.js";
-import type { CheckpointStore } from "./steps/checkpoints.js";
-import { decodeCursor, encodeCursor } from "./store/cursor.js";
+import type { ClaimAsk, Claims } from "./attempts/claim.js";
 import type { Dispatcher } from "./attempts/dispatcher.js";
+import type { FencedWrites } from "./attempts/fenced-writes.js";
+import { enqueueAnswer, enqueueAnswerText } from "./enqueue/enqueue-text.js";
 import type { SwitchyardEnv } from "./env.js";
-import { LaneRooms, type LaneOptions } from "./wiring.js";
-import type { LaneStore } from "./store/job-store.js";
 import { HoldName, parse, parseId, parseJobCall, parseJsonText, parseName, parseScheduleName } from "./input.js";
 import type { ScheduleStore } from "./schedules/schedules.js";
-import type { ClaimAsk } from "./attempts/waiters.js";
+import type { CheckpointStore } from "./steps/checkpoints.js";
+import { decodeCursor, encodeCursor } from "./store/cursor.js";
+import type { JobStore } from "./store/job-store.js";
+import type { Belt, WakeCheck } from "./wake/belt.js";
+import type { WakeReads } from "./wake/reads.js";
 import type { Wake } from "./wake/wake.js";
+import { LaneWiring, type LaneOptions } from "./wiring.js";
 
 export type { LaneOptions, LostEvent, TransitionEvent };
 
@@ -36,22 +38,29 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Where time and randomness come from: the platform's. A test-only subclass swaps them. */
   protected readonly time: { clock: Clock; entropy: Entropy } = { clock: systemClock, entropy: systemEntropy };
-  /** Everything the lane is made of, wired together (lane-rooms.ts). */
-  private readonly rooms: LaneRooms;
-  readonly store: LaneStore;
+  /** Everything the lane is made of, built and connected (wiring.ts). */
+  private readonly rooms: LaneWiring;
+  readonly store: JobStore;
+  /** The claim, for pull consumers and the dispatcher alike. */
+  readonly claims: Claims;
+  /** The writes an attempt's holder makes through the fence. */
+  readonly fenced: FencedWrites;
   /** What attempts record for their jobs: checkpoints and progress. */
   readonly checkpointStore: CheckpointStore;
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
   readonly schedules: ScheduleStore;
   protected readonly wake: Wake;
+  /** What the wake reads of the rows (for the benchmark's probes). */
+  protected readonly wakeReads: WakeReads;
   protected readonly belt: Belt;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
     const clock: Clock = { now: () => this.time.clock.now() };
     const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => this.time.entropy.token(), random: () => this.time.entropy.random() };
-    const rooms = (this.rooms = new LaneRooms(ctx, env, (new.target as typeof Lane).options, clock, entropy));
-    ({ store: this.store, checkpoints: this.checkpointStore, dispatcher: this.dispatcher, schedules: this.schedules, wake: this.wake, belt: this.belt } = rooms);
+    const rooms = (this.rooms = new LaneWiring(ctx, env, (new.target as typeof Lane).options, clock, entropy));
+    ({ store: this.store, claims: this.claims, fenced: this.fenced, checkpoints: this.checkpointStore, dispatcher: this.dispatcher, schedules: this.schedules, wake: this.wake, belt: this.belt } = rooms);
+    this.wakeReads = rooms.wakeComputer.reads;
     void ctx.blockConcurrencyWhile(() => rooms.start());
   }
 
@@ -59,7 +68,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Enqueues one job (idempotent by id). */
   async enqueue(input: unknown): Promise<Result<EnqueueAnswer>> {
-    const done = this.rooms.enqueue(input);
+    const done = this.rooms.refusal<never>() ?? this.rooms.enqueue.one(input);
     if (!done.ok) return done;
     await this.rooms.register();
     return ok(enqueueAnswer(done.value, this.store.lane));
@@ -71,7 +80,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    */
   enqueueText(request: string): string | Promise<string> {
     const input = parseJsonText(request);
-    const done = input.ok ? this.rooms.enqueue(input.value) : input;
+    const done = this.rooms.refusal<never>() ?? (input.ok ? this.rooms.enqueue.one(input.value) : input);
     const text = enqueueAnswerText(done, this.store.lane);
     const registering = done.ok ? this.rooms.register() : null;
     return registering ? registering.then(() => text) : text;
@@ -82,7 +91,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(async () => {
       const request = parse(S.BatchEnqueueRequest, input);
       if (!request.ok) return request;
-      const inserted = this.rooms.enqueueBatch(request.value.jobs);
+      const inserted = this.rooms.enqueue.batch(request.value.jobs);
       if (!inserted.ok) return inserted;
       await this.rooms.register();
       return ok({ results: inserted.value });
@@ -141,7 +150,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const call = parseJobCall(id, S.CancelRequest, input ?? {});
       if (!call.ok) return call;
-      const answer = this.store.cancel(call.value.id, call.value.request.reason ?? null);
+      const { reason, onlyIfQueued } = call.value.request;
+      const answer = this.rooms.cancels.cancel(call.value.id, reason ?? null, onlyIfQueued === true);
       if (answer.ok && answer.value.status === "cancelling") this.dispatcher.abort(call.value.id, "cancelled");
       this.wake.afterChange();
       return answer;
@@ -181,7 +191,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       const name = hold === undefined ? ok(null) : parse(HoldName, hold);
       if (!name.ok) return name;
       const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS };
-      const jobs = this.rooms.claimFor(ask);
+      const jobs = this.claims.forConsumer(ask, this.dispatcher);
       if (jobs.length > 0) this.wake.afterChange();
       const waitMs = request.value.waitMs ?? 0;
       if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
@@ -197,7 +207,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       const { token, leaseMs, progress } = call.value.request;
       const progressJson = progress === undefined ? ok(null) : serializeJson(progress, "progress", MAX_PROGRESS_BYTES);
       if (!progressJson.ok) return progressJson;
-      const lease = this.store.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS, progressJson.value);
+      const lease = this.fenced.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS, progressJson.value);
       this.wake.afterChange();
       return lease.ok ? ok({ lease: lease.value }) : lease;
     });
@@ -209,7 +219,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       if (!call.ok) return call;
       const result = serializeJson(call.value.request.result, "result");
       if (!result.ok) return result;
-      return this.changed(this.store.complete(call.value.id, call.value.request.token, result.value));
+      return this.changed(this.fenced.complete(call.value.id, call.value.request.token, result.value));
     });
   }
 
@@ -218,7 +228,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       const call = parseJobCall(id, S.FailRequest, input);
       if (!call.ok) return call;
       const { token, error, retry, retryAfterMs } = call.value.request;
-      return this.changed(this.store.fail(call.value.id, token, error, retry !== false, retryAfterMs ?? null));
+      return this.changed(this.fenced.fail(call.value.id, token, error, retry !== false, retryAfterMs ?? null));
     });
   }
 
@@ -226,7 +236,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(() => {
       const call = parseJobCall(id, S.ReleaseRequest, input);
       if (!call.ok) return call;
-      return this.changed(this.store.release(call.value.id, call.value.request.token));
+      return this.changed(this.fenced.release(call.value.id, call.value.request.token));
     });
   }
 
@@ -275,11 +285,11 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       const request = parse(S.AcksRequest, input);
       if (!request.ok) return request;
       const results = applyAcks(request.value.acks, {
-        complete: (id, token, json) => this.store.complete(id, token, json),
+        complete: (id, token, json) => this.fenced.complete(id, token, json),
         // A pull consumer may have recorded checkpoints: the batch deletes them with the completion.
-        completeBatch: (items) => this.store.completeBatch(items.map((item) => ({ ...item, checkpoints: true }))),
-        fail: (id, token, message, retry, after) => this.store.fail(id, token, message, retry, after),
-        release: (id, token) => this.store.release(id, token),
+        completeBatch: (items) => this.fenced.completeBatch(items.map((item) => ({ ...item, checkpoints: true }))),
+        fail: (id, token, message, retry, after) => this.fenced.fail(id, token, message, retry, after),
+        release: (id, token) => this.fenced.release(id, token),
         progress: (id, token, json) => this.checkpointStore.progress(id, token, json),
       });
       this.wake.afterChange();
@@ -287,7 +297,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     });
   }
 
-  // ---- the operator's lane (issue 11) ----
+  // ---- the operator's lane ----
 
   /** The kept counts alone: what `GET /v1/lanes` shows of each lane, one row read. */
   async counts(): Promise<Result<Counts>> {

@@ -6,7 +6,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { SwitchyardEnv } from "./env.js";
 
-export const REGISTRY_NAME = "registry";
+export { REGISTRY_NAME } from "./env.js";
 
 export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {

@@ -1,4 +1,4 @@
-/** What the lane answers, shared by the lane, the front worker and both clients (shared/API.md). */
+/** What the lane answers, shared by the lane, the front worker and both clients (docs/api.md). */
 import type { ErrorBody } from "./errors.js";
 import type { EnqueueStatus, Job } from "./job.js";
 

@@ -49,7 +49,7 @@ export const MAX_CLAIM_KINDS = 100;
 export const MAX_CURSOR_CHARS = 64;
 
 /**
- * A page of jobs (a list, a claim's answer) holds at most this much JSON (API.md): fewer jobs when
+ * A page of jobs (a list, a claim's answer) holds at most this much JSON (docs/api.md): fewer jobs when
  * they are large, never none while one is there. Far under the 32 MiB of a Durable Object RPC answer
  * and gentle on a Worker's 128 MB of memory.
  */
@@ -61,39 +61,41 @@ export const MAX_SWEEP_LIMIT = 100_000;
 
 /** Lease recovery: expired leases handled per statement batch (the alarm loops until a batch is short). */
 export const RECOVERY_BATCH = 500;
-/** Outcome delivery: `completing` jobs read per flush. */
+/** Outcome delivery: `completing` jobs read per page (a flush reads pages until every one is in hand, or the cap is). */
 export const COMPLETING_BATCH = 100;
+/** Outcome delivery: at most this many outcomes are handed to the hook at once; the rest wait for one to finish. */
+export const MAX_OUTCOMES_IN_HAND = 1_000;
 
 /** Lease of an in-process attempt; the dispatcher renews it every third of it while the executor runs. */
 export const DISPATCH_LEASE_MS = 30_000;
 
 /**
- * How long the dispatcher keeps its renewal timer and keep-alive after the last attempt ends (issue 10):
+ * How long the dispatcher keeps its renewal timer and keep-alive after the last attempt ends:
  * jobs that come one after another share one busy spell instead of setting both up per job.
  */
 export const DISPATCH_IDLE_AFTER_MS = 500;
 /**
- * An aborted in-process attempt keeps its concurrency slot until its executor returns (API.md). One
+ * An aborted in-process attempt keeps its concurrency slot until its executor returns (docs/api.md). One
  * that has not returned this long after its abort is logged `executor.stuck` and its slot is given
  * back; its job still never gets a second in-process executor while the first has not returned.
  */
 export const ABORT_GRACE_MS = 30_000;
 
-/** Retention (API.md "The lane"): a settled job is deleted once it has been settled this long, unless the lane says otherwise. */
+/** Retention (docs/api.md "The lane"): a settled job is deleted once it has been settled this long, unless the lane says otherwise. */
 export const DEFAULT_COMPLETED_RETENTION_MS = 7 * 24 * 3_600_000;
 export const DEFAULT_FAILED_RETENTION_MS = 30 * 24 * 3_600_000;
-/** Jobs one retention pass (one alarm) deletes at most, so that no alarm holds the lane for long (issue 11: ≤ 50 ms). */
+/** Jobs one retention pass (one alarm) deletes at most, so that no alarm holds the lane for long (≤ 50 ms). */
 export const RETENTION_BATCH = 1000;
 /**
  * Retention wakes this long after the next horizon rather than at it, so that one pass takes the
- * jobs that expire close together instead of an alarm for each (API.md: within seconds of the horizon).
+ * jobs that expire close together instead of an alarm for each (docs/api.md: within seconds of the horizon).
  */
 export const RETENTION_SLACK_MS = 1000;
-/** Failing a lane: jobs settled per call at most (API.md). */
+/** Failing a lane: jobs settled per call at most (docs/api.md). */
 export const FAIL_LANE_BATCH = 500;
 /** Purging a queue: jobs deleted per transaction; the lane serves other calls between them. */
 export const PURGE_BATCH = 1000;
-/** Schedules (API.md "Schedules"). A schedule's name is a name of at most 100 characters. */
+/** Schedules (docs/api.md "Schedules"). A schedule's name is a name of at most 100 characters. */
 export const SCHEDULE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 /**
  * A job id: a name, or the id of a schedule's fire, `<schedule name>@<T>` (T in epoch ms). `@` is
@@ -150,13 +152,13 @@ export const WORKER_ACK_RETRIES = 3;
 export const DEFAULT_STOP_GRACE_MS = 30_000;
 /** After the grace, how long `stop()` waits for aborted handlers to return before it resolves anyway. */
 export const WORKER_ABORT_WAIT_MS = 1_000;
-/** A checkpoint's value, serialized, is at most this many bytes (API.md: 413 above). */
+/** A checkpoint's value, serialized, is at most this many bytes (docs/api.md: 413 above). */
 export const MAX_CHECKPOINT_BYTES = 128 * 1024;
-/** A job holds at most this many checkpoint names (API.md: 409 `checkpoint_limit` beyond). */
+/** A job holds at most this many checkpoint names (docs/api.md: 409 `checkpoint_limit` beyond). */
 export const MAX_CHECKPOINTS_PER_JOB = 1000;
 /** A job's checkpoint values, serialized, are at most this many bytes in all (409 `checkpoint_limit` beyond). */
 export const MAX_CHECKPOINT_BYTES_PER_JOB = 1024 * 1024;
-/** A job's progress, serialized, is at most this many bytes (API.md: 413 above). */
+/** A job's progress, serialized, is at most this many bytes (docs/api.md: 413 above). */
 export const MAX_PROGRESS_BYTES = 16 * 1024;
 /** A job keeps the last this many failed attempts in `errors`. */
 export const MAX_JOB_ERRORS = 20;

@@ -1,5 +1,5 @@
 /**
- * The closed set of error codes of the HTTP contract (shared/API.md), plus `internal` for bugs. Their
+ * The closed set of error codes of the HTTP contract (docs/api.md), plus `internal` for bugs. Their
  * HTTP statuses are the front worker's business (src/worker/status.ts).
  */
 export type ErrorCode =
@@ -13,6 +13,7 @@ export type ErrorCode =
   | "lease_superseded"
   | "lease_expired"
   | "job_not_requeueable"
+  | "job_running"
   | "schedule_not_found"
   | "checkpoint_limit"
   | "payload_too_large"

@@ -1,4 +1,4 @@
-/** The job as the API shows it (shared/API.md "The job"). */
+/** The job as the API shows it (docs/api.md "The job"). */
 
 export const JOB_STATES = ["queued", "running", "completing", "settled"] as const;
 export type JobState = (typeof JOB_STATES)[number];
@@ -35,10 +35,10 @@ export interface Job {
   state: JobState;
   outcome: Outcome | null;
   attempts: number;
-  /** Claims of this job so far; only ever grows (an extension of API.md's job). */
+  /** Claims of this job so far; only ever grows (an extension of docs/api.md's job). */
   generation: number;
   maxAttempts: number;
-  /** An in-process executor is aborted after this long (an extension of API.md's job). */
+  /** An in-process executor is aborted after this long (an extension of docs/api.md's job). */
   timeoutMs: number;
   result: Json;
   error: string | null;
@@ -87,7 +87,7 @@ export interface Checkpoint extends CheckpointInfo {
 
 export type Counts = Record<"queued" | "running" | "completing" | Outcome, number>;
 
-/** Lifetime counters of a lane (API.md "The lane"): they never go down, and survive restarts. */
+/** Lifetime counters of a lane (docs/api.md "The lane"): they never go down, and survive restarts. */
 export type LaneStats = Record<
   "enqueued" | "claimed" | "completed" | "failed" | "cancelled" | "interrupted" | "retried" | "recovered" | "lost",
   number
@@ -97,6 +97,12 @@ export type LaneStats = Record<
 export interface Retention {
   completedMs: number | null;
   failedMs: number | null;
+}
+
+/** Queued and running jobs of one kind. */
+export interface KindCounts {
+  queued: number;
+  running: number;
 }
 
 export interface LaneInfo {
@@ -109,6 +115,8 @@ export interface LaneInfo {
   stats: LaneStats;
   /** The runAt of the longest-waiting queued job that is due now; null when none is. */
   oldestDueAt: number | null;
+  /** Queued and running jobs per kind (kinds with any), kept as the jobs change. */
+  kinds: Record<string, KindCounts>;
 }
 
 export type EnqueueStatus = "queued" | "duplicate";

@@ -31,6 +31,10 @@ export type LogEvent =
   | { event: "lane.on_outcome_failed"; lane: string; jobId: string; message: string }
   | { event: "lane.hook_failed"; lane: string; hook: "onTransition" | "onLost"; jobId: string; message: string }
   | { event: "lane.register_failed"; lane: string; message: string }
+  /** The wait for a write to be durable failed: the transitions it held are not told (the ones after it are). */
+  | { event: "lane.transitions_unconfirmed"; lane: string; count: number; message: string }
+  /** At start-up: leases of the previous instance's executors, given back (another version took them) or ended for recovery. */
+  | { event: "lane.leases_after_restart"; lane: string; version: string; givenBack: number; expired: number }
   | { event: "lane.schema_too_new"; lane: string; stored: number; supported: number }
   | { event: "dispatcher.wind_up_failed"; lane: string; jobId: string; message: string }
   | { event: "http.internal_error"; method: string; path: string; name: string; message: string; stack: string | undefined }
@@ -51,6 +55,6 @@ export type LostEvent = Extract<LogEvent, { event: "job.lost" }>;
 /** Writes one event as one JSON line: errors to stderr, the rest to stdout. */
 export function log(event: LogEvent): void {
   const line = JSON.stringify(event);
-  if (event.event.endsWith("_failed") || event.event === "http.internal_error") console.error(line);
+  if (event.event.endsWith("_failed") || event.event === "http.internal_error" || event.event === "lane.transitions_unconfirmed") console.error(line);
   else console.log(line);
 }

@@ -1,4 +1,4 @@
-/** A schedule as the API shows it (shared/API.md "Schedules"). */
+/** A schedule as the API shows it (docs/api.md "Schedules"). */
 import type { Json } from "./job.js";
 import type { ScheduleJob } from "./schemas.js";
 

@@ -108,7 +108,12 @@ export const ListQuery = z.strictObject({
 });
 export type ListQuery = z.input<typeof ListQuery>;
 
-export const CancelRequest = z.strictObject({ reason: z.string().max(MAX_REASON_CHARS).optional() }).openapi("CancelRequest");
+export const CancelRequest = z
+  .strictObject({
+    reason: z.string().max(MAX_REASON_CHARS).optional(),
+    onlyIfQueued: z.boolean().optional().openapi({ description: "refuse (409 job_running) a job that has started, changing nothing; default false" }),
+  })
+  .openapi("CancelRequest");
 export type CancelRequest = z.infer<typeof CancelRequest>;
 
 export const LanePatch = z
@@ -208,7 +213,7 @@ export const ScheduleJob = z.strictObject(scheduledJobFields).openapi("ScheduleJ
 export type ScheduleJob = z.infer<typeof ScheduleJob>;
 
 /**
- * A schedule's definition (API.md "Schedules"): exactly one of `cron` (5 fields, or 6 with leading
+ * A schedule's definition (docs/api.md "Schedules"): exactly one of `cron` (5 fields, or 6 with leading
  * seconds, in `timezone`, default UTC) and `everyMs` (at least 1000). A bad expression or zone is an
  * issue at its own path.
  */
@@ -238,7 +243,7 @@ export const ScheduleListQuery = z.strictObject({
   cursor: ScheduleName.optional().openapi({ description: "the cursor of the previous page" }),
 });
 export type ScheduleListQuery = z.input<typeof ScheduleListQuery>;
-/** `PUT …/jobs/{id}/checkpoints/{name}`: a checkpoint of the attempt holding `token` (API.md "Checkpoints"). */
+/** `PUT …/jobs/{id}/checkpoints/{name}`: a checkpoint of the attempt holding `token` (docs/api.md "Checkpoints"). */
 export const CheckpointRequest = z
   .strictObject({ token: Token, value: JsonValue.openapi({ description: "any JSON value, at most 128 KiB serialized" }) })
   .openapi("CheckpointRequest");

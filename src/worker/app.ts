@@ -1,5 +1,5 @@
 /**
- * The front worker: bearer auth and body checks on `/v1`, the routes of shared/API.md, the OpenAPI
+ * The front worker: bearer auth and body checks on `/v1`, the routes of docs/api.md, the OpenAPI
  * document, and one error handler. A library user mounts `createApp()` as their worker's fetch.
  */
 import { createRoute, z } from "@hono/zod-openapi";
@@ -26,7 +26,7 @@ const healthz = createRoute({
   responses: { 200: jsonResponse(z.object({ ok: z.literal(true) }), "alive") },
 });
 
-/** The Hono app of the API (shared/API.md): `export default createApp()` in a Worker. */
+/** The Hono app of the API (docs/api.md): `export default createApp()` in a Worker. */
 export function createApp() {
   const app = createRouter();
   app.onError(onError);

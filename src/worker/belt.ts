@@ -1,14 +1,15 @@
 /**
- * The belt over lost alarms (API.md "Schedules"): alarms can be lost on deploys, so a cron trigger
+ * The belt over lost alarms (docs/api.md "Schedules"): alarms can be lost on deploys, so a cron trigger
  * of the front worker (every minute, wrangler.toml) asks the registry which lanes have work for
  * their alarm and has each one check its wake (`Lane.checkWake`: idempotent, it sets the alarm again
  * when it is missing or late). A lane found idle is unwatched until it has work again
  * (src/durable/belt.ts says how the registry learns that without asking every lane).
  */
-import type { SwitchyardEnv } from "../durable/env.js";
+import type { WorkerEnv } from "./env.js";
 import { REGISTRY_NAME } from "../durable/registry.js";
 import { BELT_PAGE } from "../shared/defaults.js";
 import { unwrap } from "../shared/errors.js";
+import { describeError } from "../shared/describe-error.js";
 import { log } from "../shared/log.js";
 
 /** What one run of the belt did. */
@@ -27,7 +28,7 @@ export interface BeltReport {
  * Checks the wake of every lane the registry watches, a page of lanes at a time. Call it from a
  * Worker's `scheduled` handler (or use `createWorker`, which does).
  */
-export async function checkAlarms(env: SwitchyardEnv): Promise<BeltReport> {
+export async function checkAlarms(env: WorkerEnv): Promise<BeltReport> {
   const registry = env.REGISTRY.getByName(REGISTRY_NAME);
   const report: BeltReport = { checked: 0, rearmed: 0, unwatched: 0, failed: 0 };
   let after = 0;
@@ -42,7 +43,7 @@ export async function checkAlarms(env: SwitchyardEnv): Promise<BeltReport> {
           if (!check.watch && (await registry.unwatch(lane, seq))) report.unwatched++;
         } catch (error) {
           report.failed++;
-          log({ event: "belt.check_failed", lane, message: String(error) });
+          log({ event: "belt.check_failed", lane, message: describeError(error) });
         }
       }),
     );

@@ -1,4 +1,4 @@
-/** The demo executors of shared/API.md, registered by the repo's own worker (`npm run dev`). */
+/** The demo executors of docs/api.md, registered by the repo's own worker (`npm run dev`). */
 import type { ExecutorContext, ExecutorRegistry } from "../durable/attempts/executors.js";
 import type { Json } from "../shared/job.js";
 
@@ -55,7 +55,26 @@ async function steps(payload: { steps?: unknown; failAt?: unknown; stepMs?: unkn
   return { ran, values };
 }
 
-/** The executors `npm run dev` registers (shared/API.md, "Demo executors"). */
+/**
+ * What `demo.throw` throws, by the name its payload gives: values that `String()` cannot be trusted
+ * with (no prototype, a `toString` that throws, a symbol) and plain ones that are no `Error`.
+ */
+export const DEMO_THROWS = {
+  "null-prototype": () => Object.create(null) as unknown,
+  symbol: () => Symbol("x"),
+  "bad-tostring": () => ({
+    toString(): string {
+      throw new Error("this value refuses to be printed");
+    },
+  }),
+  undefined: () => undefined,
+  number: () => 42,
+  string: () => "plain string",
+} satisfies Record<string, () => unknown>;
+
+export type DemoThrow = keyof typeof DEMO_THROWS;
+
+/** The executors `npm run dev` registers (docs/api.md, "Demo executors"). */
 export const demoExecutors: ExecutorRegistry = {
   "demo.echo": (payload: Json) => payload,
   "demo.sleep": sleep,
@@ -65,4 +84,8 @@ export const demoExecutors: ExecutorRegistry = {
     return { attempts: attempt };
   },
   "demo.steps": steps,
+  "demo.throw": (payload: { value?: unknown } | null) => {
+    const name = typeof payload?.value === "string" && Object.hasOwn(DEMO_THROWS, payload.value) ? (payload.value as DemoThrow) : "undefined";
+    throw DEMO_THROWS[name]();
+  },
 };

@@ -9,6 +9,7 @@ import { HTTPException } from "hono/http-exception";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { QueueError, type ErrorCode } from "../shared/errors.js";
 import { log } from "../shared/log.js";
+import { describeError } from "../shared/describe-error.js";
 import { toIssues } from "../shared/schemas.js";
 import { isJsonContentType } from "./body.js";
 import { ERROR_STATUS } from "./status.js";
@@ -31,7 +32,7 @@ export const onError: ErrorHandler = (error, c) => {
     method: c.req.method,
     path: c.req.path,
     name: error instanceof Error ? error.name : typeof error,
-    message: error instanceof Error ? error.message : String(error),
+    message: describeError(error),
     stack: error instanceof Error ? error.stack : undefined,
   });
   return c.json({ error: { code: "internal", message: "internal error" } }, 500);

@@ -5,7 +5,7 @@ import { createWorker } from "./worker.js";
 
 export { LaneRegistry } from "../durable/registry.js";
 
-/** The lane class bound as `LANE` in wrangler.toml, with the demo executors of API.md. */
+/** The lane class bound as `LANE` in wrangler.toml, with the demo executors of docs/api.md. */
 export class DemoLane extends defineLane({ executors: demoExecutors }) {}
 
 export default createWorker();

@@ -3,13 +3,13 @@
  * (with the validation hook), path parameters, body and response helpers, the bearer scheme.
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
-import type { SwitchyardEnv } from "../durable/env.js";
+import type { WorkerEnv } from "./env.js";
 import { ErrorResponse } from "./responses.js";
 import { JobId, Name } from "../shared/schemas.js";
 import { validationHook } from "./errors.js";
 
 /** The bindings the library reads (src/durable/env.ts). */
-export type AppEnv = { Bindings: SwitchyardEnv };
+export type AppEnv = { Bindings: WorkerEnv };
 
 /** A router whose validation failures are `invalid_request` with one detail per problem. */
 export function createRouter(): OpenAPIHono<AppEnv> {
@@ -22,7 +22,7 @@ export const BEARER_SCHEME = "bearer";
 export const bearerAuth = [{ [BEARER_SCHEME]: [] }];
 
 export const LaneParams = z.object({ lane: Name });
-/** A job's path: its id may be a schedule's `<name>@<T>` (API.md, Conventions). */
+/** A job's path: its id may be a schedule's `<name>@<T>` (docs/api.md, Conventions). */
 export const JobParams = z.object({ lane: Name, id: JobId });
 
 /** A JSON request body; `required: false` lets the request carry no body at all. */

@@ -1,5 +1,5 @@
 /**
- * Response schemas of the API (shared/API.md), for the OpenAPI document and the typed HTTP client.
+ * Response schemas of the API (docs/api.md), for the OpenAPI document and the typed HTTP client.
  * They describe what the lane answers; nothing parses responses at run time.
  */
 import { z } from "@hono/zod-openapi";
@@ -98,6 +98,9 @@ export const LaneInfo = z
     retention: z.object({ completedMs: msOrKeep, failedMs: msOrKeep }),
     stats: LaneStats,
     oldestDueAt: epochMs.nullable().openapi({ description: "the runAt of the longest-waiting queued job that is due now" }),
+    kinds: z
+      .record(z.string(), z.object({ queued: z.number().int(), running: z.number().int() }))
+      .openapi({ description: "queued and running jobs per kind (kinds with any), kept as the jobs change" }),
   })
   .openapi("LaneInfo");
 

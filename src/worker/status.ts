@@ -1,4 +1,4 @@
-/** The HTTP status of every error code (shared/API.md, "Errors"). */
+/** The HTTP status of every error code (docs/api.md, "Errors"). */
 import type { ErrorCode } from "../shared/errors.js";
 
 /** `satisfies` makes an unmapped code a compile error. */
@@ -14,6 +14,7 @@ export const ERROR_STATUS = {
   lease_superseded: 409,
   lease_expired: 409,
   job_not_requeueable: 409,
+  job_running: 409,
   checkpoint_limit: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,

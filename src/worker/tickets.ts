@@ -1,5 +1,5 @@
 /**
- * Tickets for the events socket (API.md "Live events"). A browser cannot put a bearer token on a
+ * Tickets for the events socket (docs/api.md "Live events"). A browser cannot put a bearer token on a
  * WebSocket, and the API token must never travel in a URL (URLs end up in proxy logs and histories),
  * so a bearer-authenticated `POST /v1/tickets` mints a short-lived ticket that the socket's URL
  * carries instead.
@@ -10,7 +10,7 @@
  * rotation behaves as it does for bearer auth, and removing a token revokes its tickets at once.
  */
 
-/** How long a ticket opens sockets: API.md allows at most 60 s. */
+/** How long a ticket opens sockets: docs/api.md allows at most 60 s. */
 export const TICKET_TTL_MS = 30_000;
 /** Claims further ahead than this are refused even when signed (a clock or a key gone wrong). */
 const MAX_TTL_MS = 60_000;

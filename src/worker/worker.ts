@@ -2,7 +2,7 @@
  * A whole Worker of the library: the API (`createApp`) as its `fetch`, and the belt over lost alarms
  * (`checkAlarms`) as its `scheduled` handler, for a cron trigger of `* * * * *` in its wrangler config.
  */
-import type { SwitchyardEnv } from "../durable/env.js";
+import type { WorkerEnv } from "./env.js";
 import { createApp } from "./app.js";
 import { checkAlarms } from "./belt.js";
 
@@ -11,8 +11,8 @@ export function createWorker() {
   const app = createApp();
   return {
     fetch: app.fetch,
-    async scheduled(_controller: ScheduledController, env: SwitchyardEnv, ctx: ExecutionContext): Promise<void> {
+    async scheduled(_controller: ScheduledController, env: WorkerEnv, ctx: ExecutionContext): Promise<void> {
       ctx.waitUntil(checkAlarms(env));
     },
-  } satisfies ExportedHandler<SwitchyardEnv>;
+  } satisfies ExportedHandler<WorkerEnv>;
 }

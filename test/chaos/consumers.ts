@@ -9,7 +9,7 @@ import { sleep, type Prng } from "./prng.js";
 import type { Answer, ChaosRuntime } from "./runtime.js";
 import { checkClaim, runSteps, stepNames, type StepHolder } from "./steps.js";
 
-/** Refusals a lease holder may legitimately get (API.md, the fence). */
+/** Refusals a lease holder may legitimately get (docs/api.md, the fence). */
 const FENCE_CODES = new Set(["lease_expired", "lease_superseded", "job_cancelled", "job_settled"]);
 /** Client-side slack for "sent after the lease ran out" (one machine, one clock; workerd's clock is coarse). */
 const EXPIRY_SLACK_MS = 50;

@@ -1,5 +1,5 @@
 /**
- * The chaos suite (`npm run test:chaos`, issue 5): the real runtime driven from Node over persisted
+ * The chaos suite (`npm run test:chaos`): the real runtime driven from Node over persisted
  * state. Producers enqueue thousands of jobs across several lanes, in-process executors and pull
  * consumers work them, a canceller cancels some, and the runtime is SIGKILLed at random moments and
  * restarted over the same state. At rest, every acknowledged enqueue exists and is settled exactly

@@ -1,5 +1,5 @@
 /**
- * Durable steps under chaos (issue 12). Pull consumers run each `chaos.pull` job's steps over HTTP —
+ * Durable steps under chaos. Pull consumers run each `chaos.pull` job's steps over HTTP —
  * those its claim's checkpoints lack — and record each through the fence; a watcher notes the
  * checkpoints of running `demo.steps` jobs (in process) as they land. The verdict: no attempt claimed
  * after a step's checkpoint landed ran that step again, and every later attempt saw its recorded value.
@@ -9,7 +9,7 @@ import { fingerprint, keyOf, type Key, type Ledger } from "./ledger.js";
 import { sleep } from "./prng.js";
 import type { Answer, ChaosRuntime } from "./runtime.js";
 
-/** Refusals a lease holder may legitimately get (API.md, the fence). */
+/** Refusals a lease holder may legitimately get (docs/api.md, the fence). */
 const FENCE_CODES = new Set(["lease_expired", "lease_superseded", "job_cancelled", "job_settled"]);
 
 export interface StepHolder {

@@ -1,5 +1,5 @@
 /**
- * Mend 1 of issue 9: an aborted in-process attempt (cancel, timeout, lost lease) keeps its
+ * an aborted in-process attempt (cancel, timeout, lost lease) keeps its
  * concurrency slot until its executor returns, and a job never has two in-process executors at once.
  * `test.gate` executors ignore their signal unless told to honour it, like a careless executor.
  */

@@ -130,7 +130,7 @@ describe("a cancellation awaiting its wind-up is a wake term", () => {
     // A lease of the lane's own dispatcher whose executor this process does not hold (one that died
     // with a bug): nothing but the alarm will wind it up.
     await runInDurableObject(stub, (lane: Lane) =>
-      lane.store.claimDue({ kinds: null, excludeKinds: [], excludeIds: [], heldSlots: 0, max: 1, leaseMs: DEFAULT_LEASE_MS, maxBytes: Infinity, holder: "lane" }),
+      lane.claims.take({ kinds: null, excludeKinds: [], excludeIds: [], heldSlots: 0, max: 1, leaseMs: DEFAULT_LEASE_MS, maxBytes: Infinity, holder: "lane" }),
     );
     expect(value(await stub.cancel("a")).status).toBe("cancelling");
     expect(await wake(stub)).toBe(T0);

@@ -1,5 +1,5 @@
 /**
- * Checkpoints at the lane (issue 12): written through the fence, stamped with the writer's generation,
+ * Checkpoints at the lane: written through the fence, stamped with the writer's generation,
  * handed to the next claim, kept across retry, recovery, release, cancel and requeue, deleted with
  * completion in its transaction and with their job, and bounded per value and per job.
  */
@@ -188,7 +188,7 @@ describe("completion deletes the job's checkpoints in its own transaction", () =
     value(await save(stub, "a", "s1", lease.token, 1));
     // Make the deletion fail inside the transaction: the completion must not stand without it.
     await sql(stub, `CREATE TRIGGER refuse_delete BEFORE DELETE ON checkpoints BEGIN SELECT RAISE(ABORT, 'no deleting'); END`);
-    await runInDurableObject(stub, (lane: Lane) => expect(() => lane.store.complete("a", lease.token, "1")).toThrow(/no deleting/));
+    await runInDurableObject(stub, (lane: Lane) => expect(() => lane.fenced.complete("a", lease.token, "1")).toThrow(/no deleting/));
     expect(await row(stub, "a")).toMatchObject({ state: "running", outcome: null, lease_token: lease.token });
     expect((await stored(stub)).map((c) => c.name)).toEqual(["s1"]);
     await sql(stub, `DROP TRIGGER refuse_delete`);

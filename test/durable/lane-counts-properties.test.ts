@@ -1,5 +1,5 @@
 /**
- * The counts property test (issue 11): after any random sequence of operations — enqueue, batch,
+ * The counts property test: after any random sequence of operations — enqueue, batch,
  * claim, complete, fail, release, cancel, requeue, lease expiry, sweep, purge, fail lane, retention —
  * the kept counts equal a GROUP BY over the rows, every lifetime stat moved by exactly the
  * transitions the rows show (and never down), and the wake, retention term included, is what the rows

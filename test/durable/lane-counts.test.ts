@@ -1,5 +1,5 @@
 /**
- * Kept counts, lifetime stats and `oldestDueAt` (issue 11): counts follow every transition in the
+ * Kept counts, lifetime stats and `oldestDueAt`: counts follow every transition in the
  * same statement (triggers), stats never go down and survive a restart, `lost` counts in-process
  * attempts that lost their lease. The property test (lane-counts-properties.test.ts) checks counts
  * against a GROUP BY over random operations; these pin each stat to the transition that moves it.

@@ -3,7 +3,7 @@ import { MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
 import { T0, claimOne, enqueue, refusal, rows, setup, value } from "../helpers/lane.js";
 
 describe("enqueue", () => {
-  it("stores a queued job with the defaults of API.md", async () => {
+  it("stores a queued job with the defaults of docs/api.md", async () => {
     const { stub, name } = await setup();
     const { status, job } = value(await stub.enqueue({ kind: "email.send", payload: { to: "a@b.c" } }));
     expect(status).toBe("queued");

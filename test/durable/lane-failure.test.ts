@@ -1,5 +1,5 @@
 /**
- * Failing a lane (issue 11, API.md `POST /v1/lanes/{lane}/fail`): up to 500 queued and running jobs a
+ * Failing a lane (docs/api.md `POST /v1/lanes/{lane}/fail`): up to 500 queued and running jobs a
  * call, running first, then queued in enqueue order; in-process attempts aborted, pulled ones'
  * holders refused with `job_settled`; a completing job finishes its delivery.
  */

@@ -1,5 +1,5 @@
 /**
- * What a job remembers of its attempts (issue 12): `errors`, every failed attempt oldest first, the
+ * What a job remembers of its attempts: `errors`, every failed attempt oldest first, the
  * last 20; and `progress`, the last an attempt reported, written through the fence.
  */
 import { describe, expect, it } from "vitest";

@@ -100,6 +100,7 @@ describe("migrations", () => {
         attempt_end: null,
         errors: "[]",
         progress: null,
+        lease_version: null,
       })),
     );
     expect(value(await stub.info())).toMatchObject({

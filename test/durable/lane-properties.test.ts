@@ -1,7 +1,7 @@
 /**
  * One property test: random sequences of operations, clock steps, alarms (due, late and spurious)
- * and evictions against a pull lane, checked after every step against the lane's invariants (issue 2),
- * the wake's among them (issue 9): whenever the lane holds
+ * and evictions against a pull lane, checked after every step against the lane's invariants,
+ * the wake's among them: whenever the lane holds
  * work that is due or will be, an alarm exists and is no later than it.
  * Deterministic: a fixed seed. To explore, change SEED; a failure prints the seed and shrunk path.
  */

@@ -5,9 +5,12 @@ import { QUEUED_TO_FAIL_SQL, RUNNING_TO_FAIL_SQL } from "../../src/durable/opera
 import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL, QUEUE_QUEUED_SQL } from "../../src/durable/operator/queues.js";
 import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../src/durable/operator/retention.js";
 import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/steps/checkpoint-statements.js";
-import { HOT_STATEMENTS } from "../../src/durable/store/job-statements.js";
+import { CLAIM_HOT_STATEMENTS } from "../../src/durable/attempts/claim-statements.js";
+import { LEASE_HOT_STATEMENTS } from "../../src/durable/attempts/lease-statements.js";
+import { WAKE_HOT_STATEMENTS } from "../../src/durable/wake/reads.js";
 import { T0, claim, setup, value } from "../helpers/lane.js";
 
+const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS];
 const statements = HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);
 
 /** The plan of `statement` in a lane in use, and its steps that read the whole jobs table. */
@@ -36,7 +39,7 @@ describe("query plans", () => {
     expect(plan.join("\n")).toMatch(/USING (COVERING )?INDEX (jobs_|sqlite_autoindex_jobs_)|USING INTEGER PRIMARY KEY/);
   });
 
-  // The operator's statements (issue 11): each on the index made for it, whatever the lane holds.
+  // The operator's statements: each on the index made for it, whatever the lane holds.
   it.each([
     ["oldestDueAt", EARLIEST_QUEUED_RUN_AT_SQL, [], "jobs_run_at"],
     ["retention and sweep: expired jobs by outcome", EXPIRED_SQL, [T0, T0, T0, T0, 1000], "jobs_settled_by_outcome"],

@@ -1,5 +1,5 @@
 /**
- * Queues as an operator sees them (issue 11, API.md "Queues"): who holds a queue — a completing job
+ * Queues as an operator sees them (docs/api.md "Queues"): who holds a queue — a completing job
  * holds it and is reported `running` — what runs next, how many wait, and purging the queued ones.
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";

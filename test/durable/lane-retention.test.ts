@@ -1,5 +1,5 @@
 /**
- * Retention on the alarm (issue 11), with the manual clock: nothing goes before its horizon,
+ * Retention on the alarm, with the manual clock: nothing goes before its horizon,
  * everything after it, in bounded batches over several alarms, re-armed at once while more remain;
  * the next horizon is a wake term of its own.
  */

@@ -1,5 +1,5 @@
 /**
- * Mend 7 of issue 9: no answer may be too big to send. A page of jobs (a list, a claim) holds at most
+ * no answer may be too big to send. A page of jobs (a list, a claim) holds at most
  * 4 MiB of JSON: fewer jobs when they are large, never none while one is there, the cursor going on.
  */
 import { describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 /**
- * Mend 4 of issue 9: a lane whose database was written by a newer Switchyard (a rolled-back deploy)
+ * a lane whose database was written by a newer Switchyard (a rolled-back deploy)
  * refuses every operation with `lane_schema_too_new` and changes nothing, the alarm included.
  */
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";

@@ -1,5 +1,5 @@
 /**
- * Durable steps in process (issue 12): `ctx.step`, `ctx.checkpoints` and `ctx.progress` through the
+ * Durable steps in process: `ctx.step`, `ctx.checkpoints` and `ctx.progress` through the
  * dispatcher, with the attempt's own token behind the fence. A later attempt resumes after a failure,
  * a lease recovery or a requeue; a refused record aborts the attempt as lost and writes nothing more.
  */

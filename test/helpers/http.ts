@@ -64,7 +64,7 @@ export const get = (path: string, options?: CallOptions) => call("GET", path, op
 export const post = (path: string, json?: unknown, options?: CallOptions) =>
   call("POST", path, json === undefined ? options : { ...options, json });
 
-/** Asserts an error answer: status, code, and the error shape of API.md. */
+/** Asserts an error answer: status, code, and the error shape of docs/api.md. */
 export function expectError(answer: Answer, status: number, code: ErrorCode): { code: string; message: string; details?: any } {
   expect({ status: answer.status, code: answer.body?.error?.code }).toEqual({ status, code });
   expect(typeof answer.body.error.message).toBe("string");

@@ -1,6 +1,6 @@
 /**
  * What a lane's rows say it should answer, recomputed in plain TypeScript for the property tests:
- * queue heads, the wake of DESIGN.md, the counts.
+ * queue heads, the wake of docs/concepts.md, the counts.
  */
 import type { JobRow } from "../../src/durable/store/job-row.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS, RETENTION_SLACK_MS } from "../../src/shared/defaults.js";
@@ -28,7 +28,7 @@ export function isHead(job: JobRow, jobs: JobRow[]): boolean {
 }
 
 /**
- * The wake of DESIGN.md for a lane without executors, recomputed from the rows: leases, future heads
+ * The wake of docs/concepts.md for a lane without executors, recomputed from the rows: leases, future heads
  * when a job may start, and the next retention pass (now while a settled job is past its horizon).
  */
 export function expectedWake(s: ModelLane): number | null {

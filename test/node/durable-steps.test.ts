@@ -1,5 +1,5 @@
 /**
- * Durable steps in the real runtime, driven from Node (issue 12): workerd is SIGKILLed in the middle
+ * Durable steps in the real runtime, driven from Node: workerd is SIGKILLed in the middle
  * of a multi-step job and restarted over the same state; the steps recorded before the kill do not
  * run again, and every later attempt sees their recorded values.
  */

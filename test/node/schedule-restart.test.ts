@@ -1,7 +1,7 @@
 /**
  * A schedule in the real runtime, driven from Node: an `everyMs: 1000` schedule keeps firing across a
  * SIGKILL and a restart over the same state, no id fires twice, and the fires the lane missed while
- * it was down collapse to the latest, as API.md's missed-fire rule says.
+ * it was down collapse to the latest, as docs/api.md's missed-fire rule says.
  */
 import { expect, it } from "vitest";
 import { LocalRuntime } from "../../scripts/local-runtime.js";

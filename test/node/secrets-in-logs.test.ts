@@ -1,5 +1,5 @@
 /**
- * No log line of the real runtime holds a bearer token or a lease token (issue 5, security). The
+ * No log line of the real runtime holds a bearer token or a lease token (security). The
  * runtime's whole output is captured while a workload claims, renews, completes, fails, releases and
  * cancels, speaks with stale tokens, and sends hostile requests that carry the tokens in every place
  * a careless error path might echo them (malformed JSON, bad UTF-8, oversized and over-deep bodies,

@@ -1,6 +1,6 @@
 /**
  * Two ways of writing a parameter that make SQLite (3.53, as workerd bundles it) compile a statement
- * again at every run, found by counting `sqlite3Reprepare` in a lane under load (issue 10): the
+ * again at every run, found by counting `sqlite3Reprepare` in a lane under load: the
  * planner marks the parameter as one whose value may change the plan, and any new binding of it
  * then expires the prepared statement, so workerd's statement cache saves nothing. The claim's
  * candidates paid ~200 µs a run for it. Written `+?N`, the parameter is an expression the planner

@@ -1,5 +1,5 @@
 /**
- * Hostile input over every route of the OpenAPI document (issue 5). Each generated request carries at
+ * Hostile input over every route of the OpenAPI document. Each generated request carries at
  * least one real defect — a bad or rotated-out token, a name that breaks the pattern or a path trick,
  * a method the path does not serve, a bad query value, a body that breaks the route's schema (read
  * from the document) or the transport rules (JSON, UTF-8, media type, depth, 128 KiB, 1 MiB), or a

@@ -1,5 +1,5 @@
 /**
- * Upgrade in place (issue 5): a lane written by the previous schema version, with jobs in every state
+ * Upgrade in place: a lane written by the previous schema version, with jobs in every state
  * (queued, due or future or retrying or behind a queue's head; running, for a pull consumer, for the
  * lane's own executor, cancel-requested; completing; settled with each outcome), opens under the
  * current code with nothing lost, and every operation works on its old rows: claim, complete, fail,
@@ -53,7 +53,7 @@ const DEFAULTS: Record<string, unknown> = {
   backoff_base_ms: 1_000, backoff_max_ms: 300_000, timeout_ms: 60_000, result: null, error: null, cancel_requested: 0,
   generation: 0, lease_token: null, lease_until: null, claimed_at: null, created_at: T0 - 2_000, updated_at: T0 - 1_000,
   settled_at: null, max_recoveries: 3, recovery_window_ms: 3_600_000, recovery_count: 0, recovery_window_start: null, cancel_reason: null, lease_holder: null,
-  attempt_end: null, errors: "[]", progress: null,
+  attempt_end: null, errors: "[]", progress: null, lease_version: null,
 };
 
 /**

@@ -1,5 +1,5 @@
 /**
- * Durable steps over HTTP (issue 12): checkpoint routes, the progress route and renew's `progress`,
+ * Durable steps over HTTP: checkpoint routes, the progress route and renew's `progress`,
  * `checkpoints` on claimed jobs, and both clients.
  */
 import { env, exports } from "cloudflare:workers";

@@ -1,5 +1,5 @@
 /**
- * Live events (API.md "Live events"): tickets over HTTP, the ticket checked before the upgrade, and
+ * Live events (docs/api.md "Live events"): tickets over HTTP, the ticket checked before the upgrade, and
  * what a lane's socket hears: hello first, then every durable transition in order, counts throttled.
  */
 import { createExecutionContext } from "cloudflare:test";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS } from "../../src/shared/defaults.js";
-import { call, enqueue, enqueueAndClaim, expectError, get, post, setup, T0 } from "../helpers/http.js";
+import { call, enqueue, enqueueAndClaim, expectError, get, post, PULL_KIND, setup, T0 } from "../helpers/http.js";
 
 const zeroCounts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
 
@@ -20,6 +20,7 @@ describe("a lane", () => {
       retention: { completedMs: DEFAULT_COMPLETED_RETENTION_MS, failedMs: DEFAULT_FAILED_RETENTION_MS },
       stats: { enqueued: 2, claimed: 1, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0 },
       oldestDueAt: T0,
+      kinds: { [PULL_KIND]: { queued: 1, running: 1 } },
     });
   });
 

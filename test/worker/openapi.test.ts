@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { get } from "../helpers/http.js";
 
-/** Every route of shared/API.md. */
+/** Every route of docs/api.md. */
 const API_ROUTES = [
   "post /v1/lanes/{lane}/jobs",
   "post /v1/lanes/{lane}/jobs/batch",

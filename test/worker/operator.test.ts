@@ -1,5 +1,5 @@
 /**
- * The operator's routes over HTTP (issue 11): retention in PATCH, failing a lane, reading and purging
+ * The operator's routes over HTTP: retention in PATCH, failing a lane, reading and purging
  * a queue — each happy path, each refusal (a clear 4xx, nothing changed) — and the same through both
  * clients.
  */

@@ -1,5 +1,5 @@
 /**
- * Schedules over HTTP (API.md "Schedules") and through both clients; the `<name>@<T>` job ids they
+ * Schedules over HTTP (docs/api.md "Schedules") and through both clients; the `<name>@<T>` job ids they
  * enqueue, which every job route accepts and no enqueue may choose.
  */
 import { env, exports } from "cloudflare:workers";

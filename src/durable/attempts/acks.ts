@@ -1,5 +1,5 @@
 /**
- * Batch acks (API.md "Pull consumers", `POST /v1/lanes/{lane}/acks`): up to 100 complete, fail,
+ * Batch acks (docs/api.md "Pull consumers", `POST /v1/lanes/{lane}/acks`): up to 100 complete, fail,
  * release and progress items, each applied and fenced on its own, exactly as its single route would
  * answer it. The answers come back in request order, one per item.
  *

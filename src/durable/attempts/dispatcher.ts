@@ -15,10 +15,13 @@ import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE
 import { QueueError, type Result } from "../../shared/errors.js";
 import type { ClaimedJob } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
+import { describeError } from "../../shared/describe-error.js";
 import { log, type LostCause } from "../../shared/log.js";
 import { AbortError, LOST_CAUSES, NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
 import type { CheckpointStore } from "../steps/checkpoints.js";
-import type { LaneStore } from "../store/job-store.js";
+import type { Cancels } from "./cancel.js";
+import type { Claims } from "./claim.js";
+import type { FencedWrites } from "./fenced-writes.js";
 import { RecordBatch } from "../steps/record-batch.js";
 import { durableSteps, executorContext, type AttemptRecorder, type DurableSteps } from "../steps/steps.js";
 import { withoutToken } from "../store/job-row.js";
@@ -50,7 +53,12 @@ interface Attempt {
 }
 
 export interface DispatcherHost<E> {
-  readonly store: LaneStore;
+  readonly lane: string;
+  /** The claim (claim.ts): the dispatcher claims through it like any pull consumer. */
+  readonly claims: Claims;
+  /** The fenced writes its attempts make (fenced-writes.ts). */
+  readonly fenced: FencedWrites;
+  readonly cancels: Cancels;
   /** Where an attempt's steps record their checkpoints and progress. */
   readonly checkpoints: CheckpointStore;
   readonly clock: Clock;
@@ -164,7 +172,7 @@ export class Dispatcher<E = unknown> {
     for (;;) {
       const seqs = new Map<string, number>();
       const seen = { all: false };
-      const claimed = this.host.store.claimDue({
+      const claimed = this.host.claims.take({
         kinds: this.kinds,
         excludeKinds: [],
         excludeIds: this.busyJobIds(),
@@ -192,7 +200,7 @@ export class Dispatcher<E = unknown> {
   reconcile(): void {
     for (const attempt of this.attempts.values()) {
       if (attempt.ended) continue;
-      const lease = this.host.store.leaseOf(attempt.job.id);
+      const lease = this.host.fenced.leaseOf(attempt.job.id);
       if (!lease) this.abortAttempt(attempt, "lost", "recovered");
       else if (lease.token !== attempt.token) this.abortAttempt(attempt, "lost", "superseded");
       else if (lease.until <= this.host.clock.now()) this.abortAttempt(attempt, "lost", "expired");
@@ -292,7 +300,7 @@ export class Dispatcher<E = unknown> {
       this.windUp(attempt, ended, lostCause);
     } catch (error) {
       // A bug, not an outcome: the lease runs out and the alarm recovers the job.
-      log({ event: "dispatcher.wind_up_failed", lane: this.host.store.lane, jobId: attempt.job.id, message: String(error) });
+      log({ event: "dispatcher.wind_up_failed", lane: this.host.lane, jobId: attempt.job.id, message: describeError(error) });
     }
   }
 
@@ -361,7 +369,7 @@ export class Dispatcher<E = unknown> {
   /** Records the one outcome of an attempt through the fence, or nothing if it lost its lease. */
   private windUp(attempt: Attempt, ended: Ended, lostCause: LostCause): void {
     const { job } = attempt;
-    const { store } = this.host;
+    const { fenced, cancels } = this.host;
     let onlyFreed = false;
     if (attempt.cause === "lost") {
       this.host.lost(job, lostCause, "lease lost while the executor ran");
@@ -370,10 +378,10 @@ export class Dispatcher<E = unknown> {
     try {
       let written: Result<unknown> | null;
       if (attempt.cause === "cancelled") {
-        const settled = store.settleCancelledAttempt(job.id, attempt.token);
+        const settled = cancels.settleAttempt(job.id, attempt.token);
         written = settled ? { ok: true, value: settled } : null;
       } else if (attempt.cause === "timeout") {
-        written = store.fail(job.id, attempt.token, `timed out after ${job.timeoutMs} ms`, true, null);
+        written = fenced.fail(job.id, attempt.token, `timed out after ${job.timeoutMs} ms`, true, null);
       } else if (ended.ok) {
         const result = serializeJson(ended.value, "result");
         if (result.ok) {
@@ -384,15 +392,14 @@ export class Dispatcher<E = unknown> {
           written = null;
           onlyFreed = job.queue === null; // a queue's next job becomes its head: that one may be claimed
         } else {
-          written = store.fail(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
+          written = fenced.fail(job.id, attempt.token, `executor result refused: ${result.error.message}`, false, null);
         }
       } else {
-        const error = ended.error instanceof Error ? ended.error : new Error(String(ended.error));
-        const retry = !(error instanceof NonRetryableError);
-        const retryAfterMs = error instanceof RetryAfterError ? Math.max(0, Math.floor(error.retryAfterMs)) : null;
+        // Whatever was thrown (an Error or not, printable or not) fails the attempt with a readable message.
+        const { retry, retryAfterMs } = retryOf(ended.error);
         // Capped like a pull consumer's message: it is kept in `error` and in each of `errors`.
-        const message = (error.message || error.name).slice(0, MAX_ERROR_MESSAGE_CHARS);
-        written = store.fail(job.id, attempt.token, message, retry, retryAfterMs);
+        const message = describeError(ended.error).slice(0, MAX_ERROR_MESSAGE_CHARS);
+        written = fenced.fail(job.id, attempt.token, message, retry, retryAfterMs);
       }
       if (written) this.reportIfLost(job, written);
     } finally {
@@ -408,9 +415,9 @@ export class Dispatcher<E = unknown> {
     if (this.completions.length === 0) return;
     const batch = this.completions;
     this.completions = [];
-    const settled = this.host.store.completeBatch(batch.map(({ job, token, resultJson, checkpoints }) => ({ id: job.id, token, resultJson, checkpoints })));
+    const settled = this.host.fenced.completeBatch(batch.map(({ job, token, resultJson, checkpoints }) => ({ id: job.id, token, resultJson, checkpoints })));
     for (const { job, token, resultJson } of batch) {
-      if (!settled.has(job.id)) this.reportIfLost(job, this.host.store.complete(job.id, token, resultJson));
+      if (!settled.has(job.id)) this.reportIfLost(job, this.host.fenced.complete(job.id, token, resultJson));
     }
   }
 
@@ -428,7 +435,7 @@ export class Dispatcher<E = unknown> {
   renewAll(): void {
     for (const attempt of this.attempts.values()) {
       if (attempt.ended) continue;
-      const renewed = this.host.store.renew(attempt.job.id, attempt.token, DISPATCH_LEASE_MS);
+      const renewed = this.host.fenced.renew(attempt.job.id, attempt.token, DISPATCH_LEASE_MS);
       if (renewed.ok) attempt.token = renewed.value.token;
       else if (renewed.error.code === "job_cancelled") this.abortAttempt(attempt, "cancelled");
       else this.abortAttempt(attempt, "lost", LOST_CAUSES[renewed.error.code] ?? "expired");
@@ -441,4 +448,15 @@ export class Dispatcher<E = unknown> {
 function reasonOf(attempt: Attempt): Error {
   const reason: unknown = attempt.controller.signal.reason;
   return reason instanceof Error ? reason : new Error(`the attempt of job ${attempt.job.id} is over`);
+}
+
+/** What a thrown value asks of its retry: none (`NonRetryableError`), later (`RetryAfterError`), or the backoff; never a throw. */
+function retryOf(error: unknown): { retry: boolean; retryAfterMs: number | null } {
+  try {
+    if (error instanceof NonRetryableError) return { retry: false, retryAfterMs: null };
+    if (error instanceof RetryAfterError) return { retry: true, retryAfterMs: Math.max(0, Math.floor(error.retryAfterMs)) };
+  } catch {
+    // a hostile value (a proxy whose prototype throws): an ordinary failure
+  }
+  return { retry: true, retryAfterMs: null };
 }

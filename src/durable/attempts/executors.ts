@@ -15,7 +15,7 @@ export interface ExecutorContext<E = SwitchyardEnv> {
    * A durable step: the value an earlier attempt of this job recorded under `name`, without running
    * `fn`; else runs `fn`, records its result (JSON, at most 128 KiB) through the fence, and returns it
    * as every later attempt will see it (through JSON). A record the fence refuses aborts the attempt
-   * as lost: its signal fires and the step rejects with the signal's reason. `name` follows API.md's
+   * as lost: its signal fires and the step rejects with the signal's reason. `name` follows docs/api.md's
    * name pattern; the job's checkpoints are deleted when it completes.
    */
   step<T>(name: string, fn: () => T | Promise<T>): Promise<T>;
@@ -25,7 +25,7 @@ export interface ExecutorContext<E = SwitchyardEnv> {
   progress(value: unknown): Promise<void>;
 }
 
-/** The checkpoints of the job as its attempt sees them (API.md "Checkpoints"). */
+/** The checkpoints of the job as its attempt sees them (docs/api.md "Checkpoints"). */
 export interface Checkpoints {
   /** What this attempt and the earlier ones recorded, name → value. */
   load(): Promise<Record<string, Json>>;

@@ -1,5 +1,5 @@
 /**
- * The fence (DESIGN.md): a write on behalf of an attempt touches its job only while that attempt's
+ * The fence (docs/concepts.md): a write on behalf of an attempt touches its job only while that attempt's
  * token holds an unexpired lease on a running job nobody asked to cancel. Every fenced statement,
  * single or batch, builds its WHERE from `fenceClause`; when one matches nothing, `explainMiss`
  * (pure: it reads the row, writes nothing) says why, and the caller does what the answer asks.
@@ -39,7 +39,7 @@ export interface FenceRow {
  *   fail after fail, whether that fail settled the job or queued a retry): answer the job as it is.
  * - `cancel`: the holder of a cancel-requested running job spoke; the caller settles the job
  *   `cancelled`, then answers `job_cancelled`.
- * - `refuse`: the refusal to answer, in DESIGN.md's order: settled, cancelled, superseded, expired.
+ * - `refuse`: the refusal to answer, in docs/concepts.md's order: settled, cancelled, superseded, expired.
  */
 export type FenceMiss = { kind: "repeat" } | { kind: "cancel"; error: ErrorBody } | { kind: "refuse"; error: ErrorBody };
 
@@ -61,14 +61,6 @@ export function explainMiss(row: FenceRow | undefined, id: string, token: string
     return refuse(fail("lease_expired", `the lease of job ${id} expired at ${row.lease_until}`).error);
   }
   return refuse(fail("lease_superseded", `the attempt holding this token of job ${id} has already ended`).error);
-}
-
-/**
- * Whether the row passes the fence for `token` at `now`, as `fenceClause` says in SQL: a fenced write
- * that also checks something else (a checkpoint's limits) and matched nothing asks this first.
- */
-export function holdsFence(row: FenceRow | undefined, token: string, now: number): boolean {
-  return row !== undefined && row.state === "running" && row.lease_token === token && row.lease_until !== null && row.lease_until > now && row.cancel_requested === 0;
 }
 
 function refuse(error: ErrorBody): FenceMiss {

@@ -1,5 +1,5 @@
 /**
- * Long-poll claims (API.md "Pull consumers", `waitMs`): a claim that finds nothing claimable waits
+ * Long-poll claims (docs/api.md "Pull consumers", `waitMs`): a claim that finds nothing claimable waits
  * here as a promise, and the lane's flush (wake.ts: the same flush that starts in-process executors,
  * after every transition and every alarm) answers the waiters in arrival order the moment a job is
  * claimable for one. Nothing polls: a held claim costs no CPU until a flush, and the only timer is
@@ -13,13 +13,7 @@
  */
 import { ABANDONED_CLAIM_MEMORY, MAX_CLAIM_WAITERS } from "../../shared/defaults.js";
 import type { ClaimedJob } from "../../shared/job.js";
-
-/** What one held claim asks for: the claim of API.md without its `waitMs`. */
-export interface ClaimAsk {
-  kinds: readonly string[] | null;
-  max: number;
-  leaseMs: number;
-}
+import type { ClaimAsk } from "./claim.js";
 
 interface Waiter<J> {
   ask: ClaimAsk;
@@ -33,8 +27,8 @@ interface Waiter<J> {
 export interface WaitersHost<J> {
   /** The lane's claim for a pull consumer: the same statement as an immediate claim. */
   claim(ask: ClaimAsk): J[];
-  /** Gives a job back through the fence (an abandoned answer); a miss changes nothing. */
-  release(id: string, token: string): void;
+  /** Gives a job back through the fence (an abandoned answer): whether it did (a miss changes nothing). */
+  release(id: string, token: string): boolean;
 }
 
 export class Waiters<J extends ClaimedJob> {
@@ -90,7 +84,8 @@ export class Waiters<J extends ClaimedJob> {
 
   /**
    * The client of `hold` went away: a held claim is dropped (it claims nothing); one answered a moment
-   * ago has its jobs released. Returns how many jobs it released.
+   * ago has its jobs released: those still held by the answer's lease (one completed since, or
+   * recovered, is left as it is). Returns how many jobs it released.
    */
   abandon(hold: string): number {
     const waiter = this.queue.find((w) => w.hold === hold);
@@ -102,8 +97,9 @@ export class Waiters<J extends ClaimedJob> {
     }
     const leases = this.answered.get(hold) ?? [];
     this.answered.delete(hold);
-    for (const { id, token } of leases) this.host.release(id, token);
-    return leases.length;
+    let released = 0;
+    for (const { id, token } of leases) if (this.host.release(id, token)) released++;
+    return released;
   }
 
   private remember(hold: string, jobs: J[]): void {

@@ -4,7 +4,7 @@
  * written, the enqueue's one reading of the clock (its `runAt` follows from it) — and the client
  * builds the job from the very request text it sent, with the lane's own code (`parseEnqueue`,
  * `toSpec`, `enqueuedJob`): the same job, field for field, as the lane's object answer, for a tenth of
- * the text to carry and parse (issue 10). A duplicate (the stored job) and every refusal go whole.
+ * the text to carry and parse. A duplicate (the stored job) and every refusal go whole.
  */
 import type { EnqueueAnswer } from "../../shared/answers.js";
 import { ok, type Result } from "../../shared/errors.js";

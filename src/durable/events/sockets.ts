@@ -1,5 +1,5 @@
 /**
- * The lane's events sockets (API.md "Live events"). The lane accepts each socket itself with the
+ * The lane's events sockets (docs/api.md "Live events"). The lane accepts each socket itself with the
  * hibernation API, so an idle lane sleeps with its sockets open and pays nothing for them; the front
  * worker has checked the ticket before the upgrade reaches here. What a socket hears: a `hello` with
  * the lane as `GET /v1/lanes/{lane}` shows it, every durable transition in order (the transition

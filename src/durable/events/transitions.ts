@@ -3,6 +3,7 @@
  * log line, to the `onTransition` hook, and to whoever else listens (events).
  */
 import { log, type TransitionEvent } from "../../shared/log.js";
+import { describeError } from "../../shared/describe-error.js";
 import type { Transition } from "../store/job-store.js";
 
 export interface TransitionLogOptions {
@@ -50,8 +51,21 @@ export class TransitionLog {
     });
     // Told only once the write is durable: a crash before the commit must not leave a line (or a hook
     // call) for a transition that never happened. The price: a crash right after the commit can lose
-    // the line instead.
-    if (this.unannounced.length === 1) void this.options.durable().then(() => this.announce());
+    // the line instead. A wait that fails says so and drops what it held, so that the transitions
+    // written after it are told as usual (they wait on a wait of their own).
+    if (this.unannounced.length === 1) {
+      void this.options.durable().then(
+        () => this.announce(),
+        (error: unknown) => this.unconfirmed(error),
+      );
+    }
+  }
+
+  /** The wait for durability failed: those transitions cannot be told as durable, and are dropped (logged). */
+  private unconfirmed(error: unknown): void {
+    const dropped = this.unannounced;
+    this.unannounced = [];
+    log({ event: "lane.transitions_unconfirmed", lane: this.options.lane, count: dropped.length, message: describeError(error) });
   }
 
   private announce(): void {
@@ -70,7 +84,7 @@ export class TransitionLog {
     try {
       listener(event);
     } catch (error) {
-      log({ event: "lane.hook_failed", lane: this.options.lane, hook, jobId: event.jobId, message: String(error) });
+      log({ event: "lane.hook_failed", lane: this.options.lane, hook, jobId: event.jobId, message: describeError(error) });
     }
   }
 }

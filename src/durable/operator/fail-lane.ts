@@ -1,5 +1,5 @@
 /**
- * Failing a lane whose downstream is gone for good (API.md `POST /v1/lanes/{lane}/fail`): up to
+ * Failing a lane whose downstream is gone for good (docs/api.md `POST /v1/lanes/{lane}/fail`): up to
  * `FAIL_LANE_BATCH` queued and running jobs settle `failed` with the operator's reason in one
  * transaction — running ones first, then queued ones in enqueue order. A completing job finishes its
  * delivery. The lane aborts the in-process attempts of the jobs this settled.

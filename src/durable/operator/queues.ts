@@ -1,5 +1,5 @@
 /**
- * Queues as an operator sees them (API.md "Queues"): who holds a queue, what runs next, how many wait,
+ * Queues as an operator sees them (docs/api.md "Queues"): who holds a queue, what runs next, how many wait,
  * and purging its queued jobs. Every statement reads `jobs_queue` (queue, state, priority, seq).
  */
 import type { QueueInfo } from "../../shared/answers.js";

@@ -1,5 +1,5 @@
 /**
- * Retention (API.md "The lane"): settled jobs past their lane's horizon — `completedMs` after they
+ * Retention (docs/api.md "The lane"): settled jobs past their lane's horizon — `completedMs` after they
  * settled for completed jobs, `failedMs` for failed, cancelled and interrupted ones, null keeping
  * them — are deleted by the alarm, at most `RETENTION_BATCH` per alarm. While expired jobs remain, the
  * retention wake term is now, so the alarm comes back at once, and requests and jobs are served

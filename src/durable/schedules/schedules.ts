@@ -1,5 +1,5 @@
 /**
- * A lane's schedules (API.md "Schedules", DESIGN.md "What grows on the lane"): rows with
+ * A lane's schedules (docs/api.md "Schedules", docs/concepts.md "What grows on the lane"): rows with
  * `next_run_at` on an index, fired by the lane's one alarm. A fire due at T enqueues `<name>@<T>`
  * with `runAt` T through the normal enqueue and advances `next_run_at` in the same transaction, so a
  * fire repeated (a retried alarm, a restart between the two) is a duplicate, never a second job.
@@ -16,7 +16,7 @@ import { log } from "../../shared/log.js";
 import type { Schedule, ScheduledJob, SchedulePage, SchedulePut } from "../../shared/schedule.js";
 import type { EnqueueRequest, ScheduleJob, ScheduleRequest } from "../../shared/schemas.js";
 import type { JobSpec } from "../store/job-row.js";
-import type { LaneStore } from "../store/job-store.js";
+import type { JobStore } from "../store/job-store.js";
 import * as Q from "./schedule-statements.js";
 import type { ScheduleRow } from "./schedule-statements.js";
 
@@ -24,7 +24,7 @@ import type { ScheduleRow } from "./schedule-statements.js";
 export interface FireEnqueue {
   toSpec(request: EnqueueRequest, now: number): Result<JobSpec>;
   toSpecs(requests: readonly EnqueueRequest[], now: number): Result<JobSpec[]>;
-  readonly store: Pick<LaneStore, "insertJob" | "insertJobs">;
+  readonly store: Pick<JobStore, "insertJob" | "insertJobs">;
 }
 
 /** A bound on the JSON of one schedule beyond its job: names, numbers, keys. */

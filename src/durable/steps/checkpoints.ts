@@ -1,15 +1,15 @@
 /**
- * Durable steps (API.md "Checkpoints"): what an attempt records for its job — named checkpoints and
+ * Durable steps (docs/api.md "Checkpoints"): what an attempt records for its job — named checkpoints and
  * its progress — written through the fence, each checkpoint stamped with the writing attempt's
- * generation, and read back up to a reader's own generation. Completion deletes them (lane-store.ts,
- * in the completion's transaction); deleting a job deletes them (dependents.ts).
+ * generation, and read back up to a reader's own generation. Completion deletes them (attempts/fenced-writes.ts,
+ * in the completion's transaction); deleting a job deletes them (store/deletion.ts).
  */
 import type { Clock } from "../../shared/clock.js";
 import { MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB } from "../../shared/defaults.js";
 import { fail, ok, type ErrorBody, type Result } from "../../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, ClaimedJob, Job, Json, PulledJob } from "../../shared/job.js";
 import * as Q from "./checkpoint-statements.js";
-import { holdsFence, type FenceOp, type FenceRow } from "../attempts/fence.js";
+import type { FenceOp } from "../attempts/fence.js";
 import { firstJobRow, toJob, type JobRow } from "../store/job-row.js";
 import { CHECKPOINT_ENTRY_OVERHEAD } from "../store/page.js";
 
@@ -34,10 +34,12 @@ export interface CheckpointStoreOptions {
   /** The lane's name, as jobs carry it. */
   lane: string;
   /**
-   * The answer to a fenced write that the fence refused (lane-store.ts `missed`): why, and for the
+   * The answer to a fenced write that the fence refused (attempts/fenced-writes.ts `missed`): why, and for the
    * holder of a cancel-requested job, its settlement `cancelled`.
    */
   missed(id: string, token: string, op: FenceOp): Result<Job>;
+  /** Whether `token` holds the job's lease now, as the fence says (to tell a limit's refusal from the fence's). */
+  holds(id: string, token: string): boolean;
 }
 
 export class CheckpointStore {
@@ -61,7 +63,7 @@ export class CheckpointStore {
       .exec<{ generation: number; updated_at: number }>(Q.SAVE_CHECKPOINT_SQL, id, token, now, name, valueJson, MAX_CHECKPOINTS_PER_JOB, MAX_CHECKPOINT_BYTES_PER_JOB)
       .toArray()[0];
     if (row) return ok({ name, generation: row.generation, updatedAt: row.updated_at });
-    if (holdsFence(this.fenceRow(id), token, now)) {
+    if (this.options.holds(id, token)) {
       return fail(
         "checkpoint_limit",
         `checkpoint ${name} would take job ${id} past ${MAX_CHECKPOINTS_PER_JOB} checkpoint names or ${MAX_CHECKPOINT_BYTES_PER_JOB} bytes of checkpoint values`,
@@ -129,10 +131,6 @@ export class CheckpointStore {
       checkpoints[name] = JSON.parse(value) as Json;
     }
     return jobs.map((job) => ({ ...job, checkpoints: byJob.get(job.id) ?? {} }));
-  }
-
-  private fenceRow(id: string): FenceRow | undefined {
-    return this.sql.exec<Pick<JobRow, keyof FenceRow>>(Q.FENCE_ROW_SQL, id).toArray()[0];
   }
 
   /** The fence refused a write: why (a checkpoint or progress write is never a repeat). */

@@ -1,5 +1,5 @@
 /**
- * Durable steps for in-process executors (API.md "Checkpoints"): `ctx.step`, `ctx.checkpoints` and
+ * Durable steps for in-process executors (docs/api.md "Checkpoints"): `ctx.step`, `ctx.checkpoints` and
  * `ctx.progress` over one attempt. The job's checkpoints are read once, on first use, so an attempt
  * that records none costs its claim nothing; every write goes through the fence with the attempt's
  * current token (the dispatcher's recorder holds it).

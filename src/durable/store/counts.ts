@@ -4,7 +4,7 @@
  * so reading them costs one row at any number of jobs. The one stat no row can tell, an in-process
  * attempt that lost its lease, is counted here by the lane.
  */
-import type { Counts, LaneStats } from "../../shared/job.js";
+import type { Counts, KindCounts, LaneStats } from "../../shared/job.js";
 
 /** The counts of jobs now: by state, settled jobs by outcome. */
 const COUNTS_SQL = `SELECT queued, running, completing, completed, failed, cancelled, interrupted FROM lane_counts WHERE id = 1`;
@@ -13,6 +13,15 @@ const COUNTS_SQL = `SELECT queued, running, completing, completed, failed, cance
 const STATS_SQL = `SELECT total_enqueued AS enqueued, total_claimed AS claimed, total_completed AS completed, total_failed AS failed,
   total_cancelled AS cancelled, total_interrupted AS interrupted, total_retried AS retried, total_recovered AS recovered, total_lost AS lost
   FROM lane_counts WHERE id = 1`;
+
+/** How many jobs run: the kept count, not a count of rows. */
+const RUNNING_SQL = `SELECT running AS n FROM lane_counts WHERE id = 1`;
+
+/** Queued and running jobs per kind, kinds with any. */
+const KINDS_SQL = `SELECT kind, queued, running FROM kind_counts WHERE queued > 0 OR running > 0 ORDER BY kind`;
+
+/** Kinds with no queued or running job left: their rows go (the triggers make them again as needed). */
+const PRUNE_KINDS_SQL = `DELETE FROM kind_counts WHERE queued = 0 AND running = 0`;
 
 /** One in-process attempt lost its lease. */
 const COUNT_LOST_SQL = `UPDATE lane_counts SET total_lost = total_lost + 1 WHERE id = 1`;
@@ -33,6 +42,23 @@ export class LaneCounts {
 
   stats(): LaneStats {
     return { ...this.sql.exec<LaneStats>(STATS_SQL).one() };
+  }
+
+  /** How many jobs run, one row read. */
+  running(): number {
+    return this.sql.exec<{ n: number }>(RUNNING_SQL).one().n;
+  }
+
+  /** Queued and running jobs per kind, kept by the triggers of migration 11 (never counted). */
+  kinds(): Record<string, KindCounts> {
+    const kinds: Record<string, KindCounts> = {};
+    for (const { kind, queued, running } of this.sql.exec<{ kind: string; queued: number; running: number }>(KINDS_SQL)) kinds[kind] = { queued, running };
+    return kinds;
+  }
+
+  /** Drops the rows of kinds with nothing queued or running (the alarm's housekeeping). */
+  pruneKinds(): void {
+    this.sql.exec(PRUNE_KINDS_SQL);
   }
 
   countLost(): void {

@@ -1,10 +1,10 @@
 /**
- * The one place where jobs leave the `jobs` table: sweep, retention and purge all delete through
- * `deleteJobs`, which first deletes what belongs to those jobs (`deleteDependents`, dependents.ts:
- * their checkpoints, migration 7), so every way of deleting a job takes those rows with it. The
- * lane's counts follow the deleted jobs by themselves (the triggers of migration 6).
+ * The one place where jobs leave the `jobs` table, and what belongs to a job goes with it. Sweep,
+ * retention and purge all delete through `deleteJobs`, which first deletes what the jobs own (their
+ * checkpoints) in the same transaction, so nothing outlives its job. A completion deletes its job's
+ * checkpoints through `deleteCompletedCheckpoints`, in its own transaction. The lane's counts follow
+ * the deleted jobs by themselves (the triggers of the counts' migration).
  */
-import { deleteDependents } from "./owned-rows.js";
 
 /** A job about to be deleted: its primary key and its id. */
 export type DeletedJob = { seq: number; id: string };
@@ -12,10 +12,29 @@ export type DeletedJob = { seq: number; id: string };
 /** Deletes the jobs of the JSON array of seqs ?1. */
 const DELETE_JOBS_SQL = `DELETE FROM jobs WHERE seq IN (SELECT value FROM json_each(?1))`;
 
+/**
+ * A completed job's checkpoints, those written up to the completing lease's generation only: run in
+ * the completion's transaction. ?1 JSON array of [job seq, generation].
+ */
+export const DELETE_COMPLETED_CHECKPOINTS_SQL = `DELETE FROM checkpoints
+  WHERE job_seq IN (SELECT value->>0 FROM json_each(?1))
+    AND generation <= (SELECT value->>1 FROM json_each(?1) WHERE value->>0 = checkpoints.job_seq)`;
+
+/** Everything that belongs to the jobs: their checkpoints. ?1 JSON array of job seqs. */
+export const DELETE_OWNED_CHECKPOINTS_SQL = `DELETE FROM checkpoints WHERE job_seq IN (SELECT value FROM json_each(?1))`;
+
 /** Deletes `jobs` and everything that belongs to them. Run it inside the caller's transaction. */
 export function deleteJobs(sql: SqlStorage, jobs: readonly DeletedJob[]): number {
   if (jobs.length === 0) return 0;
-  deleteDependents(sql, jobs.map((job) => job.seq));
+  sql.exec(DELETE_OWNED_CHECKPOINTS_SQL, JSON.stringify(jobs.map((job) => job.seq)));
   sql.exec(DELETE_JOBS_SQL, JSON.stringify(jobs.map((job) => job.seq)));
   return jobs.length;
+}
+
+/**
+ * Deletes the checkpoints of just-completed jobs, each job's only up to the generation of the lease
+ * that completed it: a checkpoint of a newer attempt is never taken by an older one's settlement.
+ */
+export function deleteCompletedCheckpoints(sql: SqlStorage, completed: readonly { seq: number; generation: number }[]): void {
+  if (completed.length > 0) sql.exec(DELETE_COMPLETED_CHECKPOINTS_SQL, JSON.stringify(completed.map((c) => [c.seq, c.generation])));
 }

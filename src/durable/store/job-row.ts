@@ -272,7 +272,7 @@ export function specValues(spec: JobSpec): [string, string, string, string | nul
   ];
 }
 
-/** What makes two enqueues with one id the same job (API.md, enqueue): the whole spec after defaults, but `runAt`. */
+/** What makes two enqueues with one id the same job (docs/api.md, enqueue): the whole spec after defaults, but `runAt`. */
 export type Identity = Omit<JobSpec, "id" | "runAt">;
 
 export function identityOfRow(row: JobRow): Identity {

@@ -36,7 +36,7 @@ export const MIGRATIONS: readonly Migration[] = [
         registered INTEGER NOT NULL DEFAULT 0 CHECK (registered IN (0, 1))
       )`,
       `INSERT INTO lane (id) VALUES (1)`,
-      // The state grammar of DESIGN.md, enforced here so that not even a bug can write an impossible row.
+      // The state grammar of docs/concepts.md, enforced here so that not even a bug can write an impossible row.
       `CREATE TABLE jobs (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
         id TEXT NOT NULL UNIQUE,
@@ -98,7 +98,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "queued jobs by kind",
     statements: [
       // The dispatcher claims (and the wake looks for) due jobs of its executors' kinds only: by kind,
-      // a backlog of pull-consumer kinds is never walked (issue 6: the cost must not grow with it).
+      // a backlog of pull-consumer kinds is never walked (the cost must not grow with it).
       `CREATE INDEX jobs_kind ON jobs (kind, priority DESC, seq) WHERE state = 'queued'`,
     ],
   },
@@ -107,7 +107,7 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "how a job's last attempt went back to queued",
     statements: [
       // A repeated fail with the token of an attempt whose fail queued a retry answers the job again
-      // (API.md); a release or a recovery ended the attempt otherwise. NULL: not queued by an attempt's end.
+      // (docs/api.md); a release or a recovery ended the attempt otherwise. NULL: not queued by an attempt's end.
       `ALTER TABLE jobs ADD COLUMN attempt_end TEXT CHECK (attempt_end IN ('retry', 'release', 'recovery'))`,
     ],
   },
@@ -117,7 +117,7 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: [
       // One row: the counts of jobs now (by state, settled ones by outcome) and the lane's lifetime
       // stats (total_*, never lowered). Kept by the triggers below in the same statement as the row
-      // they follow, so that no statement, present or future, can forget them (issue 11).
+      // they follow, so that no statement, present or future, can forget them.
       `CREATE TABLE lane_counts (
         id INTEGER PRIMARY KEY CHECK (id = 1),
         queued INTEGER NOT NULL, running INTEGER NOT NULL, completing INTEGER NOT NULL,
@@ -255,6 +255,53 @@ export const MIGRATIONS: readonly Migration[] = [
           interrupted = interrupted + (NEW.state = 'settled' AND NEW.outcome IS 'interrupted'),
           total_enqueued = total_enqueued + 1, total_claimed = total_claimed + (NEW.state = 'running')
         WHERE id = 1;
+      END`,
+    ],
+  },
+  {
+    version: 10,
+    name: "the version of the code that took each lease",
+    statements: [
+      // A lease of the lane's own dispatcher outlives its executor only across a restart. At start-up,
+      // one taken by another version (a deploy) is given back without spending its job's recovery
+      // budget; one of this version (a crash) is recovered on the budget. NULL: taken before version 10.
+      `ALTER TABLE jobs ADD COLUMN lease_version TEXT`,
+    ],
+  },
+  {
+    version: 11,
+    name: "queued and running jobs per kind, kept",
+    statements: [
+      // A row per kind that has had queued or running jobs; zero rows are pruned by retention passes.
+      `CREATE TABLE kind_counts (kind TEXT PRIMARY KEY, queued INTEGER NOT NULL, running INTEGER NOT NULL) WITHOUT ROWID`,
+      // An existing lane is counted once, here.
+      `INSERT INTO kind_counts (kind, queued, running)
+        SELECT kind, COUNT(*) FILTER (WHERE state = 'queued'), COUNT(*) FILTER (WHERE state = 'running')
+        FROM jobs WHERE state IN ('queued', 'running') GROUP BY kind`,
+      // Kept by triggers in the same statement as the row they follow, one statement each: a job that
+      // comes into queued or running (an insert, a requeue, a kind replaced), one that moves between
+      // them (claim, retry, release, recovery), one that leaves them (settles, is deleted, changes kind).
+      `CREATE TRIGGER jobs_kinds_insert AFTER INSERT ON jobs WHEN NEW.state IN ('queued', 'running') BEGIN
+        INSERT INTO kind_counts (kind, queued, running) VALUES (NEW.kind, NEW.state = 'queued', NEW.state = 'running')
+          ON CONFLICT (kind) DO UPDATE SET queued = queued + excluded.queued, running = running + excluded.running;
+      END`,
+      `CREATE TRIGGER jobs_kinds_move AFTER UPDATE OF state ON jobs
+      WHEN OLD.kind = NEW.kind AND OLD.state <> NEW.state AND OLD.state IN ('queued', 'running') AND NEW.state IN ('queued', 'running') BEGIN
+        UPDATE kind_counts SET queued = queued + (NEW.state = 'queued') - (OLD.state = 'queued'),
+          running = running + (NEW.state = 'running') - (OLD.state = 'running')
+        WHERE kind = NEW.kind;
+      END`,
+      `CREATE TRIGGER jobs_kinds_leave AFTER UPDATE OF state, kind ON jobs
+      WHEN OLD.state IN ('queued', 'running') AND (NEW.state NOT IN ('queued', 'running') OR OLD.kind <> NEW.kind) BEGIN
+        UPDATE kind_counts SET queued = queued - (OLD.state = 'queued'), running = running - (OLD.state = 'running') WHERE kind = OLD.kind;
+      END`,
+      `CREATE TRIGGER jobs_kinds_enter AFTER UPDATE OF state, kind ON jobs
+      WHEN NEW.state IN ('queued', 'running') AND (OLD.state NOT IN ('queued', 'running') OR OLD.kind <> NEW.kind) BEGIN
+        INSERT INTO kind_counts (kind, queued, running) VALUES (NEW.kind, NEW.state = 'queued', NEW.state = 'running')
+          ON CONFLICT (kind) DO UPDATE SET queued = queued + excluded.queued, running = running + excluded.running;
+      END`,
+      `CREATE TRIGGER jobs_kinds_delete AFTER DELETE ON jobs WHEN OLD.state IN ('queued', 'running') BEGIN
+        UPDATE kind_counts SET queued = queued - (OLD.state = 'queued'), running = running - (OLD.state = 'running') WHERE kind = OLD.kind;
       END`,
     ],
   },

@@ -1,5 +1,5 @@
 /**
- * A page of jobs (a list, a claim's answer) holds at most 4 MiB of JSON (API.md): fewer jobs when
+ * A page of jobs (a list, a claim's answer) holds at most 4 MiB of JSON (docs/api.md): fewer jobs when
  * they are large, never none while one is there. These bound a job's JSON from its row without
  * serializing it.
  */
@@ -36,23 +36,6 @@ export function withinBytes(candidates: Candidate[], maxBytes: number): Candidat
     n++;
   }
   return candidates.slice(0, n);
-}
-
-/** What a claim asks for (`LaneStore.claimDue`): a page of due jobs to lease. */
-export interface ClaimFilter {
-  /** Only these kinds (null: any but `excludeKinds`). */
-  kinds: readonly string[] | null;
-  /** Never these kinds (the lane's in-process executors, when a pull consumer claims). */
-  excludeKinds: readonly string[];
-  /** Never these jobs (whose in-process executor, aborted, has not returned). */
-  excludeIds: readonly string[];
-  /** Slots taken besides running rows (aborted in-process attempts whose executor has not returned). */
-  heldSlots: number;
-  max: number;
-  leaseMs: number;
-  /** The answer's JSON budget (API.md: a page holds at most 4 MiB); Infinity when nothing is sent. */
-  maxBytes: number;
-  holder: "lane" | "consumer";
 }
 
 /** What a list asks for (`LaneStore.listJobs`): a page of jobs in enqueue order. */

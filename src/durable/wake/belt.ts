@@ -1,5 +1,5 @@
 /**
- * The lane's side of the belt over lost alarms (API.md "Schedules", DESIGN.md "The wake terms").
+ * The lane's side of the belt over lost alarms (docs/api.md "Schedules", docs/concepts.md "The wake terms").
  * Alarms can be lost on deploys; the front worker's cron asks the registry which lanes to check,
  * and each checks its own wake (`Lane.checkWake`). The registry learns which lanes need it without
  * asking every lane: eager up, lazy down. A lane whose computed wake is set (pending work or a
@@ -7,8 +7,9 @@
  * own row; only the belt, finding the lane idle, clears it. So a lane calls the registry at most once
  * per belt run (a minute), however busy it is, and never on an enqueue that finds it watched.
  */
+import { describeError } from "../../shared/describe-error.js";
 import { log } from "../../shared/log.js";
-import type { LaneRegistry } from "../registry.js";
+import type { RegistryPeer } from "../env.js";
 
 /** What `checkWake` answers the belt. */
 export interface WakeCheck {
@@ -25,7 +26,7 @@ export interface WakeCheck {
 export interface BeltHost {
   lane: string;
   /** The registry, when the Worker binds one. */
-  registry(): DurableObjectStub<LaneRegistry> | undefined;
+  registry(): RegistryPeer | undefined;
   waitUntil(promise: Promise<unknown>): void;
 }
 
@@ -51,7 +52,7 @@ export class Belt {
     const told = registry
       .watch(this.host.lane)
       .then(() => this.write(true))
-      .catch((error: unknown) => log({ event: "lane.watch_failed", lane: this.host.lane, message: String(error) }))
+      .catch((error: unknown) => log({ event: "lane.watch_failed", lane: this.host.lane, message: describeError(error) }))
       .finally(() => (this.telling = null));
     this.telling = told;
     this.host.waitUntil(told);

@@ -1,6 +1,6 @@
 /**
- * The lane's wake, in one place (DESIGN.md "One alarm per lane"): the terms it is computed from, the
- * coalesced flush that follows every transition, and the re-arm of the one stored alarm.
+ * The lane's one alarm: the coalesced flush that follows every transition, and the re-arm of the one
+ * stored alarm to the computed wake (compute.ts, from the terms of terms.ts).
  *
  * The stored alarm is what the platform will fire (`armedAt` remembers it); the computed wake is
  * what the rows ask for now. Invariant (tested by a property test): whenever the lane holds work that
@@ -8,67 +8,8 @@
  * keeps exactly that and no more: it writes the alarm only when the wake is earlier than the stored
  * alarm (or none is stored). An alarm earlier than needed is harmless — it fires, finds nothing due,
  * and the flush that ends it stores the wake of that moment — while moving it later on every claim
- * (each lease expires a little later than the last) would cost an alarm write per job (issue 10).
+ * (each lease expires a little later than the last) would cost an alarm write per job.
  */
-import type { WakeRows } from "./reads.js";
-
-/** Every term of the wake; each is an instant (now, or later) or null (nothing to do for it). */
-export interface WakeTerms {
-  /** An outcome recorded and not in hand for delivery: now. */
-  undelivered: number | null;
-  /** The earliest lease expiry of a running job: its recovery. */
-  leaseExpiry: number | null;
-  /** A cancellation of an in-process job whose attempt this process does not hold: now, to wind it up. */
-  cancelWindUp: number | null;
-  /**
-   * A claimable queue head (not paused, a free slot): now when one is due for an in-process executor,
-   * else the earliest future head's runAt.
-   */
-  claimableHead: number | null;
-  /**
-   * The next retention pass (retention.ts): now while settled jobs past their horizon remain (one
-   * bounded batch per alarm), else the next horizon plus a little slack.
-   */
-  retention: number | null;
-  /**
-   * The next fire of an unpaused schedule (schedules.ts). Past when the lane missed it (it could not
-   * run): the alarm then fires at once, and the missed fires collapse to the latest. A lane's own
-   * pause does not stop its schedules: they enqueue, the lane starts nothing new.
-   */
-  scheduleFire: number | null;
-}
-
-/**
- * What the terms are computed from: the jobs' rows (lane-store.ts), the next retention pass
- * (retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
- */
-export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null };
-
-/** What the lane itself holds in memory that the rows cannot say. */
-export interface WakeMemory {
-  /** Outcomes this process is delivering right now. */
-  delivering: number;
-  /** In-process cancellations whose attempts this process holds (their wind-up is under way). */
-  heldCancels: number;
-}
-
-export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): WakeTerms {
-  return {
-    undelivered: rows.completing > memory.delivering ? now : null,
-    leaseExpiry: rows.lease,
-    cancelWindUp: rows.cancels > memory.heldCancels ? now : null,
-    claimableHead: rows.dueExecutorHead ? now : rows.futureHead,
-    retention: rows.retentionPass,
-    scheduleFire: rows.nextScheduleFire,
-  };
-}
-
-/** The computed wake: the earliest term, or null when no term asks for one. */
-export function earliest(terms: WakeTerms): number | null {
-  let wake: number | null = null;
-  for (const at of Object.values(terms) as (number | null)[]) if (at !== null && (wake === null || at < wake)) wake = at;
-  return wake;
-}
 
 export interface WakeHost {
   /** The computed wake, from the rows and the lane's memory; `pumped`: no due in-process head can have a free slot. */
@@ -196,7 +137,7 @@ export class Wake {
   }
 
   /**
-   * A job started at once, its lease running until `until` (lane.ts, issue 10): the only term it adds
+   * A job started at once, its lease running until `until` (lane.ts): the only term it adds
    * is that lease's expiry, so the stored alarm needs no change when it comes no later; otherwise (no
    * alarm, or unknown) a flush re-arms as after any transition.
    */

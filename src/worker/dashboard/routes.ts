@@ -1,5 +1,5 @@
 /**
- * `GET /dashboard` (API.md "Dashboard"): the operator's page, served without auth. The page holds no
+ * `GET /dashboard` (docs/api.md "Dashboard"): the operator's page, served without auth. The page holds no
  * data: it asks for the API token and does everything through `/v1`. Its script and style come from
  * this worker (no CDN), built from ./client by scripts/build-dashboard.ts, under a strict
  * Content-Security-Policy: no inline script or style, no other origin, no framing.

@@ -3,9 +3,9 @@
  * its own and answered as its single route would (src/durable/acks.ts).
  */
 import { createRoute } from "@hono/zod-openapi";
-import { unwrap } from "../../shared/errors.js";
 import { AcksRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
+import { callLane } from "../lane-call.js";
 import { AcksResponse } from "../responses.js";
 
 const acks = createRoute({
@@ -20,7 +20,6 @@ const acks = createRoute({
 
 export function ackRoutes() {
   return createRouter().openapi(acks, async (c) => {
-    const lane = c.env.LANE.getByName(c.req.valid("param").lane);
-    return c.json(unwrap(await lane.acks(c.req.valid("json"))), 200);
+    return c.json(await callLane(c, (stub) => stub.acks(c.req.valid("json"))), 200);
   });
 }

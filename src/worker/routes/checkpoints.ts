@@ -1,5 +1,5 @@
 /**
- * Durable steps over HTTP (API.md "Checkpoints" and the pull consumers' progress): a lease holder
+ * Durable steps over HTTP (docs/api.md "Checkpoints" and the pull consumers' progress): a lease holder
  * records checkpoints and progress through the fence; an operator reads a job's checkpoints.
  */
 import { createRoute, z } from "@hono/zod-openapi";
@@ -9,6 +9,7 @@ import { serializeJson } from "../../shared/json.js";
 import { CheckpointRequest, Name, ProgressRequest } from "../../shared/schemas.js";
 import { CheckpointList, CheckpointResponse, JobResponse } from "../responses.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse } from "../openapi.js";
+import { callLane } from "../lane-call.js";
 
 const CheckpointParams = z.object({ lane: Name, id: Name, name: Name });
 
@@ -48,16 +49,16 @@ export function checkpointRoutes() {
       const { lane, id, name } = c.req.valid("param");
       const request = c.req.valid("json");
       unwrap(serializeJson(request.value, "value", MAX_CHECKPOINT_BYTES)); // 413 before the lane is touched
-      return c.json(unwrap(await c.env.LANE.getByName(lane).saveCheckpoint(id, name, request)), 200);
+      return c.json(await callLane(c, (stub) => stub.saveCheckpoint(id, name, request)), 200);
     })
     .openapi(listCheckpoints, async (c) => {
       const { lane, id } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).listCheckpoints(id)), 200);
+      return c.json(await callLane(c, (stub) => stub.listCheckpoints(id)), 200);
     })
     .openapi(progress, async (c) => {
       const { lane, id } = c.req.valid("param");
       const request = c.req.valid("json");
       unwrap(serializeJson(request.progress, "progress", MAX_PROGRESS_BYTES));
-      return c.json(unwrap(await c.env.LANE.getByName(lane).progress(id, request)), 200);
+      return c.json(await callLane(c, (stub) => stub.progress(id, request)), 200);
     });
 }

@@ -8,6 +8,7 @@ import { serializeJson } from "../../shared/json.js";
 import { ClaimResponse, JobResponse, RenewResponse } from "../responses.js";
 import { ClaimRequest, CompleteRequest, FailRequest, ReleaseRequest, RenewRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
+import { callLane, laneOf } from "../lane-call.js";
 
 const tags = ["pull consumers"];
 
@@ -66,38 +67,37 @@ const release = fencedRoute(
 export function consumerRoutes() {
   return createRouter()
     .openapi(claim, async (c) => {
-      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
       const request = c.req.valid("json");
-      if (!request.waitMs) return c.json(unwrap(await lane.claim(request)), 200);
+      if (!request.waitMs) return c.json(await callLane(c, (stub) => stub.claim(request)), 200);
       // A held claim has a name, so that the lane can drop it (or release what it was just given)
       // when the client goes away: the request's signal fires then (compatibility flag
       // `enable_request_signal`); the lane cannot see an RPC caller leave.
       const hold = crypto.randomUUID();
       const signal = c.req.raw.signal;
-      const abandon = () => c.executionCtx.waitUntil(lane.abandonClaim(hold));
+      const abandon = () => c.executionCtx.waitUntil(laneOf(c).abandonClaim(hold));
       signal.addEventListener("abort", abandon, { once: true });
       try {
-        return c.json(unwrap(await lane.claim(request, hold)), 200);
+        return c.json(await callLane(c, (stub) => stub.claim(request, hold)), 200);
       } finally {
         signal.removeEventListener("abort", abandon);
       }
     })
     .openapi(renew, async (c) => {
       const { lane, id } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).renew(id, c.req.valid("json"))), 200);
+      return c.json(await callLane(c, (stub) => stub.renew(id, c.req.valid("json"))), 200);
     })
     .openapi(complete, async (c) => {
       const { lane, id } = c.req.valid("param");
       const request = c.req.valid("json");
       unwrap(serializeJson(request.result, "result")); // 413 before the lane is touched
-      return c.json(unwrap(await c.env.LANE.getByName(lane).complete(id, request)), 200);
+      return c.json(await callLane(c, (stub) => stub.complete(id, request)), 200);
     })
     .openapi(fail, async (c) => {
       const { lane, id } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).fail(id, c.req.valid("json"))), 200);
+      return c.json(await callLane(c, (stub) => stub.fail(id, c.req.valid("json"))), 200);
     })
     .openapi(release, async (c) => {
       const { lane, id } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).release(id, c.req.valid("json"))), 200);
+      return c.json(await callLane(c, (stub) => stub.release(id, c.req.valid("json"))), 200);
     });
 }

@@ -1,5 +1,5 @@
 /**
- * Live events (API.md "Live events"): `POST /v1/tickets` mints a ticket under bearer auth, and
+ * Live events (docs/api.md "Live events"): `POST /v1/tickets` mints a ticket under bearer auth, and
  * `GET /v1/lanes/{lane}/events?ticket=…` checks it and hands the WebSocket upgrade to the lane, which
  * accepts the socket itself. The events route carries no bearer token (a browser cannot set one on a
  * WebSocket), so the app's bearer middleware skips it: `EVENTS_PATH`.
@@ -8,6 +8,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { QueueError, type ErrorBody } from "../../shared/errors.js";
 import { Name } from "../../shared/schemas.js";
 import { configuredTokens } from "../auth.js";
+import { laneOf } from "../lane-call.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse } from "../openapi.js";
 import { checkTicket, issueTicket, TICKET_TTL_MS, type TicketCheck } from "../tickets.js";
 
@@ -68,7 +69,7 @@ export function eventRoutes() {
         // The lane never sees the ticket: it has done its work here.
         const url = new URL(c.req.url);
         url.searchParams.delete("ticket");
-        const answer = await c.env.LANE.getByName(name.data).fetch(new Request(url, c.req.raw));
+        const answer = await laneOf(c, name.data).fetch(new Request(url, c.req.raw));
         if (answer.status === 101) return answer;
         // A refusal of the lane (say, lane_schema_too_new) at its code's status.
         const body = (await answer.json()) as { error: ErrorBody };

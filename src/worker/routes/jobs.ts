@@ -1,10 +1,11 @@
 /** Producers' and operators' routes of a lane's jobs: enqueue (one or a batch), read, list, cancel, requeue. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { QueueError, unwrap } from "../../shared/errors.js";
+import { QueueError } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
 import { BatchEnqueueResponse, CancelResponse, EnqueueResponse, Job, JobList, JobResponse } from "../responses.js";
 import { BatchEnqueueRequest, CancelRequest, EnqueueRequest, ListQuery } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
+import { callLane } from "../lane-call.js";
 
 const tags = ["jobs"];
 
@@ -92,31 +93,30 @@ export function jobRoutes() {
     .openapi(enqueue, async (c) => {
       const request = c.req.valid("json");
       checkPayload(request.payload);
-      const answer = unwrap(await c.env.LANE.getByName(c.req.valid("param").lane).enqueue(request));
+      const answer = await callLane(c, (lane) => lane.enqueue(request));
       if (answer.status === "queued") return c.json(answer, 201);
       return c.json(answer, 200);
     })
     .openapi(enqueueBatch, async (c) => {
       const request = c.req.valid("json");
       request.jobs.forEach((job, index) => checkPayload(job.payload, index));
-      return c.json(unwrap(await c.env.LANE.getByName(c.req.valid("param").lane).enqueueBatch(request)), 200);
+      return c.json(await callLane(c, (stub) => stub.enqueueBatch(request)), 200);
     })
     .openapi(getJob, async (c) => {
       const { lane, id } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).getJob(id)), 200);
+      return c.json(await callLane(c, (stub) => stub.getJob(id)), 200);
     })
     .openapi(listJobs, async (c) => {
-      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
-      return c.json(unwrap(await lane.listJobs(c.req.valid("query"))), 200);
+      return c.json(await callLane(c, (stub) => stub.listJobs(c.req.valid("query"))), 200);
     })
     .openapi(cancel, async (c) => {
       const { lane, id } = c.req.valid("param");
-      const answer = unwrap(await c.env.LANE.getByName(lane).cancel(id, c.req.valid("json")));
+      const answer = await callLane(c, (stub) => stub.cancel(id, c.req.valid("json")));
       if (answer.status === "cancelling") return c.json(answer, 202);
       return c.json(answer, 200);
     })
     .openapi(requeue, async (c) => {
       const { lane, id } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).requeue(id)), 200);
+      return c.json(await callLane(c, (stub) => stub.requeue(id)), 200);
     });
 }

@@ -2,10 +2,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { REGISTRY_NAME } from "../../durable/registry.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../../shared/defaults.js";
-import { unwrap } from "../../shared/errors.js";
 import { FailLaneResponse, LaneInfo, LaneList, SweepResponse } from "../responses.js";
 import { FailLaneRequest, LanePatch, Name, SweepRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
+import { callLane } from "../lane-call.js";
 
 const tags = ["lanes"];
 
@@ -70,20 +70,17 @@ export function laneRoutes() {
       const { limit, cursor } = c.req.valid("query");
       const page = await c.env.REGISTRY.getByName(REGISTRY_NAME).list(cursor ?? null, limit);
       // One call per listed lane, in parallel, each reading one row of kept counts: O(page), whatever the lanes hold.
-      const lanes = await Promise.all(page.lanes.map(async (lane) => ({ lane, counts: unwrap(await c.env.LANE.getByName(lane).counts()) })));
+      const lanes = await Promise.all(page.lanes.map(async (lane) => ({ lane, counts: await callLane(c, (stub) => stub.counts(), lane) })));
       return c.json({ lanes, cursor: page.more ? (page.lanes.at(-1) ?? null) : null }, 200);
     })
-    .openapi(getLane, async (c) => c.json(unwrap(await c.env.LANE.getByName(c.req.valid("param").lane).info()), 200))
+    .openapi(getLane, async (c) => c.json(await callLane(c, (stub) => stub.info()), 200))
     .openapi(patchLane, async (c) => {
-      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
-      return c.json(unwrap(await lane.configure(c.req.valid("json"))), 200);
+      return c.json(await callLane(c, (stub) => stub.configure(c.req.valid("json"))), 200);
     })
     .openapi(sweep, async (c) => {
-      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
-      return c.json(unwrap(await lane.sweep(c.req.valid("json"))), 200);
+      return c.json(await callLane(c, (stub) => stub.sweep(c.req.valid("json"))), 200);
     })
     .openapi(failLane, async (c) => {
-      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
-      return c.json(unwrap(await lane.failLane(c.req.valid("json"))), 200);
+      return c.json(await callLane(c, (stub) => stub.failLane(c.req.valid("json"))), 200);
     });
 }

@@ -1,9 +1,9 @@
 /** Routes of a lane's queues (serial keys): who holds one and how many wait, and purging its queued jobs. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { unwrap } from "../../shared/errors.js";
 import { Name } from "../../shared/schemas.js";
 import { PurgeResponse, QueueInfo } from "../responses.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse } from "../openapi.js";
+import { callLane } from "../lane-call.js";
 
 const tags = ["queues"];
 
@@ -36,10 +36,10 @@ export function queueRoutes() {
   return createRouter()
     .openapi(getQueue, async (c) => {
       const { lane, queue } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).queueInfo(queue)), 200);
+      return c.json(await callLane(c, (stub) => stub.queueInfo(queue)), 200);
     })
     .openapi(purgeQueue, async (c) => {
       const { lane, queue } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).purgeQueue(queue)), 200);
+      return c.json(await callLane(c, (stub) => stub.purgeQueue(queue)), 200);
     });
 }

@@ -1,9 +1,9 @@
-/** A lane's schedules (API.md "Schedules"): create or replace, read, list, delete. */
+/** A lane's schedules (docs/api.md "Schedules"): create or replace, read, list, delete. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { unwrap } from "../../shared/errors.js";
 import { Name, ScheduleListQuery, ScheduleName, ScheduleRequest } from "../../shared/schemas.js";
 import { ScheduleDeleted, ScheduleList, ScheduleResponse, Schedule } from "../responses.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
+import { callLane } from "../lane-call.js";
 
 const tags = ["schedules"];
 
@@ -57,20 +57,19 @@ export function scheduleRoutes() {
   return createRouter()
     .openapi(putSchedule, async (c) => {
       const { lane, name } = c.req.valid("param");
-      const { created, schedule } = unwrap(await c.env.LANE.getByName(lane).putSchedule(name, c.req.valid("json")));
+      const { created, schedule } = await callLane(c, (stub) => stub.putSchedule(name, c.req.valid("json")));
       if (created) return c.json({ schedule }, 201);
       return c.json({ schedule }, 200);
     })
     .openapi(getSchedule, async (c) => {
       const { lane, name } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).getSchedule(name)), 200);
+      return c.json(await callLane(c, (stub) => stub.getSchedule(name)), 200);
     })
     .openapi(listSchedules, async (c) => {
-      const lane = c.env.LANE.getByName(c.req.valid("param").lane);
-      return c.json(unwrap(await lane.listSchedules(c.req.valid("query"))), 200);
+      return c.json(await callLane(c, (stub) => stub.listSchedules(c.req.valid("query"))), 200);
     })
     .openapi(deleteSchedule, async (c) => {
       const { lane, name } = c.req.valid("param");
-      return c.json(unwrap(await c.env.LANE.getByName(lane).deleteSchedule(name)), 200);
+      return c.json(await callLane(c, (stub) => stub.deleteSchedule(name)), 200);
     });
 }

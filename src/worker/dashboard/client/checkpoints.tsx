@@ -1,5 +1,5 @@
 /**
- * A job's checkpoints (API.md "Checkpoints"), in name order: the value each holds, the generation of
+ * A job's checkpoints (docs/api.md "Checkpoints"), in name order: the value each holds, the generation of
  * the attempt that wrote it, and when. Read again each time the job view reads the job (`version`),
  * so they follow a running job; a completed job has none (its completion deletes them).
  */

@@ -19,7 +19,7 @@ export function CountsStrip({ counts }: { counts: Counts | null }) {
   );
 }
 
-/** What the less obvious lifetime counters count (API.md "The lane"). */
+/** What the less obvious lifetime counters count (docs/api.md "The lane"). */
 const STAT_MEANINGS: Partial<Record<keyof LaneStats, string>> = {
   claimed: "attempts started (in-process and pulled)",
   retried: "attempts that failed and were queued again",

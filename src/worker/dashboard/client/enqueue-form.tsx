@@ -1,4 +1,4 @@
-/** A form to enqueue one job, for trying things out: the request of API.md "Enqueue", field by field. */
+/** A form to enqueue one job, for trying things out: the request of docs/api.md "Enqueue", field by field. */
 import { useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";

@@ -1,5 +1,5 @@
 /**
- * Failing a lane (API.md "The lane"), for a lane whose downstream is gone for good: confirmed first,
+ * Failing a lane (docs/api.md "The lane"), for a lane whose downstream is gone for good: confirmed first,
  * then each call settles a batch of queued and running jobs `failed` with the reason, and while the
  * server says more are left the control offers the next call. The next call is not confirmed again:
  * the operator confirmed failing every job of the lane, and it carries the reason they confirmed.

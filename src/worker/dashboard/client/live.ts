@@ -1,5 +1,5 @@
 /**
- * A lane's events socket (API.md "Live events"). A browser cannot send a bearer token on a WebSocket,
+ * A lane's events socket (docs/api.md "Live events"). A browser cannot send a bearer token on a WebSocket,
  * so each connection first mints a short-lived ticket with the token (POST /v1/tickets) and puts the
  * ticket, never the token, in the socket's URL. A dropped socket reconnects with a fresh ticket.
  */

@@ -1,5 +1,5 @@
 /**
- * A queue (serial key) of the lane, looked up by name (API.md "Queues"): the job that holds it, or
+ * A queue (serial key) of the lane, looked up by name (docs/api.md "Queues"): the job that holds it, or
  * else runs next, and how many of its jobs wait, kept current as the lane's transitions arrive; and
  * purging its queued jobs, confirmed first (a running head runs on).
  */

@@ -1,5 +1,5 @@
 /**
- * The lane's schedules (API.md "Schedules"), a page at a time by name: when each fires (a cron
+ * The lane's schedules (docs/api.md "Schedules"), a page at a time by name: when each fires (a cron
  * expression in its time zone, or an interval), its next and last fire and the job it enqueues;
  * pause or resume one, and delete one, confirmed first. `fires` grows with every job a schedule
  * enqueues (its id is `<name>@<T>`), which moves that schedule's next and last fire: the page reloads.

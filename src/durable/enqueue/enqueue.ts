@@ -1,0 +1,115 @@
+/**
+ * The enqueue, one path: validate (input.ts), build the spec at one reading of the clock (spec.ts),
+ * one write of the store (start at once, insert one, or a batch in one transaction), then the wake.
+ *
+ * A due job of an in-process kind outside any queue may start in its enqueue's turn, when nothing
+ * could pass it: inserted running with its first lease in one statement and started before the write
+ * commits. The output gate holds back the enqueue's answer and whatever the executor sends until it does.
+ */
+import type { BatchAnswer } from "../../shared/answers.js";
+import type { Clock, Entropy } from "../../shared/clock.js";
+import { DISPATCH_LEASE_MS } from "../../shared/defaults.js";
+import { fail, ok, type Result } from "../../shared/errors.js";
+import type { EnqueueRequest } from "../../shared/schemas.js";
+import type { SwitchyardEnv } from "../env.js";
+import type { Dispatcher } from "../attempts/dispatcher.js";
+import { parseEnqueue } from "../input.js";
+import type { Inserted, JobSpec } from "../store/job-row.js";
+import type { JobStore } from "../store/job-store.js";
+import type { Wake } from "../wake/wake.js";
+import type { EnqueueDone } from "./enqueue-text.js";
+import { toSpec } from "./spec.js";
+
+export interface EnqueueHost {
+  readonly store: JobStore;
+  readonly dispatcher: Dispatcher<SwitchyardEnv>;
+  readonly wake: Wake;
+  /** Held claims waiting: a flush answers them when a job they may take arrives. */
+  readonly waiters: { readonly size: number };
+  /** The version of the code: what a lease taken at once records. */
+  readonly version: string;
+}
+
+export class Enqueue {
+  constructor(
+    private readonly clock: Clock,
+    private readonly entropy: Entropy,
+    private readonly host: EnqueueHost,
+  ) {}
+
+  /** The store the schedules' fires insert through. */
+  get store(): JobStore {
+    return this.host.store;
+  }
+
+  /** One enqueue: its spec and what the insert did, or the refusal. */
+  one(input: unknown): Result<EnqueueDone> {
+    const request = parseEnqueue(input);
+    if (!request.ok) return request;
+    // One reading of the clock: a job due now has `runAt` = `createdAt`, and the RPC client rebuilds both from it (enqueue-text.ts).
+    const now = this.clock.now();
+    const spec = this.toSpec(request.value, now);
+    if (!spec.ok) return spec;
+    const started = this.startAtOnce(spec.value, now); // its wake is seen to
+    const inserted = started ?? this.host.store.insertJob(spec.value, now);
+    if (!inserted.ok) return inserted;
+    if (!started) this.enqueued(spec.value, inserted.value.status, now);
+    return ok({ spec: spec.value, inserted: inserted.value });
+  }
+
+  /** A batch (1..1000 jobs, all or nothing): the specs at one reading of the clock, one insert, one flush. */
+  batch(requests: readonly EnqueueRequest[]): Result<BatchAnswer["results"]> {
+    const now = this.clock.now();
+    const specs = this.toSpecs(requests, now);
+    if (!specs.ok) return specs;
+    const inserted = this.host.store.insertJobs(specs.value, now);
+    if (inserted.ok) this.host.wake.afterChange(specs.value.some((spec) => this.host.dispatcher.kinds.includes(spec.kind)));
+    return inserted;
+  }
+
+  /** `now`: the enqueue's one reading of the clock, which its insert writes as `createdAt` too. */
+  toSpec(request: EnqueueRequest, now: number): Result<JobSpec> {
+    return toSpec(request, now, () => this.entropy.id());
+  }
+
+  /** The specs of many requests at one reading of the clock, or the first refusal, its place said (`jobs[i]: …`). */
+  toSpecs(requests: readonly EnqueueRequest[], now: number): Result<JobSpec[]> {
+    const specs: JobSpec[] = [];
+    for (const [index, request] of requests.entries()) {
+      const spec = this.toSpec(request, now);
+      if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
+      specs.push(spec.value);
+    }
+    return ok(specs);
+  }
+
+  /**
+   * Starts a new job in its enqueue's turn when nothing can pass it: a due job of an in-process kind
+   * outside any queue, the lane not paused, a slot free, the dispatcher caught up (no due job waits)
+   * and no queued job due since its last look (the last computed wake, never later than the earliest
+   * future head while a slot is free, is still ahead). Null: enqueue it queued.
+   */
+  private startAtOnce(spec: JobSpec, now: number): Result<Inserted> | null {
+    const { store, dispatcher, wake } = this.host;
+    if (spec.queue !== null || !dispatcher.caughtUp || !dispatcher.kinds.includes(spec.kind)) return null;
+    const lastWake = wake.lastComputed;
+    if (spec.runAt > now || lastWake === undefined || (lastWake !== null && lastWake <= now)) return null;
+    const { concurrency, paused } = store.settings.read();
+    if (paused) return null; // a full lane: the insert's own condition refuses it
+    const started = store.insertStarted(spec, DISPATCH_LEASE_MS, dispatcher.heldSlots(), concurrency, this.host.version, now);
+    if (!started) return null;
+    dispatcher.start(started.job, started.seq);
+    wake.leaseTaken(started.job.lease.expiresAt);
+    return ok({ status: "queued", at: started.at });
+  }
+
+  /** A job enqueued queued (not started at once): the flush it calls for, if any. */
+  private enqueued(job: JobSpec, status: "queued" | "duplicate", now: number): void {
+    if (status !== "queued") return; // a duplicate changes nothing
+    const inProcess = this.host.dispatcher.kinds.includes(job.kind);
+    // A due job of a pull-only kind outside any queue changes no wake term (none counts due pull jobs,
+    // and it heads no queue): the alarm stays as it is, unless held claims wait for it (the flush answers them).
+    const quiet = job.queue === null && job.runAt <= now && !inProcess && this.host.waiters.size === 0;
+    if (!(quiet && this.host.wake.storedAlarm !== undefined)) this.host.wake.afterChange(inProcess);
+  }
+}

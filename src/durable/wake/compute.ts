@@ -1,0 +1,71 @@
+/**
+ * The computed wake: what the rows (reads.ts) and this process's memory ask for now, as the earliest
+ * of the terms of terms.ts. The belt follows it. Also what a flush of freed slots alone may take
+ * for granted about it (`freedKeepsWake`), so that a completion costs no wake computation when it
+ * cannot move the wake earlier.
+ */
+import type { Clock } from "../../shared/clock.js";
+import type { Cancels } from "../attempts/cancel.js";
+import type { SwitchyardEnv } from "../env.js";
+import type { Dispatcher } from "../attempts/dispatcher.js";
+import type { OutcomeDelivery } from "../attempts/outcomes.js";
+import type { RetentionStore } from "../operator/retention.js";
+import type { ScheduleStore } from "../schedules/schedules.js";
+import type { LaneSettingsStore } from "../store/settings.js";
+import type { Belt } from "./belt.js";
+import type { WakeReads } from "./reads.js";
+import { earliest, wakeTerms } from "./terms.js";
+
+export interface WakeSources {
+  readonly clock: Clock;
+  readonly settings: LaneSettingsStore;
+  readonly reads: WakeReads;
+  readonly cancels: Cancels;
+  readonly dispatcher: Dispatcher<SwitchyardEnv>;
+  readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
+  readonly retention: RetentionStore;
+  readonly schedules: ScheduleStore;
+  readonly belt: Belt;
+  /** Outcomes are recorded `completing` and delivered to a hook before they settle. */
+  readonly deliverOutcomes: boolean;
+}
+
+export class WakeComputer {
+  /** What the last computed wake saw that a freed slot could change: a full lane (no head term), the retention term. */
+  private lastSaw: { full: boolean; retention: number | null } = { full: true, retention: null };
+
+  constructor(private readonly sources: WakeSources) {}
+
+  /** What it reads of the rows. */
+  get reads(): WakeReads {
+    return this.sources.reads;
+  }
+
+  /** The computed wake; `pumped`: right after a pump, every due in-process head with a free slot was claimed, none to look for. */
+  compute(pumped = false): number | null {
+    const { clock, settings, reads, cancels, dispatcher, outcomes, retention, schedules, belt } = this.sources;
+    const held = dispatcher.heldSlots();
+    const rows = reads.rows(pumped ? [] : dispatcher.kinds, dispatcher.busyJobIds(), held);
+    const heldCancels = rows.cancels > 0 ? cancels.inProcess().filter((c) => dispatcher.holds(c.id)).length : 0;
+    const { concurrency, paused, retention: horizons } = settings.read();
+    const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire() };
+    this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: rooms.retentionPass };
+    const wake = earliest(wakeTerms({ ...rows, ...rooms }, { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels }, clock.now()));
+    belt.noteWake(wake);
+    return wake;
+  }
+
+  /**
+   * Whether a flush after nothing but completions outside any queue (a freed slot) may leave the wake
+   * as the last re-arm stored it. Such a completion ends a lease (a later wake) and adds a settled
+   * job; it makes the wake earlier only by freeing a slot in a lane that was full (the earliest future
+   * head becomes a term), by settling the first job retention keeps an eye on (the retention term
+   * appears), or by an outcome to deliver (a lane with an outcome hook). `leasesTaken`: jobs started
+   * at once since the last re-arm, whose leases are earlier terms while any attempt here runs.
+   */
+  freedKeepsWake(leasesTaken: boolean): boolean {
+    const saw = this.lastSaw;
+    if (leasesTaken && this.sources.dispatcher.running) return false;
+    return !this.sources.deliverOutcomes && !saw.full && (saw.retention !== null || this.sources.settings.read().retention.completedMs === null);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The terms of a lane's one wake, each an instant or nothing: what the alarm must wake for. The
+ * computed wake is the earliest of them (compute.ts reads them; wake.ts keeps the stored alarm no
+ * later than it).
+ */
+import type { WakeRows } from "./reads.js";
+
+/** Every term of the wake; each is an instant (now, or later) or null (nothing to do for it). */
+export interface WakeTerms {
+  /** An outcome recorded that the lane can take in hand for delivery: now. */
+  undelivered: number | null;
+  /** The earliest lease expiry of a running job: its recovery. */
+  leaseExpiry: number | null;
+  /** A cancellation of an in-process job whose attempt this process does not hold: now, to wind it up. */
+  cancelWindUp: number | null;
+  /**
+   * A claimable queue head (not paused, a free slot): now when one is due for an in-process executor,
+   * else the earliest future head's runAt.
+   */
+  claimableHead: number | null;
+  /**
+   * The next retention pass (operator/retention.ts): now while settled jobs past their horizon remain (one
+   * bounded batch per alarm), else the next horizon plus a little slack.
+   */
+  retention: number | null;
+  /**
+   * The next fire of an unpaused schedule (schedules/schedules.ts). Past when the lane missed it (it could not
+   * run): the alarm then fires at once, and the missed fires collapse to the latest. A lane's own
+   * pause does not stop its schedules: they enqueue, the lane starts nothing new.
+   */
+  scheduleFire: number | null;
+}
+
+/**
+ * What the terms are computed from: the jobs' rows (reads.ts), the next retention pass
+ * (operator/retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
+ */
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null };
+
+/** What the lane itself holds in memory that the rows cannot say. */
+export interface WakeMemory {
+  /** Whether recorded outcomes wait that this process can take in hand now (attempts/outcomes.ts). */
+  outcomesWaiting: boolean;
+  /** In-process cancellations whose attempts this process holds (their wind-up is under way). */
+  heldCancels: number;
+}
+
+export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): WakeTerms {
+  return {
+    undelivered: memory.outcomesWaiting ? now : null,
+    leaseExpiry: rows.lease,
+    cancelWindUp: rows.cancels > memory.heldCancels ? now : null,
+    claimableHead: rows.dueExecutorHead ? now : rows.futureHead,
+    retention: rows.retentionPass,
+    scheduleFire: rows.nextScheduleFire,
+  };
+}
+
+/** The computed wake: the earliest term, or null when no term asks for one. */
+export function earliest(terms: WakeTerms): number | null {
+  let wake: number | null = null;
+  for (const at of Object.values(terms) as (number | null)[]) if (at !== null && (wake === null || at < wake)) wake = at;
+  return wake;
+}
+

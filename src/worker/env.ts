@@ -1,0 +1,12 @@
+/**
+ * The bindings as the front worker uses them: the lane and the registry with every method of their
+ * classes (the lane's own env names only what a lane calls on them, durable/env.ts).
+ */
+import type { SwitchyardEnv } from "../durable/env.js";
+import type { Lane } from "../durable/lane.js";
+import type { LaneRegistry } from "../durable/registry.js";
+
+export interface WorkerEnv extends Omit<SwitchyardEnv, "LANE" | "REGISTRY"> {
+  LANE: DurableObjectNamespace<Lane>;
+  REGISTRY: DurableObjectNamespace<LaneRegistry>;
+}
