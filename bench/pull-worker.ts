@@ -166,7 +166,7 @@ export async function pullWorkload(options: { wranglerDev: Server; bundlePath: s
 }
 
 /**
- * The issue's targets for this workload, in the shape of report.ts's: on `wrangler dev`, as the issue
+ * The targets of this workload, in the shape of report.ts's: on `wrangler dev`, as the target
  * sets them (the miniflare figures are reported beside them, not judged).
  */
 export function pullTargets(r: any) {

@@ -1,5 +1,5 @@
 /**
- * Issue 14's benchmark, from Node (run.ts calls it; bench/schedules.ts runs inside the worker): the
+ * The schedules' benchmark, from Node (run.ts calls it; bench/schedules.ts runs inside the worker): the
  * alarm's cost per fire at 1,000 schedules over 10, and the enqueue and drain targets measured again
  * while 1,000 schedules fire every second in another lane of the same runtime. Its targets are
  * report.ts's `scheduleTargets`, beside every other target.

@@ -1,5 +1,5 @@
 /**
- * Issue 14's benchmark, inside the bench worker: the alarm's cost per schedule fire with 10 and with
+ * The schedules' benchmark, inside the bench worker: the alarm's cost per schedule fire with 10 and with
  * 1,000 schedules in one lane (it must stay flat), and real schedules firing in real time while the
  * enqueue and drain workloads run (bench/schedules-run.ts drives both from Node).
  *

@@ -15,8 +15,10 @@ import type { BenchEnv } from "./workloads.js";
  */
 export function noopOrSteps(payload: { steps?: unknown } | null, ctx: ExecutorContext): object {
   const startedAt = Date.now();
+  // On the same clock as the caller's `performance.timeOrigin + performance.now()`: fractions of a ms.
+  const startedAtPrecise = performance.timeOrigin + performance.now();
   const steps = typeof payload?.steps === "number" ? payload.steps : 0;
-  return steps > 0 ? runSteps(steps, ctx.step, startedAt) : { startedAt };
+  return steps > 0 ? runSteps(steps, ctx.step, startedAt) : { startedAt, startedAtPrecise };
 }
 
 async function runSteps(steps: number, step: ExecutorContext["step"], startedAt: number): Promise<object> {

@@ -137,13 +137,20 @@ function sumCounters(all: LaneCounters[]): LaneCounters {
 }
 
 /** For each job the no-op executor ran: when it started, when the producer called, when the lane stored it. */
-async function startTimes(lane: LaneClient): Promise<{ start: number; called: number; created: number }[]> {
+async function startTimes(lane: LaneClient): Promise<{ start: number; called: number; created: number; startPrecise: number | null; calledPrecise: number | null }[]> {
   const jobs = await allJobs(lane);
   return jobs.flatMap((job) => {
-    const start = (job.result as { startedAt?: number } | null)?.startedAt;
-    return typeof start === "number" ? [{ start, called: (job.payload as { t: number }).t, created: job.createdAt }] : [];
+    const result = job.result as { startedAt?: number; startedAtPrecise?: number } | null;
+    const payload = job.payload as { t: number; tp?: number };
+    const start = result?.startedAt;
+    if (typeof start !== "number") return [];
+    const startPrecise = typeof result?.startedAtPrecise === "number" ? result.startedAtPrecise : null;
+    return [{ start, called: payload.t, created: job.createdAt, startPrecise, calledPrecise: typeof payload.tp === "number" ? payload.tp : null }];
   });
 }
+
+/** A clock reading in fractions of a millisecond, on the same scale in every isolate of the runtime. */
+const preciseNow = () => performance.timeOrigin + performance.now();
 
 export const workloads: Record<string, Workload> = {
   /**
@@ -328,7 +335,7 @@ export const workloads: Record<string, Workload> = {
   },
 
   /**
-   * Issue 10, target 1: one job per call through the RPC client into a lane with a no-op executor at
+   * One job per call through the RPC client into a lane with a no-op executor at
    * concurrency 16, from the first enqueue to the last executor start; the one-row-writing RPC (the
    * floor) in rounds in between, as for workload 1.
    */
@@ -362,7 +369,7 @@ export const workloads: Record<string, Workload> = {
     return { single: { ...single, perOp: perOp(counters, single.ops) }, write, rounds };
   },
 
-  /** Issue 10, workload 3: `queues` serial queues × `perQueue` jobs at lane concurrency 16, first enqueue to all settled. */
+  /** `queues` serial queues × `perQueue` jobs at lane concurrency 16, first enqueue to all settled. */
   async serialQueues(env, params) {
     const queues = int(params, "queues", 16);
     const perQueue = int(params, "perQueue", 1000);
@@ -392,15 +399,19 @@ export const workloads: Record<string, Workload> = {
     const roundTrips: number[] = [];
     for (let i = 0; i < n; i++) {
       const t = Date.now();
-      await lane.enqueue({ kind: NOOP_KIND, payload: { t } });
-      roundTrips.push(Date.now() - t);
+      const tp = preciseNow();
+      await lane.enqueue({ kind: NOOP_KIND, payload: { t, tp } });
+      roundTrips.push(preciseNow() - tp);
       await sleep(gapMs);
     }
     await untilSettled([env.LANE.getByName(name)], n);
     const times = await startTimes(lane);
+    // With performance.now() on both sides (the call and the executor's start), to fractions of a ms;
+    // whole-ms Date.now() figures kept beside them.
+    const precise = times.flatMap((t) => (t.startPrecise !== null && t.calledPrecise !== null ? [t.startPrecise - t.calledPrecise] : []));
     return {
-      n, gapMs, startDelayMs: summary(times.map((t) => t.start - t.called)), createdToStartMs: summary(times.map((t) => t.start - t.created)),
-      enqueueRoundTripMs: summary(roundTrips),
+      n, gapMs, startDelayMs: summary(precise), startDelayWholeMs: summary(times.map((t) => t.start - t.called)),
+      createdToStartMs: summary(times.map((t) => t.start - t.created)), enqueueRoundTripMs: summary(roundTrips),
     };
   },
 

@@ -4,5 +4,7 @@ declare namespace Cloudflare {
     PLAIN_LANE: DurableObjectNamespace<import("./helpers/test-worker").PlainLane>;
     /** A lane whose outcomes go through `completing` to an `onOutcome` hook. */
     HOOK_LANE: DurableObjectNamespace<import("./helpers/test-worker").HookLane>;
+    /** A lane whose outcome hook and observers throw what a test names (helpers/hook-throws.ts). */
+    THROWING_LANE: DurableObjectNamespace<import("./helpers/test-worker").ThrowingLane>;
   }
 }

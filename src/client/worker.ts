@@ -77,6 +77,12 @@ export interface WorkerStats {
   cancelled: number;
   /** Jobs given back (the worker stopped before their handler returned). */
   released: number;
+  /**
+   * Requests of the worker that failed, by what they were for (each failure once, retried or not):
+   * a claim that could not reach the lane, a renewal, an ack or a checkpoint write. The lane cannot
+   * count these itself: a request that fails never reaches it, or is refused before anything happens.
+   */
+  errors: { claim: number; renew: number; ack: number; checkpoint: number };
   /** Handlers running now. */
   inFlight: number;
 }
@@ -111,7 +117,8 @@ export function createWorker(options: WorkerOptions): PullWorker {
   within("leaseMs", leaseMs, MIN_LEASE_MS, MAX_LEASE_MS);
   within("waitMs", waitMs, 0, MAX_CLAIM_WAIT_MS);
   const http = createWorkerHttp(options);
-  const counters: Omit<WorkerStats, "inFlight"> = { claims: 0, completions: 0, failures: 0, renewals: 0, lost: 0, cancelled: 0, released: 0 };
+  const counters: Omit<WorkerStats, "inFlight" | "errors"> = { claims: 0, completions: 0, failures: 0, renewals: 0, lost: 0, cancelled: 0, released: 0 };
+  const errors: WorkerStats["errors"] = { claim: 0, renew: 0, ack: 0, checkpoint: 0 };
   const running = new Set<Attempt>();
   /** Attempts that ended and whose writes are not all answered yet. */
   const writing = new Set<Promise<unknown>>();
@@ -127,6 +134,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
   };
 
   const event = (e: WorkerEvent) => {
+    if (e.type === "error") errors[e.during]++;
     try {
       options.onEvent?.(e);
     } catch {
@@ -253,7 +261,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
   }
 
   return {
-    stats: () => ({ ...counters, inFlight: running.size }),
+    stats: () => ({ ...counters, errors: { ...errors }, inFlight: running.size }),
     stop: (stopOptions = {}) => (stopCall ??= stop(stopOptions.graceMs ?? DEFAULT_STOP_GRACE_MS)),
     stopped,
   };

@@ -3,6 +3,7 @@
  * seconds field, in an IANA time zone, daylight saving as Vixie cron has it. Never a timer: a `Cron`
  * built without a callback only computes instants.
  */
+import { describeError } from "./describe-error.js";
 import { Cron } from "croner";
 import type { Issue } from "./errors.js";
 
@@ -58,4 +59,4 @@ export function latestCronFire(expression: string, timezone: string, atMs: numbe
   return cron(expression, timezone).previousRuns(1, new Date(atMs + 1))[0]?.getTime() ?? null;
 }
 
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+const message = (error: unknown) => describeError(error);

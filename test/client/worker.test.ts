@@ -3,7 +3,9 @@ import { expect, it } from "vitest";
 import { createLaneClient } from "../../src/client/rpc.js";
 import { createWorker, NonRetryableError, RetryAfterError, type WorkerEvent, type WorkerHandler } from "../../src/client/worker.js";
 import { MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
+import { describeError } from "../../src/shared/describe-error.js";
 import { QueueError } from "../../src/shared/errors.js";
+import { DEMO_THROWS, type DemoThrow } from "../../src/worker/demo-executors.js";
 import { PULL_KIND, TOKEN } from "../helpers/http.js";
 
 it("runs inside a Worker: drains a lane through the app's own fetch, then stops leaving nothing held", async () => {
@@ -112,6 +114,21 @@ it("reports failing claims, backs off, and still stops at once", async () => {
   expect(await worker.stop({ graceMs: 5_000 })).toEqual({ drained: true, inFlight: 0 });
   expect(Date.now() - asked).toBeLessThan(500);
   expect(errors[0]).toMatchObject({ type: "error", during: "claim", willRetry: true, message: expect.stringContaining("network down") });
+  // Each failed claim is counted in the worker's stats, by what the request was for.
+  expect(worker.stats().errors.claim).toBe(errors.filter((e) => e.type === "error" && e.during === "claim").length);
+  expect(worker.stats().errors).toMatchObject({ renew: 0, ack: 0, checkpoint: 0 });
+  expect(worker.stats().errors.claim).toBeGreaterThanOrEqual(3);
+});
+
+it.each(Object.keys(DEMO_THROWS) as DemoThrow[])("a handler throwing %s (no printable Error) fails its job with a readable error", async (name) => {
+  const { lane, worker, events, outcomes } = inWorker({ "k.throws": () => { throw DEMO_THROWS[name](); } }, 1);
+  await lane.enqueue({ id: "t", kind: "k.throws", maxAttempts: 1 });
+  await outcomes;
+  await worker.stop({ graceMs: 1_000 });
+  const job = await lane.get("t");
+  expect(job).toMatchObject({ state: "settled", outcome: "failed", attempts: 1, error: describeError(DEMO_THROWS[name]()) });
+  expect(job.error!.length).toBeGreaterThan(0);
+  expect(events.find((e) => e.type === "failed")).toMatchObject({ jobId: "t", error: job.error });
 });
 
 it("fills every slot of a high concurrency, with more than one claim in flight", async () => {

@@ -163,3 +163,35 @@ describe("requeue", () => {
     value(await stub.complete("a", { token: again.lease.token }));
   });
 });
+
+describe("cancel with onlyIfQueued", () => {
+  it("cancels a queued job as a plain cancel does", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a", delayMs: 10_000 });
+    const answer = value(await stub.cancel("a", { onlyIfQueued: true }));
+    expect(answer).toMatchObject({ status: "cancelled", job: { state: "settled", outcome: "cancelled" } });
+  });
+
+  it("refuses a running job with job_running, and changes nothing", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    const { lease } = await claimOne(stub);
+    const before = await row(stub, "a");
+    refusal(await stub.cancel("a", { reason: "stop", onlyIfQueued: true }), "job_running");
+    expect(await row(stub, "a")).toEqual(before);
+    // The attempt runs on, its holder unaware: it completes as if nothing was asked.
+    expect(value(await stub.complete("a", { token: lease.token })).job).toMatchObject({ outcome: "completed", cancelRequested: false });
+  });
+
+  it("answers a settled job as a plain cancel does: cancelled again, or job_settled", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "gone" });
+    value(await stub.cancel("gone"));
+    expect(value(await stub.cancel("gone", { onlyIfQueued: true })).status).toBe("cancelled");
+    await enqueue(stub, { id: "done" });
+    const { lease } = await claimOne(stub);
+    value(await stub.complete("done", { token: lease.token }));
+    refusal(await stub.cancel("done", { onlyIfQueued: true }), "job_settled");
+  });
+});
+

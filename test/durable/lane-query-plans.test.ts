@@ -5,7 +5,7 @@ import { QUEUED_TO_FAIL_SQL, RUNNING_TO_FAIL_SQL } from "../../src/durable/opera
 import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL, QUEUE_QUEUED_SQL } from "../../src/durable/operator/queues.js";
 import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../src/durable/operator/retention.js";
 import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/steps/checkpoint-statements.js";
-import { CLAIM_HOT_STATEMENTS } from "../../src/durable/attempts/claim-statements.js";
+import { CLAIM_HOT_STATEMENTS, CLAIM_KINDS_CANDIDATES_SQL } from "../../src/durable/attempts/claim-statements.js";
 import { LEASE_HOT_STATEMENTS } from "../../src/durable/attempts/lease-statements.js";
 import { WAKE_HOT_STATEMENTS } from "../../src/durable/wake/reads.js";
 import { T0, claim, setup, value } from "../helpers/lane.js";
@@ -54,6 +54,13 @@ describe("query plans", () => {
     const { plan, scans } = await fullScans(statement, bindings);
     expect(scans, plan.join("\n")).toEqual([]);
     expect(plan.join("\n")).toContain(`INDEX ${index}`);
+  });
+
+  it("a claim over several kinds reads a range of jobs_kind per kind, never the whole claim order", async () => {
+    const { plan } = await fullScans(CLAIM_KINDS_CANDIDATES_SQL, [T0, "[]", 10, '["a","b","c"]']);
+    const text = plan.join("\n");
+    expect(text).toContain("SEARCH j USING INDEX jobs_kind (kind=?)");
+    expect(text).not.toMatch(/SCAN j\b/);
   });
 
   it("would see a full scan (a control for the check above)", async () => {

@@ -186,6 +186,19 @@ describe("a client that goes away claims nothing", () => {
     expect(await row(stub, "a")).toMatchObject({ state: "settled", outcome: "completed" });
   });
 
+  it("answers how many it released: not those the consumer completed first", async () => {
+    const { stub } = await setup();
+    const held = hold(stub, { waitMs: 30_000, max: 3 }, "some");
+    value(await stub.enqueueBatch({ jobs: [{ id: "a", kind: "k" }, { id: "b", kind: "k" }, { id: "c", kind: "k" }] }));
+    const jobs = await held.answer;
+    expect(ids(jobs)).toEqual(["a", "b", "c"]);
+    value(await stub.complete("b", { token: jobs[1]!.lease.token }));
+    expect(value(await stub.abandonClaim("some"))).toEqual({ released: 2 });
+    expect(await row(stub, "a")).toMatchObject({ state: "queued" });
+    expect(await row(stub, "b")).toMatchObject({ state: "settled", outcome: "completed" });
+    expect(await row(stub, "c")).toMatchObject({ state: "queued" });
+  });
+
   it("refuses a hold name that is not one", async () => {
     const { stub } = await setup();
     refusal(await stub.claim({ waitMs: 100 }, "not a name!"), "invalid_request");

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../src/shared/clock.js";
 import { unwrap } from "../../src/shared/errors.js";
 import { transitions, waitForTransition } from "../helpers/executors.js";
-import { deliveriesOf } from "../helpers/outcomes.js";
+import { deliveriesOf, heldDeliveries } from "../helpers/outcomes.js";
 import { inject, T0 } from "../helpers/lane.js";
 
 const START = T0;
@@ -79,5 +79,46 @@ describe("two-phase outcomes (onOutcome)", () => {
     const stored = await lane.storedAlarm();
     expect(stored === null || stored > START).toBe(true);
     expect(unwrap(await lane.info()).nextWakeAt).toBeNull();
+  });
+
+  it("takes every waiting outcome in hand, more than a page of them, and asks no alarm while their slow deliveries run", async () => {
+    const { lane, clock } = await setup();
+    heldDeliveries.reset();
+    const n = 250; // more than a page (COMPLETING_BATCH) of completing jobs
+    unwrap(await lane.configure({ concurrency: 50 }));
+    const ids = Array.from({ length: n }, (_, i) => `held-${i}`);
+    unwrap(await lane.enqueueBatch({ jobs: ids.map((id) => ({ id, kind: "demo.echo", payload: { hook: "held" } })) }));
+    await runInDurableObject(lane, () => Promise.all(ids.map((id) => waitForTransition(id, (e) => e.to === "completing"))));
+    await runInDurableObject(lane, () => new Promise((resolve) => setTimeout(resolve, 0))); // the flush after the last one
+    expect(unwrap(await lane.info()).counts.completing).toBe(n);
+    // Every one of them is in the hook: none left for an alarm to pick up, so no wake asks for now.
+    expect(heldDeliveries.waiting).toBe(n);
+    expect(unwrap(await lane.info()).nextWakeAt).toBeNull();
+    const stored = await lane.storedAlarm();
+    expect(stored === null || stored > clock.now()).toBe(true);
+    // An alarm that runs anyway (say, the lease's) finds nothing to do now and asks for no other now.
+    let alarms = 0;
+    while (alarms < 5 && (await runDurableObjectAlarm(lane))) {
+      alarms++;
+      const again = await lane.storedAlarm();
+      if (again === null || again > clock.now()) break;
+    }
+    expect(alarms).toBeLessThanOrEqual(1);
+    heldDeliveries.open();
+    await runInDurableObject(lane, () => Promise.all(ids.map((id) => waitForTransition(id, (e) => e.to === "settled"))));
+    expect(unwrap(await lane.info()).counts).toMatchObject({ completing: 0, completed: n });
+    for (const id of ids) expect(deliveriesOf(id)).toHaveLength(1);
+  });
+
+  it("refuses a cancel onlyIfQueued of a completing job with job_running, changing nothing", async () => {
+    const { lane } = await setup();
+    heldDeliveries.reset();
+    const job = unwrap(await lane.enqueue({ kind: "demo.echo", payload: { hook: "held" } })).job;
+    await runInDurableObject(lane, () => waitForTransition(job.id, (e) => e.to === "completing"));
+    const result = await lane.cancel(job.id, { onlyIfQueued: true });
+    expect(result.ok ? "ok" : result.error.code).toBe("job_running");
+    expect(unwrap(await lane.getJob(job.id))).toMatchObject({ state: "completing", outcome: "completed", cancelRequested: false });
+    heldDeliveries.open();
+    await runInDurableObject(lane, () => waitForTransition(job.id, (e) => e.to === "settled"));
   });
 });

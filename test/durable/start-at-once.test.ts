@@ -1,5 +1,5 @@
 /**
- * Issue 10: a due job of an in-process kind, outside any queue, enqueued while a slot is free and no
+ * A due job of an in-process kind, outside any queue, enqueued while a slot is free and no
  * due job waits, is inserted running and its executor started in the enqueue's own turn — and never
  * when that would let it pass a job that waits.
  */

@@ -1,12 +1,21 @@
 /** The worker the test suite runs in workerd: the real app and lanes, plus test executors and a test clock. */
 import { defineLane, Lane } from "../../src/durable/lane.js";
 import type { Clock, Entropy } from "../../src/shared/clock.js";
+import type { SwitchyardEnv } from "../../src/durable/env.js";
 import { createWorker } from "../../src/worker/worker.js";
 import { demoExecutors } from "../../src/worker/demo-executors.js";
 import { recordLost, recordTransition, testExecutors } from "./executors.js";
+import { throwingHooks } from "./hook-throws.js";
 import { deliverOutcome } from "./outcomes.js";
 
 export { LaneRegistry } from "../../src/durable/registry.js";
+
+/**
+ * Clocks a lane of that name takes from its very start (before its start-up work, which runs after
+ * its first storage read): for tests that restart a lane and must not let the new instance run a
+ * moment on the platform's clock. Tests and lanes share one isolate.
+ */
+export const startClocks = new Map<string, Clock>();
 
 /**
  * A lane whose clock and entropy a test can swap (a manual clock, deterministic tokens). Only test
@@ -14,6 +23,11 @@ export { LaneRegistry } from "../../src/durable/registry.js";
  */
 export function testable(base: typeof Lane) {
   return class TestableLane extends base {
+    constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
+      super(ctx, env);
+      const clock = ctx.id.name === undefined ? undefined : startClocks.get(ctx.id.name);
+      if (clock) this.time.clock = clock;
+    }
     useClock(clock: Clock, entropy?: Entropy): void {
       this.time.clock = clock;
       if (entropy) this.time.entropy = entropy;
@@ -43,6 +57,11 @@ export class HookLane extends testable(
     onOutcome: deliverOutcome,
     log: false,
   }),
+) {}
+
+/** THROWING_LANE in tests: its outcome hook and observers throw what a test names (hook-throws.ts). */
+export class ThrowingLane extends testable(
+  defineLane({ executors: { ...demoExecutors, ...testExecutors }, ...throwingHooks, log: false, abortGraceMs: 200 }),
 ) {}
 
 export default createWorker();

@@ -184,6 +184,19 @@ describe("cancel", () => {
     const lane = await setup();
     expectError(await post(`${lane.base}/jobs/nope/cancel`), 404, "job_not_found");
   });
+
+  it("with onlyIfQueued, answers 409 job_running for a started job and leaves it running; cancels a queued one", async () => {
+    const lane = await setup();
+    const running = await enqueue(lane);
+    await claimOne(lane);
+    expectError(await post(`${lane.base}/jobs/${running.id}/cancel`, { onlyIfQueued: true }), 409, "job_running");
+    expect((await get(`${lane.base}/jobs/${running.id}`)).body).toMatchObject({ state: "running", cancelRequested: false });
+    const queued = await enqueue(lane);
+    const answer = await post(`${lane.base}/jobs/${queued.id}/cancel`, { onlyIfQueued: true });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ status: "cancelled", job: { state: "settled", outcome: "cancelled" } });
+    expectError(await post(`${lane.base}/jobs/${queued.id}/cancel`, { onlyIfQueued: "yes" }), 400, "invalid_request");
+  });
 });
 
 describe("requeue", () => {

@@ -48,7 +48,7 @@ export const CLAIM_KINDS_CANDIDATES_SQL = `SELECT o.seq, o.priority, ${candidate
     WHERE j.state = 'queued' AND j.kind = k.value AND j.run_at <= ?1
       AND j.id NOT IN (SELECT value FROM json_each(?2))
       AND ${IS_QUEUE_HEAD}
-    ORDER BY j.priority DESC, j.seq LIMIT ?3)
+    ORDER BY j.priority DESC, j.seq LIMIT +?3)
   ORDER BY o.priority DESC, o.seq LIMIT +?3`;
 
 /**
