@@ -78,6 +78,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         release: (id, request) => value(lane.jobs[":id"].release.$post({ param: job(id), json: request })),
         failLane: (request) => value(lane.fail.$post({ param, json: request })),
         queue: (queue) => value(lane.queues[":queue"].$get({ param: { lane: name, queue } })),
+        putQueue: (queue, request) => value(lane.queues[":queue"].$put({ param: { lane: name, queue }, json: request })),
         purgeQueue: (queue) => value(lane.queues[":queue"].purge.$post({ param: { lane: name, queue }, json: {} })),
         putSchedule: (schedule, request) => value(lane.schedules[":name"].$put({ param: { lane: name, name: schedule }, json: request })),
         getSchedule: (schedule) => value(lane.schedules[":name"].$get({ param: { lane: name, name: schedule } })),

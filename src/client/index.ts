@@ -22,6 +22,9 @@ export type {
   LeaseView,
   Outcome,
   PulledJob,
+  Fairness,
+  KindCounts,
+  RateLimit,
   Retention,
 } from "../shared/job.js";
 export type { Schedule, ScheduledJob, SchedulePage } from "../shared/schedule.js";
@@ -39,6 +42,9 @@ export type {
   LanePatch,
   ListQuery,
   ProgressRequest,
+  QueuePut,
+  RateLimit as RateLimitRequest,
+  Debounce,
   ReleaseRequest,
   RenewRequest,
   ScheduleListQuery,

@@ -59,6 +59,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         release: (id, request) => value(stub.release(id, request)),
         failLane: (request) => value(stub.failLane(request)),
         queue: (queue) => value(stub.queueInfo(queue)),
+        putQueue: (queue, request) => value(stub.putQueue(queue, request)),
         purgeQueue: (queue) => value(stub.purgeQueue(queue)),
         putSchedule: async (schedule, request) => ({ schedule: (await value(stub.putSchedule(schedule, request))).schedule }),
         getSchedule: (schedule) => value(stub.getSchedule(schedule)),

@@ -10,6 +10,7 @@ import type {
   BatchEnqueueRequest,
   CancelRequest,
   CheckpointRequest,
+  QueuePut,
   ClaimRequest,
   CompleteRequest,
   EnqueueRequest,
@@ -54,8 +55,10 @@ export interface LaneClient {
    * aborting their in-process attempts; call again while `more` is true.
    */
   failLane(request: FailLaneRequest): Promise<FailLaneAnswer>;
-  /** Who holds the queue (a completing job reports `running`), else its next job, and how many are queued. */
+  /** Who holds the queue (a completing job reports `running`), else its next job, how many are queued and run, its settings. */
   queue(name: string): Promise<QueueInfo>;
+  /** Sets a queue's concurrency (1..1000) and rate limit (null removes it); they outlive its jobs. */
+  putQueue(name: string, request: QueuePut): Promise<QueueInfo>;
   /** Deletes the queue's queued jobs; a running head runs on. */
   purgeQueue(name: string): Promise<PurgeAnswer>;
   /** Creates or replaces the schedule `name`: a cron expression (in a time zone) or an interval, and the job it enqueues. */

@@ -326,6 +326,19 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     });
   }
 
+  /** Sets a queue's concurrency and rate limit (they outlive its jobs); answers the queue. */
+  async putQueue(queue: unknown, input: unknown): Promise<Result<QueueInfo>> {
+    return this.answer(() => {
+      const name = parseName(queue, "queue");
+      if (!name.ok) return name;
+      const request = parse(S.QueuePut, input ?? {});
+      if (!request.ok) return request;
+      this.rooms.queues.configure(name.value, request.value);
+      this.wake.afterChange(); // a wider queue may start a job now; a narrower one, none
+      return ok(this.rooms.queues.info(name.value));
+    });
+  }
+
   /** Deletes the queue's queued jobs enqueued before the call (a running or completing head runs on). */
   async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> {
     return this.answer(async () => {

@@ -21,6 +21,8 @@ import { OutcomeDelivery } from "./attempts/outcomes.js";
 import { Recovery } from "./attempts/recovery.js";
 import { Waiters } from "./attempts/waiters.js";
 import { Enqueue } from "./enqueue/enqueue.js";
+import { Debouncer } from "./flow/debounce.js";
+import { Expiry } from "./flow/expiry.js";
 import { REGISTRY_NAME, type RegistryPeer, type SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events/sockets.js";
 import { TransitionLog } from "./events/transitions.js";
@@ -60,6 +62,9 @@ export interface LaneOptions<E = SwitchyardEnv> {
   abortGraceMs?: number;
 }
 
+/** How often, at most, the alarm drops the rows of kinds and queues left with nothing. */
+const HOUSEKEEPING_EVERY_MS = 60_000;
+
 /** The version a lane records on its leases when the Worker has no version metadata binding: every instance the same. */
 export const UNVERSIONED = "unversioned";
 
@@ -84,6 +89,8 @@ export class LaneWiring {
   readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
   readonly retention: RetentionStore;
   readonly queues: QueueStore;
+  /** TTL: queued jobs not started by their expiry are settled (flow/expiry.ts). */
+  readonly expiry: Expiry;
   readonly failure: LaneFailure;
   readonly waiters: Waiters<PulledJob>;
 
@@ -111,12 +118,14 @@ export class LaneWiring {
       missed: (id, token, op) => this.fenced.missed(id, token, op),
       holds: (id, token) => this.fenced.holds(id, token),
     });
+    this.queues = new QueueStore(storage);
     this.claims = new Claims(storage, clock, entropy, {
-      lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), checkpoints: this.checkpoints, transitions: this.transitions,
+      lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
+      checkpoints: this.checkpoints, transitions: this.transitions,
     });
+    this.expiry = new Expiry(storage, clock, store);
     this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => store.counts() });
     this.retention = new RetentionStore(storage, clock);
-    this.queues = new QueueStore(storage);
     this.failure = new LaneFailure(storage, clock, { deliverOutcomes, transitions: this.transitions });
     this.belt = new Belt(storage, { lane, registry: () => this.registry(), waitUntil });
     this.wake = new Wake({
@@ -146,11 +155,12 @@ export class LaneWiring {
     );
     this.waiters = new Waiters({ claim: (ask) => this.claims.forConsumer(ask, this.dispatcher), release: (id, token) => this.fenced.release(id, token).ok });
     this.outcomes = new OutcomeDelivery<SwitchyardEnv>(storage, { store, clock, env, waitUntil, changed: () => this.wake.afterChange() }, options.onOutcome);
-    this.enqueue = new Enqueue(clock, entropy, { store, dispatcher: this.dispatcher, wake: this.wake, waiters: this.waiters, version });
+    this.enqueue = new Enqueue(clock, entropy, { store, debouncer: new Debouncer(storage, store), dispatcher: this.dispatcher, wake: this.wake, waiters: this.waiters, version });
     this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue);
     this.wakeComputer = new WakeComputer({
-      clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings), cancels: this.cancels, dispatcher: this.dispatcher,
-      outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, belt: this.belt, deliverOutcomes,
+      clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings, () => this.queues.anyRateLimited()), cancels: this.cancels,
+      dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, belt: this.belt, deliverOutcomes,
+      heldClaims: () => this.waiters.size,
     });
   }
 
@@ -178,9 +188,10 @@ export class LaneWiring {
     this.recoverExpired();
     this.dispatcher.reconcile();
     this.windUpCancels();
+    this.expiry.expireDue();
     this.outcomes.settleUndeliverable();
     this.retention.pass(this.store.settings.read().retention);
-    this.store.laneCounts.pruneKinds();
+    this.housekeeping();
     this.wake.afterChange();
     this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
     if (fired > 0) await this.register();
@@ -214,11 +225,12 @@ export class LaneWiring {
   }
 
   laneInfo(): Result<LaneInfo> {
-    const { concurrency, paused, retention } = this.store.settings.read();
+    const { concurrency, paused, retention, rateLimit, fairness } = this.store.settings.read();
     const { laneCounts } = this.store;
     return ok({
       lane: this.lane, counts: laneCounts.counts(), paused, concurrency, nextWakeAt: this.wakeComputer.compute(),
       retention, stats: laneCounts.stats(), oldestDueAt: laneCounts.oldestDueAt(this.clock.now()), kinds: laneCounts.kinds(),
+      rateLimit, fairness,
     });
   }
 
@@ -245,6 +257,17 @@ export class LaneWiring {
       log({ event: "lane.register_failed", lane: this.lane, message: describeError(error) });
     }
   }
+
+  /** At most once a minute, on an alarm: the rows of kinds and queues with nothing left to count or keep go. */
+  private housekeeping(): void {
+    const now = this.clock.now();
+    if (this.lastHousekeeping !== null && now - this.lastHousekeeping < HOUSEKEEPING_EVERY_MS) return;
+    this.lastHousekeeping = now;
+    this.store.laneCounts.pruneKinds();
+    this.queues.prune();
+  }
+
+  private lastHousekeeping: number | null = null;
 
   private flushSteps(pump: Pump): void {
     this.dispatcher.settleCompletions();

@@ -1,6 +1,6 @@
 /** What the lane answers, shared by the lane, the front worker and both clients (docs/api.md). */
 import type { ErrorBody } from "./errors.js";
-import type { EnqueueStatus, Job } from "./job.js";
+import type { EnqueueStatus, Job, RateLimit } from "./job.js";
 
 export type EnqueueAnswer = { status: EnqueueStatus; job: Job };
 export type BatchAnswer = { results: { id: string; status: EnqueueStatus }[] };
@@ -11,6 +11,10 @@ export type QueueInfo = {
   queue: string;
   head: { id: string; state: "running" | "queued"; cancelRequested: boolean } | null;
   queued: number;
+  /** The queue's jobs that hold a slot: running, or completing (their outcome is being delivered). */
+  running: number;
+  concurrency: number;
+  rateLimit: RateLimit | null;
 };
 /** Failing a lane: the jobs this call settled `failed`, and whether queued or running jobs remain. */
 export type FailLaneAnswer = { failed: string[]; more: boolean };

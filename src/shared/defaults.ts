@@ -28,6 +28,17 @@ export const MAX_CLAIM = 100;
 export const DEFAULT_CONCURRENCY = 10;
 export const MAX_CONCURRENCY = 1000;
 
+/** Flow control: a rate limit's bounds (a token bucket of `limit` tokens refilled over `periodMs`). */
+export const MAX_RATE_LIMIT = 100_000;
+export const MIN_RATE_PERIOD_MS = 100;
+export const MAX_RATE_PERIOD_MS = 86_400_000;
+/** A queue's concurrency when never configured: a serial key. */
+export const DEFAULT_QUEUE_CONCURRENCY = 1;
+/** Debounce: how far one enqueue may push its job's `runAt`. */
+export const MAX_DEBOUNCE_DELAY_MS = 86_400_000;
+/** TTL: expired jobs settled per alarm (the wake asks again at once while more are due). */
+export const EXPIRY_BATCH = 500;
+
 export const DEFAULT_LIST_LIMIT = 100;
 export const MAX_LIST_LIMIT = 500;
 

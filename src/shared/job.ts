@@ -48,6 +48,8 @@ export interface Job {
   progress: Json;
   cancelRequested: boolean;
   lease: LeaseView | null;
+  /** With `ttlMs`: the instant after which it is no longer started (settled `cancelled`, error "expired"); null: none. */
+  expiresAt: number | null;
   createdAt: number;
   updatedAt: number;
   settledAt: number | null;
@@ -89,9 +91,18 @@ export type Counts = Record<"queued" | "running" | "completing" | Outcome, numbe
 
 /** Lifetime counters of a lane (docs/api.md "The lane"): they never go down, and survive restarts. */
 export type LaneStats = Record<
-  "enqueued" | "claimed" | "completed" | "failed" | "cancelled" | "interrupted" | "retried" | "recovered" | "lost",
+  "enqueued" | "claimed" | "completed" | "failed" | "cancelled" | "interrupted" | "retried" | "recovered" | "lost" | "expired" | "debounced",
   number
 >;
+
+/** A token bucket: at most `limit` starts at once, refilled evenly over `periodMs`. */
+export interface RateLimit {
+  limit: number;
+  periodMs: number;
+}
+
+/** How a lane orders due jobs of equal priority: enqueue order, or the queue that started least recently first. */
+export type Fairness = "fifo" | "round-robin";
 
 /** How long settled jobs are kept, in ms since they settled: `completedMs` for completed ones, `failedMs` for the rest; null keeps them. */
 export interface Retention {
@@ -117,6 +128,10 @@ export interface LaneInfo {
   oldestDueAt: number | null;
   /** Queued and running jobs per kind (kinds with any), kept as the jobs change. */
   kinds: Record<string, KindCounts>;
+  /** The lane's token bucket (in-process starts and pull claims draw from it alike); null: none. */
+  rateLimit: RateLimit | null;
+  fairness: Fairness;
 }
 
-export type EnqueueStatus = "queued" | "duplicate";
+/** What an enqueue did: a new job, the same one again, or (debounce) the queued job of its key replaced. */
+export type EnqueueStatus = "queued" | "duplicate" | "debounced";

@@ -12,6 +12,10 @@ import {
   MAX_CLAIM_WAIT_MS,
   MAX_CLAIM_KINDS,
   MAX_CONCURRENCY,
+  MAX_DEBOUNCE_DELAY_MS,
+  MAX_RATE_LIMIT,
+  MAX_RATE_PERIOD_MS,
+  MIN_RATE_PERIOD_MS,
   MAX_CURSOR_CHARS,
   MAX_DURATION_MS,
   MAX_ERROR_MESSAGE_CHARS,
@@ -45,6 +49,26 @@ export const Name = z
 
 const ms = (min = 0) => z.number().int().min(min).max(MAX_DURATION_MS);
 
+/** A token bucket: `limit` tokens, refilled evenly over `periodMs` (one every `periodMs`/`limit`). */
+export const RateLimit = z
+  .strictObject({
+    limit: z.number().int().min(1).max(MAX_RATE_LIMIT),
+    periodMs: z.number().int().min(MIN_RATE_PERIOD_MS).max(MAX_RATE_PERIOD_MS),
+  })
+  .openapi("RateLimit", { description: "a token bucket: at most `limit` starts at once, refilled evenly over `periodMs`" });
+export type RateLimit = z.infer<typeof RateLimit>;
+
+/** Debounce on enqueue: replace the queued, not yet started job of the same key instead of adding one. */
+export const Debounce = z
+  .strictObject({
+    key: Name,
+    delayMs: z.number().int().min(0).max(MAX_DEBOUNCE_DELAY_MS),
+    maxDelayMs: z.number().int().min(0).max(MAX_DURATION_MS).optional().openapi({ description: "runAt never later than the first enqueue + this; default: no cap" }),
+  })
+  .refine((d) => d.maxDelayMs === undefined || d.maxDelayMs >= d.delayMs, { message: "maxDelayMs must be at least delayMs", path: ["maxDelayMs"] })
+  .openapi("Debounce");
+export type Debounce = z.infer<typeof Debounce>;
+
 /** Any JSON value; its size (at most 128 KiB serialized) is checked apart, as a 413. */
 export const JsonValue = z.unknown().openapi({ description: "any JSON value" });
 
@@ -64,6 +88,8 @@ export const EnqueueRequest = z
       .optional(),
     timeoutMs: ms(1).optional(),
     recovery: z.strictObject({ maxRecoveries: z.number().int().min(0).max(MAX_RECOVERIES_LIMIT), windowMs: ms(1) }).optional(),
+    ttlMs: ms(1).optional().openapi({ description: "not started by runAt + ttlMs: settled cancelled, error \"expired\"" }),
+    debounce: Debounce.optional(),
   })
   .refine((r) => r.runAt === undefined || r.delayMs === undefined, {
     message: "give at most one of runAt and delayMs",
@@ -120,6 +146,8 @@ export const LanePatch = z
   .strictObject({
     concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).optional(),
     paused: z.boolean().optional(),
+    rateLimit: RateLimit.nullable().optional().openapi({ description: "the lane's token bucket; null removes it" }),
+    fairness: z.enum(["fifo", "round-robin"]).optional(),
     retention: z
       .strictObject({
         completedMs: ms().nullable().optional().openapi({ description: "keep completed jobs this long after they settle; null keeps them" }),
@@ -129,6 +157,15 @@ export const LanePatch = z
   })
   .openapi("LanePatch");
 export type LanePatch = z.infer<typeof LanePatch>;
+
+/** `PUT /v1/lanes/{lane}/queues/{queue}`: a queue's settings (they outlive its jobs). */
+export const QueuePut = z
+  .strictObject({
+    concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).optional().openapi({ description: "how many of the queue's jobs may run at once; default 1" }),
+    rateLimit: RateLimit.nullable().optional().openapi({ description: "the queue's token bucket; null removes it" }),
+  })
+  .openapi("QueuePut");
+export type QueuePut = z.infer<typeof QueuePut>;
 
 export const SweepRequest = z
   .strictObject({ settledBefore: ms(), limit: z.number().int().min(1).max(MAX_SWEEP_LIMIT).optional() })

@@ -45,6 +45,7 @@ const jobFields = {
     .openapi({ description: "every failed attempt, oldest first, at most the last 20" }),
   progress: JsonValue.openapi({ description: "the last progress an attempt reported (at most 16 KiB), or null" }),
   cancelRequested: z.boolean(),
+  expiresAt: epochMs.nullable().openapi({ description: "with ttlMs: the instant after which the job is no longer started; null: none" }),
   createdAt: epochMs,
   updatedAt: epochMs,
   settledAt: epochMs.nullable(),
@@ -72,6 +73,8 @@ export const Counts = z
   })
   .openapi("Counts");
 
+const RateLimitView = z.object({ limit: z.number().int(), periodMs: z.number().int() });
+
 const msOrKeep = z.number().int().nullable().openapi({ description: "milliseconds after they settle; null keeps them" });
 
 export const LaneStats = z
@@ -85,6 +88,8 @@ export const LaneStats = z
     retried: z.number().int().openapi({ description: "attempts that failed and were queued again" }),
     recovered: z.number().int().openapi({ description: "expired leases queued again" }),
     lost: z.number().int().openapi({ description: "in-process attempts that lost their lease" }),
+    expired: z.number().int().openapi({ description: "jobs settled cancelled because their TTL ran out before they started" }),
+    debounced: z.number().int().openapi({ description: "enqueues that replaced a queued job of their debounce key" }),
   })
   .openapi("LaneStats", { description: "lifetime counters of the lane; they never go down" });
 
@@ -101,13 +106,17 @@ export const LaneInfo = z
     kinds: z
       .record(z.string(), z.object({ queued: z.number().int(), running: z.number().int() }))
       .openapi({ description: "queued and running jobs per kind (kinds with any), kept as the jobs change" }),
+    rateLimit: RateLimitView.nullable().openapi({ description: "the lane's token bucket; null: none" }),
+    fairness: z.enum(["fifo", "round-robin"]),
   })
   .openapi("LaneInfo");
 
-export const EnqueueResponse = z.object({ status: z.enum(["queued", "duplicate"]), job: Job }).openapi("EnqueueResponse");
+const EnqueueStatus = z.enum(["queued", "duplicate", "debounced"]).openapi({ description: "a new job; the same one again; the queued job of its debounce key replaced" });
+
+export const EnqueueResponse = z.object({ status: EnqueueStatus, job: Job }).openapi("EnqueueResponse");
 
 export const BatchEnqueueResponse = z
-  .object({ results: z.array(z.object({ id: Name, status: z.enum(["queued", "duplicate"]) })) })
+  .object({ results: z.array(z.object({ id: Name, status: EnqueueStatus })) })
   .openapi("BatchEnqueueResponse");
 
 export const JobList = z
@@ -159,6 +168,9 @@ export const QueueInfo = z
       .nullable()
       .openapi({ description: "the job holding the queue (running, or completing: reported running), else the queued job that runs next; null: idle" }),
     queued: z.number().int(),
+    running: z.number().int().openapi({ description: "the queue's jobs holding a slot: running, or completing" }),
+    concurrency: z.number().int(),
+    rateLimit: RateLimitView.nullable(),
   })
   .openapi("QueueInfo");
 

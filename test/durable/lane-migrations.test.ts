@@ -101,6 +101,11 @@ describe("migrations", () => {
         errors: "[]",
         progress: null,
         lease_version: null,
+        ttl_ms: null,
+        expires_at: null,
+        debounce: null,
+        debounce_key: null,
+        debounce_deadline: null,
       })),
     );
     expect(value(await stub.info())).toMatchObject({
@@ -156,7 +161,10 @@ describe("migration 3", () => {
     await downgradeToV1(stub);
     await evict(fixture);
     const indexes = await sql<{ name: string }>(stub, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'jobs' AND sql IS NOT NULL ORDER BY name`);
-    expect(indexes.map((i) => i.name)).toEqual(["jobs_claim", "jobs_completing", "jobs_kind", "jobs_lease", "jobs_queue", "jobs_queued", "jobs_run_at", "jobs_settled_by_outcome"]);
+    expect(indexes.map((i) => i.name)).toEqual([
+      "jobs_claim", "jobs_completing", "jobs_debounce", "jobs_expiry", "jobs_kind", "jobs_lease", "jobs_queue", "jobs_queued", "jobs_run_at",
+      "jobs_settled_by_outcome", "jobs_unqueued",
+    ]);
   });
 });
 

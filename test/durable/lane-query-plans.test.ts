@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { EARLIEST_QUEUED_RUN_AT_SQL } from "../../src/durable/store/counts.js";
 import { QUEUED_TO_FAIL_SQL, RUNNING_TO_FAIL_SQL } from "../../src/durable/operator/fail-lane.js";
-import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL, QUEUE_QUEUED_SQL } from "../../src/durable/operator/queues.js";
+import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL } from "../../src/durable/operator/queues.js";
 import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../src/durable/operator/retention.js";
 import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/steps/checkpoint-statements.js";
 import { CLAIM_HOT_STATEMENTS, CLAIM_KINDS_CANDIDATES_SQL } from "../../src/durable/attempts/claim-statements.js";
@@ -48,7 +48,6 @@ describe("query plans", () => {
     ["failing a lane: queued jobs in enqueue order", QUEUED_TO_FAIL_SQL, [500], "jobs_queued"],
     ["a queue's holder", QUEUE_HOLDER_SQL, ["q1"], "jobs_queue"],
     ["a queue's next job", QUEUE_NEXT_SQL, ["q1"], "jobs_queue"],
-    ["a queue's queued count", QUEUE_QUEUED_SQL, ["q1"], "jobs_queue"],
     ["a purge's batch", QUEUE_PURGE_SQL, ["q1", 100, 1000], "jobs_queue"],
   ] as [string, string, unknown[], string][])("%s reads its index, never the whole jobs table", async (_what, statement, bindings, index) => {
     const { plan, scans } = await fullScans(statement, bindings);

@@ -14,7 +14,7 @@ import { T0, claimOne, enqueue, inject, refusal, rows, setup, value } from "../h
 describe("reading a queue", () => {
   it("is idle with no job", async () => {
     const { stub } = await setup();
-    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: null, queued: 0 });
+    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: null, queued: 0, running: 0, concurrency: 1, rateLimit: null });
   });
 
   it("names the queued job that runs next, due or not: highest priority, then enqueue order", async () => {
@@ -23,7 +23,7 @@ describe("reading a queue", () => {
     await enqueue(stub, { id: "b", queue: "q", priority: 1, delayMs: 5_000 });
     await enqueue(stub, { id: "c", queue: "q", priority: 1 });
     await enqueue(stub, { id: "other", queue: "o" });
-    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: { id: "b", state: "queued", cancelRequested: false }, queued: 3 });
+    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: { id: "b", state: "queued", cancelRequested: false }, queued: 3, running: 0, concurrency: 1, rateLimit: null });
   });
 
   it("names the running job that holds the queue, and its cancel request", async () => {
@@ -31,7 +31,7 @@ describe("reading a queue", () => {
     await enqueue(stub, { id: "a", queue: "q" });
     await enqueue(stub, { id: "b", queue: "q" });
     await claimOne(stub);
-    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: { id: "a", state: "running", cancelRequested: false }, queued: 1 });
+    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: { id: "a", state: "running", cancelRequested: false }, queued: 1, running: 1, concurrency: 1, rateLimit: null });
     value(await stub.cancel("a"));
     expect(value(await stub.queueInfo("q")).head).toEqual({ id: "a", state: "running", cancelRequested: true });
   });
@@ -55,7 +55,7 @@ describe("a completing job holds its queue", () => {
     value(await stub.enqueue({ id: "free", kind: "demo.echo", payload: {} }));
     await runInDurableObject(stub, () => waitForTransition("free", (e) => e.lane === name && e.to === "settled"));
     expect(value(await stub.getJob("second")).state).toBe("queued");
-    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: { id: "first", state: "running", cancelRequested: false }, queued: 1 });
+    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: { id: "first", state: "running", cancelRequested: false }, queued: 1, running: 1, concurrency: 1, rateLimit: null });
 
     // A restart delivers "first" again (the hook returns this time); only then does "second" start.
     await expect(runInDurableObject(stub, (_l, state) => state.abort("restart"))).rejects.toThrow();
@@ -65,7 +65,7 @@ describe("a completing job holds its queue", () => {
     await runInDurableObject(after, () => waitForTransition("second", (e) => e.lane === name && e.to === "settled"));
     const order = transitions().filter((e) => e.lane === name && ["first", "second"].includes(e.jobId)).map((e) => `${e.jobId}:${e.to}`);
     expect(order.indexOf("first:settled")).toBeLessThan(order.indexOf("second:running"));
-    expect(value(await after.queueInfo("q"))).toEqual({ queue: "q", head: null, queued: 0 });
+    expect(value(await after.queueInfo("q"))).toEqual({ queue: "q", head: null, queued: 0, running: 0, concurrency: 1, rateLimit: null });
   });
 });
 
@@ -80,7 +80,7 @@ describe("purging a queue", () => {
     expect(value(await stub.purgeQueue("q"))).toEqual({ purged: 2 });
     expect((await rows(stub)).map((r) => r.id)).toEqual(["head", "o1", "free"]);
     expect(value(await stub.info()).counts).toMatchObject({ queued: 2, running: 1 });
-    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: { id: "head", state: "running", cancelRequested: false }, queued: 0 });
+    expect(value(await stub.queueInfo("q"))).toEqual({ queue: "q", head: { id: "head", state: "running", cancelRequested: false }, queued: 0, running: 1, concurrency: 1, rateLimit: null });
     value(await stub.complete("head", { token: held.lease.token }));
     expect(value(await stub.purgeQueue("nobody"))).toEqual({ purged: 0 });
   });

@@ -54,6 +54,7 @@ const DEFAULTS: Record<string, unknown> = {
   generation: 0, lease_token: null, lease_until: null, claimed_at: null, created_at: T0 - 2_000, updated_at: T0 - 1_000,
   settled_at: null, max_recoveries: 3, recovery_window_ms: 3_600_000, recovery_count: 0, recovery_window_start: null, cancel_reason: null, lease_holder: null,
   attempt_end: null, errors: "[]", progress: null, lease_version: null,
+  ttl_ms: null, expires_at: null, debounce: null, debounce_key: null, debounce_deadline: null,
 };
 
 /**
@@ -210,6 +211,7 @@ describe(`kept counts and retention for a lane of version ${BEFORE_COUNTS}`, () 
       id: 1, ...counts,
       total_enqueued: Object.keys(OLD_ROWS).length, total_claimed: claimed,
       total_completed: 2, total_failed: 2, total_cancelled: 1, total_interrupted: 1, total_retried: 0, total_recovered: 0, total_lost: 0,
+      total_expired: 0, total_debounced: 0,
     });
   });
 

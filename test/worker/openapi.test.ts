@@ -22,6 +22,7 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/fail",
   "get /v1/lanes/{lane}/queues/{queue}",
   "post /v1/lanes/{lane}/queues/{queue}/purge",
+  "put /v1/lanes/{lane}/queues/{queue}",
   "put /v1/lanes/{lane}/schedules/{name}",
   "get /v1/lanes/{lane}/schedules",
   "get /v1/lanes/{lane}/schedules/{name}",

@@ -89,13 +89,13 @@ describe("queues over HTTP", () => {
     await enqueue(lane, { id: "next", queue: "user-9" });
     const read = await get(`${lane.base}/queues/user-9`);
     expect(read.status).toBe(200);
-    expect(read.body).toEqual({ queue: "user-9", head: { id: "head", state: "running", cancelRequested: false }, queued: 1 });
+    expect(read.body).toEqual({ queue: "user-9", head: { id: "head", state: "running", cancelRequested: false }, queued: 1, running: 1, concurrency: 1, rateLimit: null });
     const purged = await post(`${lane.base}/queues/user-9/purge`);
     expect(purged.status).toBe(200);
     expect(purged.body).toEqual({ purged: 1 });
-    expect((await get(`${lane.base}/queues/user-9`)).body).toEqual({ queue: "user-9", head: { id: "head", state: "running", cancelRequested: false }, queued: 0 });
+    expect((await get(`${lane.base}/queues/user-9`)).body).toEqual({ queue: "user-9", head: { id: "head", state: "running", cancelRequested: false }, queued: 0, running: 1, concurrency: 1, rateLimit: null });
     expect((await post(`${lane.base}/queues/idle/purge`, {})).body).toEqual({ purged: 0 });
-    expect((await get(`${lane.base}/queues/idle`)).body).toEqual({ queue: "idle", head: null, queued: 0 });
+    expect((await get(`${lane.base}/queues/idle`)).body).toEqual({ queue: "idle", head: null, queued: 0, running: 0, concurrency: 1, rateLimit: null });
   });
 
   it("refuses a bad queue name and a purge body with fields, changing nothing", async () => {
@@ -122,7 +122,7 @@ describe("both clients", () => {
     const { lane: name } = await setup();
     const lane = client(name);
     await lane.enqueueBatch({ jobs: [{ id: "a", kind: "email.send", queue: "q" }, { id: "b", kind: "email.send", queue: "q" }, { id: "c", kind: "email.send" }] });
-    expect(await lane.queue("q")).toEqual({ queue: "q", head: { id: "a", state: "queued", cancelRequested: false }, queued: 2 });
+    expect(await lane.queue("q")).toEqual({ queue: "q", head: { id: "a", state: "queued", cancelRequested: false }, queued: 2, running: 0, concurrency: 1, rateLimit: null });
     expect(await lane.purgeQueue("q")).toEqual({ purged: 2 });
     expect(await lane.failLane({ reason: "gone" })).toEqual({ failed: ["c"], more: false });
     const info = await lane.configure({ retention: { failedMs: null } });

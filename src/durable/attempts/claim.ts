@@ -9,7 +9,8 @@ import { MAX_PAGE_BYTES } from "../../shared/defaults.js";
 import type { ClaimedJob, PulledJob } from "../../shared/job.js";
 import type { CheckpointStore } from "../steps/checkpoints.js";
 import { checkpointBytes } from "../steps/checkpoints.js";
-import { jobRows, toClaimedJob } from "../store/job-row.js";
+import { draw, tokensAt } from "../../shared/bucket.js";
+import { jobRows, toClaimedJob, type JobRow } from "../store/job-row.js";
 import type { TransitionSink } from "../store/job-store.js";
 import { withinBytes, type Candidate } from "../store/page.js";
 import type { LaneSettingsStore } from "../store/settings.js";
@@ -54,6 +55,8 @@ export interface ClaimHost {
   settings: LaneSettingsStore;
   /** How many jobs run: the kept count. */
   runningCount(): number;
+  /** Whether any queue of the lane has a rate limit: a claim of its jobs then draws its bucket. */
+  queuesMatter(): boolean;
   checkpoints: CheckpointStore;
   transitions?: TransitionSink | undefined;
 }
@@ -62,7 +65,7 @@ export class Claims {
   private readonly sql: SqlStorage;
 
   constructor(
-    storage: DurableObjectStorage,
+    private readonly storage: DurableObjectStorage,
     private readonly clock: Clock,
     private readonly entropy: Entropy,
     private readonly host: ClaimHost,
@@ -73,17 +76,42 @@ export class Claims {
   /**
    * Claims up to `max` due jobs. `seqs` learns each claimed job's seq (the dispatcher's records find
    * rows by it); `seen.all`, whether no other due job it may claim was left (false when it could take none).
+   *
+   * Flow control is drawn here, in the claim's own transaction, for in-process starts and pull claims
+   * alike: never more than the lane's bucket holds tokens (its draw written with the claim), and a
+   * queue's jobs only as its free slots and tokens allow (its bucket and last start written too).
    */
   take(filter: ClaimFilter, seqs?: Map<string, number>, seen?: { all: boolean }): ClaimedJob[] {
     const now = this.clock.now();
-    // No transaction: everything below runs in one synchronous stretch (nothing else runs in the object
-    // meanwhile), the reads change nothing, and the claim is one statement, whole or not at all.
-    const { concurrency, paused } = this.host.settings.read();
+    const { concurrency, paused, rateLimit, bucket, fairness } = this.host.settings.read();
     if (paused) return [];
     const free = concurrency - this.host.runningCount() - filter.heldSlots;
-    const limit = Math.min(filter.max, free);
-    if (limit <= 0) return [];
-    const candidates = this.candidates(filter, now, limit);
+    const tokens = rateLimit ? tokensAt(rateLimit, bucket, now) : Infinity;
+    const limit = Math.min(filter.max, free, tokens);
+    if (limit <= 0) {
+      if (seen) seen.all = false;
+      return [];
+    }
+    // Everything below runs in one synchronous stretch (nothing else runs in the object meanwhile). A
+    // claim of jobs outside any queue in a lane without a rate limit is one statement, whole or not at
+    // all; anything else it writes goes with it in one transaction.
+    const write = () => (fairness === "round-robin" ? this.roundRobin(filter, now, limit, seen) : this.claimPage(filter, now, this.candidates(filter, now, limit), limit, seen));
+    const claimed = rateLimit || fairness === "round-robin" || this.host.queuesMatter() ? this.storage.transactionSync(() => {
+      const rows = write();
+      if (rateLimit && rows.length > 0) this.host.settings.drawn(draw(rateLimit, bucket, now, rows.length));
+      return rows;
+    }) : write();
+    const sink = this.host.transitions;
+    const told = sink?.wanted === true;
+    return claimed.map((row) => {
+      if (told) sink!.record({ job: row, from: "queued", to: row.state, durationMs: null });
+      seqs?.set(row.id, row.seq);
+      return toClaimedJob(row, this.host.lane);
+    });
+  }
+
+  /** Leases a page of the candidates (within the answer's bytes), and writes what their queues owe. */
+  private claimPage(filter: ClaimFilter, now: number, candidates: Candidate[], limit: number, seen?: { all: boolean }): JobRow[] {
     // A pull claim's answer carries the jobs' checkpoints too; an in-process claim sends nothing.
     const extra = filter.maxBytes === Infinity ? null : checkpointBytes(this.sql, candidates.map((c) => c.seq));
     const page = withinBytes(extra ? candidates.map((c) => ({ ...c, bytes: c.bytes + (extra.get(c.seq) ?? 0) })) : candidates, filter.maxBytes);
@@ -95,13 +123,43 @@ export class Claims {
     const order = new Map(page.map(({ seq }, i) => [seq, i]));
     const rows = jobRows(this.sql.exec(Q.CLAIM_SQL, JSON.stringify(leases), now + filter.leaseMs, filter.holder, now, this.host.version))
       .sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
-    const sink = this.host.transitions;
-    const told = sink?.wanted === true;
-    return rows.map((row) => {
-      if (told) sink!.record({ job: row, from: "queued", to: row.state, durationMs: null });
-      seqs?.set(row.id, row.seq);
-      return toClaimedJob(row, this.host.lane);
-    });
+    this.started(rows, now);
+    return rows;
+  }
+
+  /**
+   * Round-robin: rounds of one claimable job per queue (the queues that started least recently
+   * first), each round leased before the next is read, so that a queue that just started goes to the
+   * back; until the limit, or a round finds nothing.
+   */
+  private roundRobin(filter: ClaimFilter, now: number, limit: number, seen?: { all: boolean }): JobRow[] {
+    const kinds = filter.kinds === null ? filter.excludeKinds : [...new Set(filter.kinds)].filter((k) => !filter.excludeKinds.includes(k));
+    if (filter.kinds !== null && kinds.length === 0) return [];
+    const taking = filter.kinds === null ? 0 : 1;
+    const claimed: JobRow[] = [];
+    const round = { all: true };
+    while (claimed.length < limit) {
+      const left = limit - claimed.length;
+      const candidates = this.sql.exec<Candidate>(Q.CLAIM_ROUND_ROBIN_SQL, now, JSON.stringify(kinds), JSON.stringify(filter.excludeIds), left, taking).toArray();
+      const rows = this.claimPage(filter, now, candidates, left, round);
+      claimed.push(...rows);
+      if (rows.length === 0) break;
+    }
+    if (seen) seen.all = claimed.length < limit && round.all;
+    return claimed;
+  }
+
+  /** What the queues of just-claimed jobs owe: their buckets drawn, their last start (round-robin). */
+  private started(rows: readonly JobRow[], now: number): void {
+    const perQueue = new Map<string, number>();
+    let unqueued = false;
+    for (const row of rows) {
+      if (row.queue === null) unqueued = true;
+      else perQueue.set(row.queue, (perQueue.get(row.queue) ?? 0) + 1);
+    }
+    const { fairness } = this.host.settings.read();
+    if (perQueue.size > 0 && (fairness === "round-robin" || this.host.queuesMatter())) this.sql.exec(Q.QUEUES_STARTED_SQL, now, JSON.stringify([...perQueue]));
+    if (unqueued && fairness === "round-robin") this.host.settings.unqueuedStarted(now);
   }
 
   /** A pull consumer's claim: kinds without an in-process executor, with their checkpoints, at most 4 MiB of jobs. */

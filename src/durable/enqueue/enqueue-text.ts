@@ -23,11 +23,11 @@ export type EnqueueDone = { spec: JobSpec; inserted: Inserted };
 export function enqueueAnswerText(done: Result<EnqueueDone>, lane: string): string {
   if (!done.ok) return JSON.stringify(done);
   const { spec, inserted } = done.value;
-  if (inserted.status === "duplicate") return JSON.stringify(ok(enqueueAnswer(done.value, lane)));
+  if (inserted.status !== "queued") return JSON.stringify(ok(enqueueAnswer(done.value, lane)));
   return `{"ok":true,"value":{"status":"queued","id":${JSON.stringify(spec.id)},"createdAt":${inserted.at}}}`;
 }
 
-/** The answer as an object, for the lane's `enqueue`. */
+/** The answer as an object, for the lane's `enqueue`: a new job built from its spec, else the job as stored. */
 export function enqueueAnswer({ spec, inserted }: EnqueueDone, lane: string): EnqueueAnswer {
   return inserted.status === "queued" ? { status: "queued", job: enqueuedJob(spec, inserted.at, lane) } : inserted;
 }

@@ -16,12 +16,15 @@ import type { Dispatcher } from "../attempts/dispatcher.js";
 import { parseEnqueue } from "../input.js";
 import type { Inserted, JobSpec } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
+import type { Debouncer } from "../flow/debounce.js";
 import type { Wake } from "../wake/wake.js";
 import type { EnqueueDone } from "./enqueue-text.js";
 import { toSpec } from "./spec.js";
 
 export interface EnqueueHost {
   readonly store: JobStore;
+  /** Replaces the queued job of a debounce key (flow/debounce.ts). */
+  readonly debouncer: Debouncer;
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
   readonly wake: Wake;
   /** Held claims waiting: a flush answers them when a job they may take arrives. */
@@ -51,10 +54,23 @@ export class Enqueue {
     const spec = this.toSpec(request.value, now);
     if (!spec.ok) return spec;
     const started = this.startAtOnce(spec.value, now); // its wake is seen to
-    const inserted = started ?? this.host.store.insertJob(spec.value, now);
+    const inserted = started ?? this.write(spec.value, request.value.id !== undefined, now);
     if (!inserted.ok) return inserted;
     if (!started) this.enqueued(spec.value, inserted.value.status, now);
     return ok({ spec: spec.value, inserted: inserted.value });
+  }
+
+  /**
+   * The one write of an enqueue not started at once: a debounced request replaces the queued job of
+   * its key, if any (unless its own id names a job that exists: that answers as any enqueue of the id);
+   * else the job is inserted (queued, or a duplicate, or refused as a conflict).
+   */
+  private write(spec: JobSpec, idGiven: boolean, now: number): Result<Inserted> {
+    if (spec.debounceKey !== null && !(idGiven && this.host.store.row(spec.id))) {
+      const replaced = this.host.debouncer.replace(spec, now);
+      if (replaced) return replaced;
+    }
+    return this.host.store.insertJob(spec, now);
   }
 
   /** A batch (1..1000 jobs, all or nothing): the specs at one reading of the clock, one insert, one flush. */
@@ -62,7 +78,20 @@ export class Enqueue {
     const now = this.clock.now();
     const specs = this.toSpecs(requests, now);
     if (!specs.ok) return specs;
-    const inserted = this.host.store.insertJobs(specs.value, now);
+    // With a debounced job among them, each goes through the one-job write, in one transaction, all
+    // or nothing; without, all in one statement.
+    const debounced = specs.value.some((spec) => spec.debounceKey !== null);
+    const inserted = debounced
+      ? this.host.store.allOrNothing(() => {
+          const results: BatchAnswer["results"] = [];
+          for (const [i, spec] of specs.value.entries()) {
+            const one = this.write(spec, requests[i]!.id !== undefined, now);
+            if (!one.ok) return one;
+            results.push({ id: one.value.status === "queued" ? spec.id : one.value.job.id, status: one.value.status });
+          }
+          return ok(results);
+        })
+      : this.host.store.insertJobs(specs.value, now);
     if (inserted.ok) this.host.wake.afterChange(specs.value.some((spec) => this.host.dispatcher.kinds.includes(spec.kind)));
     return inserted;
   }
@@ -91,11 +120,13 @@ export class Enqueue {
    */
   private startAtOnce(spec: JobSpec, now: number): Result<Inserted> | null {
     const { store, dispatcher, wake } = this.host;
-    if (spec.queue !== null || !dispatcher.caughtUp || !dispatcher.kinds.includes(spec.kind)) return null;
+    if (spec.queue !== null || spec.debounceKey !== null || !dispatcher.caughtUp || !dispatcher.kinds.includes(spec.kind)) return null;
     const lastWake = wake.lastComputed;
     if (spec.runAt > now || lastWake === undefined || (lastWake !== null && lastWake <= now)) return null;
-    const { concurrency, paused } = store.settings.read();
-    if (paused) return null; // a full lane: the insert's own condition refuses it
+    const { concurrency, paused, rateLimit, fairness } = store.settings.read();
+    // A full lane: the insert's own condition refuses it. A rate limit is drawn by the claim alone,
+    // and round-robin orders starts there: such a lane starts nothing at once.
+    if (paused || rateLimit !== null || fairness !== "fifo") return null;
     const started = store.insertStarted(spec, DISPATCH_LEASE_MS, dispatcher.heldSlots(), concurrency, this.host.version, now);
     if (!started) return null;
     dispatcher.start(started.job, started.seq);
@@ -104,8 +135,9 @@ export class Enqueue {
   }
 
   /** A job enqueued queued (not started at once): the flush it calls for, if any. */
-  private enqueued(job: JobSpec, status: "queued" | "duplicate", now: number): void {
-    if (status !== "queued") return; // a duplicate changes nothing
+  private enqueued(job: JobSpec, status: Inserted["status"], now: number): void {
+    if (status === "duplicate") return; // a duplicate changes nothing
+    if (status === "debounced") return this.host.wake.afterChange(this.host.dispatcher.kinds.includes(job.kind)); // its runAt moved
     const inProcess = this.host.dispatcher.kinds.includes(job.kind);
     // A due job of a pull-only kind outside any queue changes no wake term (none counts due pull jobs,
     // and it heads no queue): the alarm stays as it is, unless held claims wait for it (the flush answers them).

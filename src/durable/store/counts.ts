@@ -11,7 +11,8 @@ const COUNTS_SQL = `SELECT queued, running, completing, completed, failed, cance
 
 /** The lifetime stats. */
 const STATS_SQL = `SELECT total_enqueued AS enqueued, total_claimed AS claimed, total_completed AS completed, total_failed AS failed,
-  total_cancelled AS cancelled, total_interrupted AS interrupted, total_retried AS retried, total_recovered AS recovered, total_lost AS lost
+  total_cancelled AS cancelled, total_interrupted AS interrupted, total_retried AS retried, total_recovered AS recovered, total_lost AS lost,
+  total_expired AS expired, total_debounced AS debounced
   FROM lane_counts WHERE id = 1`;
 
 /** How many jobs run: the kept count, not a count of rows. */

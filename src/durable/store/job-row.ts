@@ -20,6 +20,14 @@ export interface JobSpec {
   timeoutMs: number;
   maxRecoveries: number;
   recoveryWindowMs: number;
+  /** Not started by `expiresAt` (= runAt + ttlMs): settled cancelled, "expired". */
+  ttlMs: number | null;
+  expiresAt: number | null;
+  /** The request's debounce, as JSON text (part of the identity), and its key and deadline apart. */
+  debounce: string | null;
+  debounceKey: string | null;
+  /** The latest runAt a debounced push may set: the first enqueue + maxDelayMs (null: no cap). */
+  debounceDeadline: number | null;
 }
 
 /** How a job's last attempt went back to `queued` (null: it has not, or a claim came since). */
@@ -62,13 +70,19 @@ export type JobRow = {
   errors: string;
   /** JSON text; null: no progress reported. */
   progress: string | null;
+  ttl_ms: number | null;
+  expires_at: number | null;
+  debounce: string | null;
+  debounce_key: string | null;
+  debounce_deadline: number | null;
 };
 
 /** Every column of `JobRow`, in order: what a statement that answers whole rows selects or returns. */
 export const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, state, outcome, attempts, max_attempts,
   backoff_base_ms, backoff_max_ms, timeout_ms, result, error, cancel_requested, generation, lease_token,
   lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
-  recovery_count, recovery_window_start, cancel_reason, lease_holder, attempt_end, errors, progress`;
+  recovery_count, recovery_window_start, cancel_reason, lease_holder, attempt_end, errors, progress,
+  ttl_ms, expires_at, debounce, debounce_key, debounce_deadline`;
 
 type Cursor = SqlStorageCursor<Record<string, SqlStorageValue>>;
 
@@ -131,6 +145,11 @@ function namedRow(v: SqlStorageValue[]): JobRow {
     attempt_end: v[30] as AttemptEnd | null,
     errors: v[31] as string,
     progress: v[32] as string | null,
+    ttl_ms: v[33] as number | null,
+    expires_at: v[34] as number | null,
+    debounce: v[35] as string | null,
+    debounce_key: v[36] as string | null,
+    debounce_deadline: v[37] as number | null,
   };
 }
 
@@ -166,8 +185,11 @@ export function enqueuedJob(spec: JobSpec, at: number, lane: string, payload?: J
   return jobOf(newRow(spec, at), lane, null, payload);
 }
 
-/** What an enqueue of one job did: wrote it at `at` (its job is `enqueuedJob`), or found its id's job the same. */
-export type Inserted = { status: "queued"; at: number } | { status: "duplicate"; job: Job };
+/**
+ * What an enqueue of one job did: wrote it at `at` (its job is `enqueuedJob`), found its id's job the
+ * same, or replaced the queued job of its debounce key.
+ */
+export type Inserted = { status: "queued"; at: number } | { status: "duplicate" | "debounced"; job: Job };
 
 /** A claimed row as its claimer sees it, token and all: built at once, not a job copied with a lease spread over it. */
 export function toClaimedJob(row: JobRow, lane: string): ClaimedJob {
@@ -200,6 +222,7 @@ function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, le
     progress: row.progress === null ? null : (JSON.parse(row.progress) as Json),
     cancelRequested: row.cancel_requested === 1,
     lease,
+    expiresAt: row.expires_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     settledAt: row.settled_at,
@@ -251,11 +274,16 @@ export function newRow(spec: JobSpec, now: number): JobRow {
     attempt_end: null,
     errors: "[]",
     progress: null,
+    ttl_ms: spec.ttlMs,
+    expires_at: spec.expiresAt,
+    debounce: spec.debounce,
+    debounce_key: spec.debounceKey,
+    debounce_deadline: spec.debounceDeadline,
   };
 }
 
 /** The values of one new job for the insert statements, in `INSERT_COLUMNS` order. */
-export function specValues(spec: JobSpec): [string, string, string, string | null, number, number, number, number, number, number, number, number] {
+export function specValues(spec: JobSpec): (string | number | null)[] {
   return [
     spec.id,
     spec.kind,
@@ -269,11 +297,19 @@ export function specValues(spec: JobSpec): [string, string, string, string | nul
     spec.timeoutMs,
     spec.maxRecoveries,
     spec.recoveryWindowMs,
+    spec.ttlMs,
+    spec.expiresAt,
+    spec.debounce,
+    spec.debounceKey,
+    spec.debounceDeadline,
   ];
 }
 
-/** What makes two enqueues with one id the same job (docs/api.md, enqueue): the whole spec after defaults, but `runAt`. */
-export type Identity = Omit<JobSpec, "id" | "runAt">;
+/**
+ * What makes two enqueues with one id the same job (docs/api.md, enqueue): the whole spec after
+ * defaults, but `runAt` and what follows from the clock (the expiry, the debounce deadline).
+ */
+export type Identity = Omit<JobSpec, "id" | "runAt" | "expiresAt" | "debounceKey" | "debounceDeadline">;
 
 export function identityOfRow(row: JobRow): Identity {
   return {
@@ -287,6 +323,8 @@ export function identityOfRow(row: JobRow): Identity {
     timeoutMs: row.timeout_ms,
     maxRecoveries: row.max_recoveries,
     recoveryWindowMs: row.recovery_window_ms,
+    ttlMs: row.ttl_ms,
+    debounce: row.debounce,
   };
 }
 
@@ -302,6 +340,8 @@ export function sameIdentity(a: Identity, b: Identity): boolean {
     a.timeoutMs === b.timeoutMs &&
     a.maxRecoveries === b.maxRecoveries &&
     a.recoveryWindowMs === b.recoveryWindowMs &&
+    a.ttlMs === b.ttlMs &&
+    a.debounce === b.debounce &&
     (a.payload === b.payload || canonicalJson(JSON.parse(a.payload) as Json) === canonicalJson(JSON.parse(b.payload) as Json))
   );
 }

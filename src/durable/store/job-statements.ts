@@ -7,33 +7,33 @@
 import { JOB_COLUMNS } from "./job-row.js";
 
 const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
-  timeout_ms, max_recoveries, recovery_window_ms, state, created_at, updated_at`;
+  timeout_ms, max_recoveries, recovery_window_ms, ttl_ms, expires_at, debounce, debounce_key, debounce_deadline, state, created_at, updated_at`;
 
 // ---- enqueue ----
 
 /**
- * One new job; ?1…?12 `specValues`, ?13 now. Answers its seq, or nothing when the id exists (the
+ * One new job; ?1…?17 `specValues`, ?18 now. Answers its seq, or nothing when the id exists (the
  * store then reads that job to tell a duplicate from a conflict).
  */
-export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'queued', ?13, ?13)
+export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, 'queued', ?18, ?18)
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
 /**
  * One new job started at once by the lane's dispatcher: inserted running, its first lease minted,
  * when a slot is free — one statement where a queued insert and a claim take two, and none of the
  * queued-only indexes written. Returns its seq; nothing when the id exists or no slot is free (the
- * caller then enqueues it queued). ?1…?12 `specValues`, ?13 now, ?14 token, ?15 lease until,
- * ?16 slots held besides running rows, ?17 concurrency, ?18 the code's version.
+ * caller then enqueues it queued). ?1…?17 `specValues`, ?18 now, ?19 token, ?20 lease until,
+ * ?21 slots held besides running rows, ?22 concurrency, ?23 the code's version.
  */
 export const INSERT_STARTED_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, attempts, generation, lease_token, lease_until, lease_holder, claimed_at, lease_version)
-  SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 'running', ?13, ?13, 1, 1, ?14, ?15, 'lane', ?13, ?18
-  WHERE (SELECT running FROM lane_counts WHERE id = 1) + ?16 < ?17
+  SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, 'running', ?18, ?18, 1, 1, ?19, ?20, 'lane', ?18, ?23
+  WHERE (SELECT running FROM lane_counts WHERE id = 1) + ?21 < ?22
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
 /** Many new jobs from one JSON array of `specValues` rows, in order; returns the ids it inserted. ?1 rows, ?2 now. */
 export const INSERT_MANY_SQL = `INSERT INTO jobs (${INSERT_COLUMNS})
   SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9,
-    value->>10, value->>11, 'queued', ?2, ?2
+    value->>10, value->>11, value->>12, value->>13, value->>14, value->>15, value->>16, 'queued', ?2, ?2
   FROM json_each(?1) WHERE true ORDER BY key
   ON CONFLICT (id) DO NOTHING RETURNING id`;
 

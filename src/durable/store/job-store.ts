@@ -7,7 +7,7 @@
 import type { Clock, Entropy } from "../../shared/clock.js";
 import { MAX_PAGE_BYTES } from "../../shared/defaults.js";
 import { fail, ok, type ErrorBody, type Result } from "../../shared/errors.js";
-import type { ClaimedJob, Counts, Job, JobState } from "../../shared/job.js";
+import type { ClaimedJob, Counts, EnqueueStatus, Job, JobState } from "../../shared/job.js";
 import { firstJobRow, identityOfRow, jobRows, newRow, newSubject, oneJobRow, sameIdentity, specValues, toClaimedJob, toJob, type Inserted, type JobRow, type JobSpec, type TransitionSubject } from "./job-row.js";
 import { rowBytes, type ListFilter } from "./page.js";
 import { LaneCounts } from "./counts.js";
@@ -117,7 +117,7 @@ export class JobStore {
    * array of them. An id that exists (or came earlier in the batch) with the same spec is a
    * duplicate; with a different spec, a conflict that rolls the whole batch back. `now`: as `insertJob`'s.
    */
-  insertJobs(specs: readonly JobSpec[], now: number): Result<{ id: string; status: "queued" | "duplicate" }[]> {
+  insertJobs(specs: readonly JobSpec[], now: number): Result<{ id: string; status: EnqueueStatus }[]> {
     const first = new Map<string, JobSpec>();
     for (const spec of specs) if (!first.has(spec.id)) first.set(spec.id, spec);
     return this.transaction(() => {
@@ -130,7 +130,7 @@ export class JobStore {
         const others = JSON.stringify([...first.keys()].filter((id) => !inserted.has(id)));
         for (const row of jobRows(this.sql.exec(Q.JOBS_BY_IDS_SQL, others))) existing.set(row.id, row);
       }
-      const results: { id: string; status: "queued" | "duplicate" }[] = [];
+      const results: { id: string; status: EnqueueStatus }[] = [];
       const conflicts = new Set<string>();
       for (const spec of specs) {
         const old = existing.get(spec.id);
@@ -201,6 +201,15 @@ export class JobStore {
   emit(job: TransitionSubject, from: JobState | null, durationMs: number | null): void {
     const sink = this.options.transitions;
     if (sink?.wanted) sink.record({ job, from, to: job.state, durationMs });
+  }
+
+  /** Runs `body` in one transaction, all or nothing: a refusal it answers undoes everything it wrote. */
+  allOrNothing<T>(body: () => Result<T>): Result<T> {
+    return this.transaction(() => {
+      const answer = body();
+      if (!answer.ok) throw new Rollback(answer.error);
+      return answer.value;
+    });
   }
 
   /** Runs `body` in a transaction; a `Rollback` thrown inside undoes it and becomes the answer. */

@@ -305,6 +305,76 @@ export const MIGRATIONS: readonly Migration[] = [
       END`,
     ],
   },
+  {
+    version: 12,
+    name: "flow control: rate limits, queue settings and counts, fairness, TTL, debounce",
+    statements: [
+      // A job's TTL: not started by expires_at (its runAt + ttl_ms), it settles cancelled, "expired".
+      // It holds until the job's first start (generation 0): a retry is never expired.
+      `ALTER TABLE jobs ADD COLUMN ttl_ms INTEGER CHECK (ttl_ms IS NULL OR ttl_ms >= 1)`,
+      `ALTER TABLE jobs ADD COLUMN expires_at INTEGER`,
+      // Debounce: the request's {key, delayMs, maxDelayMs} as JSON (part of the spec), the key apart for
+      // its index, and the latest runAt the key's pushes may reach (the first enqueue + maxDelayMs).
+      `ALTER TABLE jobs ADD COLUMN debounce TEXT CHECK (debounce IS NULL OR json_valid(debounce))`,
+      `ALTER TABLE jobs ADD COLUMN debounce_key TEXT`,
+      `ALTER TABLE jobs ADD COLUMN debounce_deadline INTEGER`,
+      // The next expiry (a wake term) and expired jobs in bounded batches.
+      `CREATE INDEX jobs_expiry ON jobs (expires_at) WHERE state = 'queued' AND generation = 0 AND expires_at IS NOT NULL`,
+      // At most one job per key is queued and not yet started: the one a debounced enqueue replaces.
+      `CREATE UNIQUE INDEX jobs_debounce ON jobs (debounce_key) WHERE state = 'queued' AND generation = 0 AND debounce_key IS NOT NULL`,
+      // Round-robin: the best due job outside any queue (those count as one queue).
+      `CREATE INDEX jobs_unqueued ON jobs (priority DESC, seq) WHERE state = 'queued' AND queue IS NULL`,
+      // The lane's token bucket (units: a token is rate_period_ms units; a ms refills rate_limit of
+      // them; bucket_units NULL: never drawn, full), its fairness, and when a job outside any queue last started.
+      `ALTER TABLE lane ADD COLUMN rate_limit INTEGER CHECK (rate_limit IS NULL OR rate_limit >= 1)`,
+      `ALTER TABLE lane ADD COLUMN rate_period_ms INTEGER CHECK ((rate_period_ms IS NULL) = (rate_limit IS NULL))`,
+      `ALTER TABLE lane ADD COLUMN bucket_units INTEGER`,
+      `ALTER TABLE lane ADD COLUMN bucket_at INTEGER`,
+      `ALTER TABLE lane ADD COLUMN fairness TEXT NOT NULL DEFAULT 'fifo' CHECK (fairness IN ('fifo', 'round-robin'))`,
+      `ALTER TABLE lane ADD COLUMN unqueued_started_at INTEGER`,
+      // A row per queue that has jobs or settings: its settings (concurrency, a token bucket, whether an
+      // operator set them), its kept counts (queued; active: running or completing, what holds its
+      // slots) and when one of its jobs last started (round-robin). Settings outlive the jobs; a row with
+      // neither jobs nor settings is pruned by the alarm's housekeeping.
+      `CREATE TABLE queues (
+        name TEXT PRIMARY KEY,
+        concurrency INTEGER NOT NULL DEFAULT 1 CHECK (concurrency BETWEEN 1 AND 1000),
+        rate_limit INTEGER CHECK (rate_limit IS NULL OR rate_limit >= 1),
+        rate_period_ms INTEGER CHECK ((rate_period_ms IS NULL) = (rate_limit IS NULL)),
+        bucket_units INTEGER,
+        bucket_at INTEGER,
+        configured INTEGER NOT NULL DEFAULT 0 CHECK (configured IN (0, 1)),
+        queued INTEGER NOT NULL DEFAULT 0 CHECK (queued >= 0),
+        active INTEGER NOT NULL DEFAULT 0 CHECK (active >= 0),
+        last_started_at INTEGER
+      ) WITHOUT ROWID`,
+      `CREATE INDEX queues_round_robin ON queues (last_started_at) WHERE queued > 0`,
+      `CREATE INDEX queues_rate_limited ON queues (name) WHERE rate_limit IS NOT NULL`,
+      // An existing lane's queues, counted once, here.
+      `INSERT INTO queues (name, queued, active)
+        SELECT queue, COUNT(*) FILTER (WHERE state = 'queued'), COUNT(*) FILTER (WHERE state IN ('running', 'completing'))
+        FROM jobs WHERE queue IS NOT NULL AND state <> 'settled' GROUP BY queue`,
+      // Kept by triggers in the same statement as the job row they follow, as the lane's counts are.
+      `CREATE TRIGGER jobs_queues_insert AFTER INSERT ON jobs WHEN NEW.queue IS NOT NULL AND NEW.state <> 'settled' BEGIN
+        INSERT INTO queues (name, queued, active) VALUES (NEW.queue, NEW.state = 'queued', NEW.state IN ('running', 'completing'))
+          ON CONFLICT (name) DO UPDATE SET queued = queued + excluded.queued, active = active + excluded.active;
+      END`,
+      `CREATE TRIGGER jobs_queues_update AFTER UPDATE OF state, queue ON jobs
+      WHEN (OLD.queue IS NOT NULL OR NEW.queue IS NOT NULL) AND (OLD.state IS NOT NEW.state OR OLD.queue IS NOT NEW.queue) BEGIN
+        UPDATE queues SET queued = queued - (OLD.state = 'queued'), active = active - (OLD.state IN ('running', 'completing'))
+          WHERE name = OLD.queue AND OLD.state <> 'settled';
+        INSERT INTO queues (name, queued, active) SELECT NEW.queue, NEW.state = 'queued', NEW.state IN ('running', 'completing')
+          WHERE NEW.queue IS NOT NULL AND NEW.state <> 'settled'
+          ON CONFLICT (name) DO UPDATE SET queued = queued + excluded.queued, active = active + excluded.active;
+      END`,
+      `CREATE TRIGGER jobs_queues_delete AFTER DELETE ON jobs WHEN OLD.queue IS NOT NULL AND OLD.state <> 'settled' BEGIN
+        UPDATE queues SET queued = queued - (OLD.state = 'queued'), active = active - (OLD.state IN ('running', 'completing')) WHERE name = OLD.queue;
+      END`,
+      // Lifetime stats no row can tell: jobs settled expired, enqueues that replaced a debounced job.
+      `ALTER TABLE lane_counts ADD COLUMN total_expired INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE lane_counts ADD COLUMN total_debounced INTEGER NOT NULL DEFAULT 0`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

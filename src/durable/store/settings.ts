@@ -1,6 +1,10 @@
-/** The lane's own row: its name, concurrency, pause, retention and whether the registry knows it. */
+/**
+ * The lane's own row: its name, concurrency, pause, retention, token bucket, fairness, and whether
+ * the registry knows it. This object is the row's only writer, so it is read once and kept.
+ */
+import type { BucketState } from "../../shared/bucket.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_CONCURRENCY, DEFAULT_FAILED_RETENTION_MS } from "../../shared/defaults.js";
-import type { Retention } from "../../shared/job.js";
+import type { Fairness, RateLimit, Retention } from "../../shared/job.js";
 
 export interface LaneSettings {
   name: string | null;
@@ -9,9 +13,24 @@ export interface LaneSettings {
   registered: boolean;
   /** How long settled jobs are kept: the operator's choices, the defaults for the rest. */
   retention: Retention;
+  /** The lane's token bucket (null: none) and its state. */
+  rateLimit: RateLimit | null;
+  bucket: BucketState;
+  fairness: Fairness;
 }
 
-type LaneRow = { name: string | null; concurrency: number; paused: number; registered: number; retention: string | null };
+type LaneRow = {
+  name: string | null;
+  concurrency: number;
+  paused: number;
+  registered: number;
+  retention: string | null;
+  rate_limit: number | null;
+  rate_period_ms: number | null;
+  bucket_units: number | null;
+  bucket_at: number | null;
+  fairness: Fairness;
+};
 
 /** What the operator chose (a key left out: the default), as the `retention` column stores it. */
 type RetentionChoice = Partial<Retention>;
@@ -21,6 +40,22 @@ function withDefaults(choice: RetentionChoice): Retention {
     completedMs: choice.completedMs === undefined ? DEFAULT_COMPLETED_RETENTION_MS : choice.completedMs,
     failedMs: choice.failedMs === undefined ? DEFAULT_FAILED_RETENTION_MS : choice.failedMs,
   };
+}
+
+const READ_SQL = `SELECT name, concurrency, paused, registered, retention, rate_limit, rate_period_ms, bucket_units, bucket_at, fairness FROM lane WHERE id = 1`;
+
+/** The lane's bucket after a draw. ?1 units, ?2 at. */
+const DRAW_SQL = `UPDATE lane SET bucket_units = ?1, bucket_at = ?2 WHERE id = 1`;
+
+/** A job outside any queue started (round-robin counts those as one queue). ?1 now. */
+const UNQUEUED_STARTED_SQL = `UPDATE lane SET unqueued_started_at = ?1 WHERE id = 1`;
+
+export interface LanePatchInput {
+  concurrency?: number | undefined;
+  paused?: boolean | undefined;
+  retention?: { completedMs?: number | null | undefined; failedMs?: number | null | undefined } | undefined;
+  rateLimit?: RateLimit | null | undefined;
+  fairness?: Fairness | undefined;
 }
 
 export class LaneSettingsStore {
@@ -42,7 +77,7 @@ export class LaneSettingsStore {
   /** The lane row, read once: this object is its only writer, and every write goes through here. */
   read(): LaneSettings {
     if (this.cached) return this.cached;
-    const row = this.sql.exec<LaneRow>(`SELECT name, concurrency, paused, registered, retention FROM lane WHERE id = 1`).toArray()[0];
+    const row = this.sql.exec<LaneRow>(READ_SQL).toArray()[0];
     this.cached = row
       ? {
           name: row.name,
@@ -50,8 +85,14 @@ export class LaneSettingsStore {
           paused: row.paused === 1,
           registered: row.registered === 1,
           retention: withDefaults(row.retention === null ? {} : (JSON.parse(row.retention) as RetentionChoice)),
+          rateLimit: row.rate_limit === null || row.rate_period_ms === null ? null : { limit: row.rate_limit, periodMs: row.rate_period_ms },
+          bucket: { units: row.bucket_units, at: row.bucket_at },
+          fairness: row.fairness,
         }
-      : { name: null, concurrency: DEFAULT_CONCURRENCY, paused: false, registered: false, retention: withDefaults({}) };
+      : {
+          name: null, concurrency: DEFAULT_CONCURRENCY, paused: false, registered: false, retention: withDefaults({}),
+          rateLimit: null, bucket: { units: null, at: null }, fairness: "fifo",
+        };
     return this.cached;
   }
 
@@ -61,11 +102,18 @@ export class LaneSettingsStore {
     this.cached = null;
   }
 
-  configure(patch: {
-    concurrency?: number | undefined;
-    paused?: boolean | undefined;
-    retention?: { completedMs?: number | null | undefined; failedMs?: number | null | undefined } | undefined;
-  }): void {
+  /** The lane's bucket after a draw (in the claim's transaction). */
+  drawn(bucket: { units: number; at: number }): void {
+    this.sql.exec(DRAW_SQL, bucket.units, bucket.at);
+    if (this.cached) this.cached.bucket = bucket;
+  }
+
+  /** A job outside any queue started now (for round-robin). */
+  unqueuedStarted(now: number): void {
+    this.sql.exec(UNQUEUED_STARTED_SQL, now);
+  }
+
+  configure(patch: LanePatchInput): void {
     let retention: string | null = null;
     if (patch.retention !== undefined) {
       // Merged here, not with json_patch(): a merge patch reads null as "remove", and null means "keep them".
@@ -76,11 +124,21 @@ export class LaneSettingsStore {
       retention = JSON.stringify(choice);
     }
     this.sql.exec(
-      `UPDATE lane SET concurrency = COALESCE(?1, concurrency), paused = COALESCE(?2, paused), retention = COALESCE(?3, retention) WHERE id = 1`,
+      `UPDATE lane SET concurrency = COALESCE(?1, concurrency), paused = COALESCE(?2, paused), retention = COALESCE(?3, retention),
+        fairness = COALESCE(?4, fairness) WHERE id = 1`,
       patch.concurrency ?? null,
       patch.paused === undefined ? null : patch.paused ? 1 : 0,
       retention,
+      patch.fairness ?? null,
     );
+    const before = this.read().rateLimit;
+    const same = patch.rateLimit !== undefined && before?.limit === patch.rateLimit?.limit && before?.periodMs === patch.rateLimit?.periodMs;
+    if (patch.rateLimit !== undefined && !same) {
+      // A new limit starts from a full bucket (what was drawn under another does not carry over); the
+      // same limit set again keeps its bucket, so a repeated PATCH grants no burst.
+      const rate = patch.rateLimit;
+      this.sql.exec(`UPDATE lane SET rate_limit = ?1, rate_period_ms = ?2, bucket_units = NULL, bucket_at = NULL WHERE id = 1`, rate?.limit ?? null, rate?.periodMs ?? null);
+    }
     this.cached = null;
   }
 }

@@ -26,6 +26,8 @@ export interface WakeSources {
   readonly retention: RetentionStore;
   readonly schedules: ScheduleStore;
   readonly belt: Belt;
+  /** Claims of pull consumers held in the lane now. */
+  heldClaims(): number;
   /** Outcomes are recorded `completing` and delivered to a hook before they settle. */
   readonly deliverOutcomes: boolean;
 }
@@ -50,7 +52,7 @@ export class WakeComputer {
     const { concurrency, paused, retention: horizons } = settings.read();
     const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire() };
     this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: rooms.retentionPass };
-    const wake = earliest(wakeTerms({ ...rows, ...rooms }, { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels }, clock.now()));
+    const wake = earliest(wakeTerms({ ...rows, ...rooms }, { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels, heldClaims: this.sources.heldClaims() }, clock.now()));
     belt.noteWake(wake);
     return wake;
   }

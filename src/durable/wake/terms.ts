@@ -15,9 +15,15 @@ export interface WakeTerms {
   cancelWindUp: number | null;
   /**
    * A claimable queue head (not paused, a free slot): now when one is due for an in-process executor,
-   * else the earliest future head's runAt.
+   * else the earliest future head's runAt; never before the lane's bucket has a token again.
    */
   claimableHead: number | null;
+  /** The lane's bucket gains a token while claims wait for one (held claims of pull consumers). */
+  heldClaims: number | null;
+  /** A rate-limited queue with waiting jobs gains its next token. */
+  queueToken: number | null;
+  /** The earliest expiry of a queued job not yet started: now once due (a bounded batch per alarm). */
+  expiry: number | null;
   /**
    * The next retention pass (operator/retention.ts): now while settled jobs past their horizon remain (one
    * bounded batch per alarm), else the next horizon plus a little slack.
@@ -43,6 +49,8 @@ export interface WakeMemory {
   outcomesWaiting: boolean;
   /** In-process cancellations whose attempts this process holds (their wind-up is under way). */
   heldCancels: number;
+  /** Claims of pull consumers held in the lane (waiting for a job they may take). */
+  heldClaims: number;
 }
 
 export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): WakeTerms {
@@ -50,10 +58,18 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     undelivered: memory.outcomesWaiting ? now : null,
     leaseExpiry: rows.lease,
     cancelWindUp: rows.cancels > memory.heldCancels ? now : null,
-    claimableHead: rows.dueExecutorHead ? now : rows.futureHead,
+    claimableHead: rows.dueExecutorHead ? (rows.laneToken ?? now) : later(rows.futureHead, rows.laneToken),
+    heldClaims: memory.heldClaims > 0 ? rows.laneToken : null,
+    queueToken: rows.queueToken,
+    expiry: rows.expiry === null ? null : Math.max(now, rows.expiry),
     retention: rows.retentionPass,
     scheduleFire: rows.nextScheduleFire,
   };
+}
+
+/** The later of an instant and a gate on it (null gate: none); null when there is no instant. */
+function later(at: number | null, gate: number | null): number | null {
+  return at === null ? null : gate === null ? at : Math.max(at, gate);
 }
 
 /** The computed wake: the earliest term, or null when no term asks for one. */

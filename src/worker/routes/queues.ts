@@ -1,6 +1,6 @@
 /** Routes of a lane's queues (serial keys): who holds one and how many wait, and purging its queued jobs. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { Name } from "../../shared/schemas.js";
+import { Name, QueuePut } from "../../shared/schemas.js";
 import { PurgeResponse, QueueInfo } from "../responses.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse } from "../openapi.js";
 import { callLane } from "../lane-call.js";
@@ -16,10 +16,20 @@ const getQueue = createRoute({
   method: "get",
   path: "/lanes/{lane}/queues/{queue}",
   tags,
-  summary: "The job that holds a queue (or runs next) and how many of its jobs are queued",
+  summary: "The job that holds a queue (or runs next), how many of its jobs are queued and run, its settings",
   security: bearerAuth,
   request: { params: QueueParams },
   responses: { 200: jsonResponse(QueueInfo, "the queue"), ...errorResponses() },
+});
+
+const putQueue = createRoute({
+  method: "put",
+  path: "/lanes/{lane}/queues/{queue}",
+  tags,
+  summary: "Set a queue's concurrency and rate limit (they outlive its jobs)",
+  security: bearerAuth,
+  request: { params: QueueParams, body: jsonRequest(QueuePut) },
+  responses: { 200: jsonResponse(QueueInfo, "the queue as it is now"), ...errorResponses(415) },
 });
 
 const purgeQueue = createRoute({
@@ -35,11 +45,15 @@ const purgeQueue = createRoute({
 export function queueRoutes() {
   return createRouter()
     .openapi(getQueue, async (c) => {
-      const { lane, queue } = c.req.valid("param");
+      const { queue } = c.req.valid("param");
       return c.json(await callLane(c, (stub) => stub.queueInfo(queue)), 200);
     })
+    .openapi(putQueue, async (c) => {
+      const { queue } = c.req.valid("param");
+      return c.json(await callLane(c, (stub) => stub.putQueue(queue, c.req.valid("json"))), 200);
+    })
     .openapi(purgeQueue, async (c) => {
-      const { lane, queue } = c.req.valid("param");
+      const { queue } = c.req.valid("param");
       return c.json(await callLane(c, (stub) => stub.purgeQueue(queue)), 200);
     });
 }
