@@ -196,6 +196,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       const waitMs = request.value.waitMs ?? 0;
       if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
       const held = this.rooms.waiters.hold(ask, waitMs, name.value);
+      // A claim held while a bucket is empty waits for its next token, a term of the wake.
+      if (held && this.store.settings.read().rateLimit !== null) this.wake.afterChange(false);
       return ok({ jobs: held ? await held : [] });
     });
   }

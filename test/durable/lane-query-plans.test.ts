@@ -5,9 +5,9 @@ import { QUEUED_TO_FAIL_SQL, RUNNING_TO_FAIL_SQL } from "../../src/durable/opera
 import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL } from "../../src/durable/operator/queues.js";
 import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../src/durable/operator/retention.js";
 import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/steps/checkpoint-statements.js";
-import { CLAIM_HOT_STATEMENTS, CLAIM_KINDS_CANDIDATES_SQL } from "../../src/durable/attempts/claim-statements.js";
+import { CLAIM_CANDIDATES_SQL, CLAIM_HOT_STATEMENTS, CLAIM_KINDS_CANDIDATES_SQL, CLAIM_ROUND_ROBIN_SQL } from "../../src/durable/attempts/claim-statements.js";
 import { LEASE_HOT_STATEMENTS } from "../../src/durable/attempts/lease-statements.js";
-import { WAKE_HOT_STATEMENTS } from "../../src/durable/wake/reads.js";
+import { QUEUE_NEXT_TOKEN_SQL, WAKE_HOT_STATEMENTS } from "../../src/durable/wake/reads.js";
 import { T0, claim, setup, value } from "../helpers/lane.js";
 
 const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS];
@@ -79,3 +79,45 @@ describe("query plans of durable steps", () => {
     expect(plan.join("\n")).toMatch(/SEARCH/);
   });
 });
+
+describe("query plans of flow control", () => {
+  /** The plan of `statement` in a lane of `queues` queues of concurrency 3 with jobs in each, and its full scans of jobs or queues. */
+  async function planWithQueues(statement: string, bindings: unknown[], setupLane: (sql: SqlStorage) => void): Promise<{ plan: string[]; scans: string[] }> {
+    const { stub } = await setup();
+    value(await stub.configure({ rateLimit: { limit: 100, periodMs: 1_000 } }));
+    const plan = await runInDurableObject(stub, (_lane, state) => {
+      setupLane(state.storage.sql);
+      return state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${statement}`, ...bindings).toArray().map((r) => r.detail);
+    });
+    // A table walked row by row: jobs or queues under any of their aliases, without an index.
+    const scans = plan.filter((detail) => /\bSCAN (jobs|queues|j|o|f|h|r|q)\b/.test(detail) && !/USING (COVERING )?INDEX/.test(detail));
+    return { plan, scans };
+  }
+
+  /** 10,000 queues of concurrency 3, each with three queued jobs (a rate-limited one among them). */
+  const tenThousandQueues = (sql: SqlStorage) => {
+    sql.exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9999)
+      INSERT INTO jobs (id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms, timeout_ms, state, created_at, updated_at)
+      SELECT 'j' || i || '-' || k.value, 'a', '{}', 'q' || i, 0, ?1, 3, 1000, 300000, 60000, 'queued', ?1, ?1 FROM n, json_each('[1,2,3]') AS k`, T0);
+    sql.exec(`UPDATE queues SET concurrency = 3`);
+    sql.exec(`UPDATE queues SET rate_limit = 5, rate_period_ms = 1000 WHERE name = 'q7'`);
+  };
+
+  it.each([
+    ["the claim (any kind), rate-limited lane, 10,000 queues of concurrency 3", CLAIM_CANDIDATES_SQL, [T0, "[]", "[]", 16]],
+    ["the claim (the dispatcher's kinds), rate-limited lane, 10,000 queues of concurrency 3", CLAIM_KINDS_CANDIDATES_SQL, [T0, "[]", 16, '["a","b"]']],
+    ["the claim, round-robin, 10,000 queues", CLAIM_ROUND_ROBIN_SQL, [T0, '["a"]', "[]", 16, 1]],
+  ] as [string, string, unknown[]][])("%s reads indexes and keys, never a whole table of jobs or queues", async (_what, statement, bindings) => {
+    const { plan, scans } = await planWithQueues(statement, bindings, tenThousandQueues);
+    expect(scans, plan.join("\n")).toEqual([]);
+    expect(plan.join("\n")).toMatch(/SEARCH q USING PRIMARY KEY|queues_round_robin/);
+  });
+
+  it("finds a queue's next token and the next expiry on their indexes", async () => {
+    const expiry = await planWithQueues(`SELECT MIN(expires_at) FROM jobs WHERE state = 'queued' AND generation = 0 AND expires_at IS NOT NULL`, [], tenThousandQueues);
+    expect(expiry.plan.join("\n")).toContain("jobs_expiry");
+    const token = await planWithQueues(QUEUE_NEXT_TOKEN_SQL, [T0], tenThousandQueues);
+    expect(token.plan.join("\n")).toContain("queues_rate_limited");
+  });
+});
+

@@ -7,11 +7,12 @@ import { JOB_COLUMNS } from "../store/job-row.js";
 
 /**
  * The whole tokens of queue `q`'s bucket at ?1 (now): its stored units refilled since, at most
- * full; never drawn (NULL units) is full. See shared/bucket.ts for the units.
+ * full; never drawn (NULL units) is full. See shared/bucket.ts for the units. Cast to an integer:
+ * now arrives as a double, and with it the division would not round down.
  */
-export const queueTokens = (q: string) => `(MIN(${q}.rate_limit * ${q}.rate_period_ms,
+export const queueTokens = (q: string) => `CAST(MIN(${q}.rate_limit * ${q}.rate_period_ms,
     COALESCE(${q}.bucket_units + MIN(MAX(0, ?1 - ${q}.bucket_at), ${q}.rate_period_ms) * ${q}.rate_limit, ${q}.rate_limit * ${q}.rate_period_ms))
-    / ${q}.rate_period_ms)`;
+    / ${q}.rate_period_ms AS INTEGER)`;
 
 /** The queued jobs of `j`'s queue ahead of it: higher priority, or as high and enqueued earlier. */
 const ahead = (j: string) => `h.queue = ${j}.queue AND h.state = 'queued' AND (h.priority > ${j}.priority OR (h.priority = ${j}.priority AND h.seq < ${j}.seq))`;

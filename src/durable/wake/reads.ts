@@ -28,9 +28,9 @@ export const EARLIEST_FUTURE_HEAD_SQL = `SELECT j.run_at FROM jobs j WHERE j.sta
 
 /**
  * The earliest instant at which a rate-limited queue with queued jobs and an empty bucket gains a
- * token (the units it misses, over its refill per ms, rounded up). ?1 now.
+ * token (the units it misses, over its refill per ms, rounded up; cast, as now arrives a double). ?1 now.
  */
-export const QUEUE_NEXT_TOKEN_SQL = `SELECT MIN(?1 + (rate_period_ms - units + rate_limit - 1) / rate_limit) AS at FROM (
+export const QUEUE_NEXT_TOKEN_SQL = `SELECT MIN(?1 + CAST((rate_period_ms - units + rate_limit - 1) / rate_limit AS INTEGER)) AS at FROM (
   SELECT rate_limit, rate_period_ms, MIN(rate_limit * rate_period_ms,
       COALESCE(bucket_units + MIN(MAX(0, ?1 - bucket_at), rate_period_ms) * rate_limit, rate_limit * rate_period_ms)) AS units
     FROM queues INDEXED BY queues_rate_limited WHERE rate_limit IS NOT NULL AND queued > 0)
