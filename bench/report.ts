@@ -52,6 +52,11 @@ function reported(name: string, measured: number | null, unit: string, basis: st
   return { name, measured: measured === null ? null : Math.round(measured * 100) / 100, target: 0, unit, met: true, comparison: ">=", basis, reported: true };
 }
 
+/** The bucket's basis: the window, its starts and alarms. */
+function bucketBasis(b: any): string {
+  return `${fmt(b?.n)}-job backlog, ${fmt(b?.starts)} starts and ${fmt(b?.alarms)} alarms in ${fmt(b?.windowMs)} ms (${fmt(b?.alarmsPerSec, 1)} alarms/s)`;
+}
+
 /** The latency's basis: how many jobs, with performance.now() on both sides, and the whole-ms readings beside. */
 function latencyBasis(latency: any): string {
   const whole = latency?.startDelayWholeMs;
@@ -103,6 +108,15 @@ export function buildTargets(r: Results, mode: string): Target[] {
       `${fmt(r.steps?.steps?.stepsPerSec)} / ${fmt(r.steps?.upsert?.opsPerSec)} ops/s`),
     target("drain of one-checkpoint jobs at concurrency 16 / raw claim", ratio(r.steps?.drain_c16?.jobsPerSec, r.sqlite?.claim?.opsPerSec), ">=", 0.25, "ratio",
       `${fmt(r.steps?.drain_c16?.jobsPerSec)} / ${fmt(r.sqlite?.claim?.opsPerSec)} ops/s`),
+    target("drain at concurrency 1, a rate limit that never bites: cost / no limit", num(r.drain?.rateLimitCost?.c1?.ratio), "<=", 1.1, "x",
+      `median of ${repetitions(r.drain?.rateLimitCost?.c1, 3)}: ${fmt(r.drain?.rateLimitCost?.c1?.plain?.jobsPerSec)} / ${fmt(r.drain?.rateLimitCost?.c1?.limited?.jobsPerSec)} jobs/s`),
+    target("drain at concurrency 16, a rate limit that never bites: cost / no limit", num(r.drain?.rateLimitCost?.c16?.ratio), "<=", 1.1, "x",
+      `median of ${repetitions(r.drain?.rateLimitCost?.c16, 3)}: ${fmt(r.drain?.rateLimitCost?.c16?.plain?.jobsPerSec)} / ${fmt(r.drain?.rateLimitCost?.c16?.limited?.jobsPerSec)} jobs/s`),
+    target("a bucket of 100/s over a backlog: sustained starts/s, at least", num(r.bucket?.startsPerSec), ">=", 98, "jobs/s", bucketBasis(r.bucket)),
+    target("a bucket of 100/s over a backlog: sustained starts/s, at most", num(r.bucket?.startsPerSec), "<=", 102, "jobs/s", bucketBasis(r.bucket)),
+    target("a bucket of 100/s: alarms per start, one per token at most", ratio(r.bucket?.alarms, r.bucket?.starts), "<=", 1.05, "x", bucketBasis(r.bucket)),
+    target(`round-robin over ${r.roundRobin?.queues ?? "?"} queues: jobs started before the last queue's one job`, num(r.roundRobin?.startedBeforeIt), "<=", Math.max(0, (r.roundRobin?.queues ?? 1000) - 1), "jobs",
+      `${fmt(r.roundRobin?.jobs)} jobs, ${r.roundRobin?.perQueue ?? "?"} per queue, the last queue's one job enqueued last; ${r.roundRobin?.claims ?? "?"} claims of 100 in ${fmt(r.roundRobin?.claimMs)} ms`),
     target("steady stream: first start after first enqueue", num(r.stream?.firstStartMs), "<=", 50, "ms",
       `${r.stream?.enqueued ?? "?"} jobs in ${r.stream?.durationMs ?? "?"} ms; drain lag ${r.stream?.drainLagMs ?? "?"} ms`),
     // Cost is 1/rate: the cost ratio at the largest backlog over the smallest is rate(small)/rate(large).

@@ -216,13 +216,22 @@ await workload("batch", () => bench("batch", { total: sizes.batchTotal }));
  * the same code. Each repetition's figures are kept, and the ratio to the sqlite claim reading too.
  */
 async function drains(reps: number) {
-  const runs: { floor: any; c1: any; c16: any }[] = [];
+  const runs: { floor: any; c1: any; c16: any; c1_limited: any; c16_limited: any }[] = [];
+  // The same drains on a lane whose rate limit never bites (100,000 per 100 ms), beside each repetition.
+  const never = { limit: 100_000 };
   for (let rep = 0; rep < reps; rep++) {
-    const floor = await bench("claimFloor", { run: `${run}-r${rep}`, n: sizes.drainN });
-    runs.push({ floor, c1: await bench("drain", { run: `${run}-r${rep}`, n: sizes.drainN, concurrency: 1 }), c16: await bench("drain", { run: `${run}-r${rep}`, n: sizes.drainN, concurrency: 16 }) });
+    const tag = `${run}-r${rep}`;
+    const floor = await bench("claimFloor", { run: tag, n: sizes.drainN });
+    const c1 = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 1 });
+    const c1_limited = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 1, ...never });
+    const c16 = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 16 });
+    const c16_limited = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 16, ...never });
+    runs.push({ floor, c1, c16, c1_limited, c16_limited });
   }
   const median = (key: "c1" | "c16") => medianBy(runs.map((r) => ({ ...r[key], claimFloor: r.floor.opsPerSec })), (d) => d.jobsPerSec / d.claimFloor);
-  return { c1: median("c1"), c16: median("c16"), repetitions: runs };
+  // Cost is 1/rate: the limited drain's cost over the plain one's is plain rate / limited rate.
+  const limitCost = (key: "c1" | "c16") => medianBy(runs.map((r) => ({ plain: r[key], limited: r[`${key}_limited`] })), (d) => d.plain.jobsPerSec / d.limited.jobsPerSec);
+  return { c1: median("c1"), c16: median("c16"), rateLimitCost: { c1: limitCost("c1"), c16: limitCost("c16") }, repetitions: runs };
 }
 
 await workload("drain", async () => ({
@@ -246,6 +255,11 @@ await workload("pull", () =>
 );
 
 await workload("latency", () => bench("latency", { n: sizes.latencyN, gapMs: 10 }));
+
+// Flow control: a bucket of 100 a second over a backlog; round-robin over many queues.
+const flowSizes = { full: { n: 10_000, windowMs: 10_000, queues: 1_000, perQueue: 100 }, quick: { n: 10_000, windowMs: 5_000, queues: 1_000, perQueue: 20 }, smoke: { n: 1_000, windowMs: 1_000, queues: 20, perQueue: 5 } }[mode];
+await workload("bucket", () => bench("bucket", { n: flowSizes.n, limit: 100, windowMs: flowSizes.windowMs }));
+await workload("roundRobin", () => bench("roundRobin", { queues: flowSizes.queues, perQueue: flowSizes.perQueue }));
 await workload("stream", () => bench("stream", { durationMs: sizes.streamMs, producers: 4, concurrency: 16 }));
 
 await workload("growth", async () => {

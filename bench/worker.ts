@@ -5,6 +5,7 @@
  */
 import { createApp } from "../src/worker/app.js";
 import { countsWorkloads } from "./counts.js";
+import { flowWorkloads } from "./flow.js";
 import { scheduleWorkloads } from "./schedules.js";
 import { stepWorkloads } from "./steps.js";
 import { workloads as coreWorkloads, type BenchEnv } from "./workloads.js";
@@ -15,7 +16,7 @@ export { CountsLane } from "./counts.js";
 export { ScheduleBenchLane } from "./schedules.js";
 
 const app = createApp();
-const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads };
+const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads };
 
 export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {

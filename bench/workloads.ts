@@ -65,6 +65,8 @@ async function interleaved(rounds: number, a: (round: number) => Promise<Timed>,
   return { a: total(sum.a), b: total(sum.b) };
 }
 
+export { perOp, untilSettled };
+
 export function percentile(sorted: readonly number[], p: number): number | null {
   if (sorted.length === 0) return null;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
@@ -306,10 +308,13 @@ export const workloads: Record<string, Workload> = {
     const concurrency = int(params, "concurrency", 16);
     const run = str(params, "run");
     const steps = int(params, "steps", 0); // each job records this many checkpoints (bench/steps.ts)
-    const names = Array.from({ length: lanes }, (_, l) => `drain-c${concurrency}-l${lanes}-${l}-${run}${steps ? `-s${steps}` : ""}`);
+    const names = Array.from({ length: lanes }, (_, l) => `drain-c${concurrency}-l${lanes}-${l}-${run}${steps ? `-s${steps}` : ""}${params.limit ? "-rl" : ""}`);
     const clients = names.map((name) => createLaneClient(env.LANE).lane(name));
     const stubs = names.map((name) => env.LANE.getByName(name));
-    await Promise.all(clients.map((c) => c.configure({ concurrency })));
+    // With `limit`, the lane has a rate limit of that many jobs per 100 ms: set high, it never bites, and the drain pays only its draws.
+    const limit = int(params, "limit", 0);
+    const rateLimit = limit > 0 ? { limit, periodMs: 100 } : null;
+    await Promise.all(clients.map((c) => c.configure({ concurrency, rateLimit })));
     await Promise.all(stubs.map((s) => s.benchWhatIf({ skipAlarmWrites: params.skipAlarmWrites === true })));
     await Promise.all(stubs.map((s) => s.benchCounters()));
     const t0 = Date.now();

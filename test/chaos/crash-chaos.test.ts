@@ -22,12 +22,14 @@ import { createPrng, sleep } from "./prng.js";
 import { produce } from "./producers.js";
 import { ChaosRuntime } from "./runtime.js";
 import { watchSteps } from "./steps.js";
-import { secretsInLog, verify } from "./verify.js";
+import { bucketOverflows, secretsInLog, verify } from "./verify.js";
 
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
 const JOBS = Number(process.env.CHAOS_JOBS ?? 3000);
 const KILLS = Number(process.env.CHAOS_KILLS ?? 5);
 const LANES = ["chaos-a", "chaos-b", "chaos-c", "chaos-d"];
+/** One lane is rate limited: no kill may let it start more than its bucket allows. */
+const RATE_LIMITED = { lane: "chaos-d", rateLimit: { limit: 60, periodMs: 1_000 } };
 const PRODUCERS = 3;
 const CONSUMERS = 4;
 /** How long producers spread their enqueues over, so that kills land while they enqueue. */
@@ -54,6 +56,7 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
     await runtime.start();
     // Room for leases of a dead incarnation while the rest keeps flowing.
     for (const lane of LANES) expect((await runtime.settle("PATCH", `/v1/lanes/${lane}`, { concurrency: 40 })).status).toBe(200);
+    expect((await runtime.settle("PATCH", `/v1/lanes/${RATE_LIMITED.lane}`, { rateLimit: RATE_LIMITED.rateLimit })).status).toBe(200);
 
     const workers = [
       ...Array.from({ length: CONSUMERS }, (_, i) => consume(shared, `consumer-${i}`, rng.fork(`consumer-${i}`))),
@@ -102,6 +105,8 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
 
     const verdict = await verify(runtime, ledger, LANES, logLines, incarnations);
     const leaks = secretsInLog(logLines, bearer, new Set(ledger.tokens.keys()));
+    const bucket = bucketOverflows(logLines, RATE_LIMITED.lane, RATE_LIMITED.rateLimit);
+    console.log(`chaos: rate-limited ${RATE_LIMITED.lane} (${RATE_LIMITED.rateLimit.limit} per ${RATE_LIMITED.rateLimit.periodMs} ms): ${bucket.starts} starts, bucketExceeded=${bucket.overflows.length}`);
     const seconds = ((Date.now() - started) / 1000).toFixed(0);
     console.log(`chaos: outcomes ${JSON.stringify(verdict.outcomes)} phantomSettleLines=${verdict.phantomSettles} tally ${JSON.stringify(ledger.tally)} stale ${JSON.stringify(ledger.staleAnswers)} logLines=${logLines.length} ${seconds}s`);
     for (const problem of [...verdict.problems, ...leaks].slice(0, Number(process.env.CHAOS_PROBLEMS ?? 40))) console.log(`chaos: PROBLEM ${problem}`);
@@ -113,6 +118,8 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
     expect(verdict.settled).toBe(verdict.enqueued);
     expect(verdict.problems).toEqual([]);
     expect(leaks).toEqual([]);
+    expect(bucket.starts).toBeGreaterThan(0);
+    expect(bucket.overflows).toEqual([]);
   } finally {
     shared.stopping = true;
     await runtime.stop();

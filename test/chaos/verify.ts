@@ -192,3 +192,30 @@ export function secretsInLog(lines: readonly string[], bearer: string, leaseToke
   }
   return leaks;
 }
+
+/**
+ * Starts of `lane` (queued → running transitions) that break its bucket: spans between two starts
+ * holding more than `limit` + `limit`·T/`periodMs` of them. A claim whose write a kill undid may have
+ * printed its line and then been made again at the same generation: a start counts once per job and
+ * generation (the last one printed).
+ */
+export function bucketOverflows(lines: readonly string[], lane: string, rate: { limit: number; periodMs: number }): { starts: number; overflows: string[] } {
+  const starts = new Map<string, number>();
+  for (const line of lines) {
+    if (!line.includes('"job.transition"') || !line.includes(`"lane":"${lane}"`)) continue;
+    const event = JSON.parse(line.slice(line.indexOf("{"))) as TransitionLine & { at: number };
+    if (event.from === "queued" && event.to === "running") starts.set(`${event.jobId}#${event.generation}`, event.at);
+  }
+  const times = [...starts.values()].sort((a, b) => a - b);
+  const overflows: string[] = [];
+  for (let i = 0; i < times.length && overflows.length < 10; i++) {
+    for (let j = i; j < times.length; j++) {
+      const allowed = rate.limit + Math.floor((rate.limit * (times[j]! - times[i]!)) / rate.periodMs);
+      if (j - i + 1 > allowed) {
+        overflows.push(`${j - i + 1} starts of ${lane} in ${times[j]! - times[i]!} ms (the bucket allows ${allowed})`);
+        break;
+      }
+    }
+  }
+  return { starts: times.length, overflows };
+}

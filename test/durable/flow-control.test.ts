@@ -5,7 +5,7 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { unwrap } from "../../src/shared/errors.js";
-import { setup as inProcess } from "../helpers/dispatch.js";
+import { setup as inProcess, START } from "../helpers/dispatch.js";
 import { gate, waitForTransition } from "../helpers/executors.js";
 import { T0, claim, enqueue, evict, fireAlarm, refusal, row, setup, value, wake, type LaneStub } from "../helpers/lane.js";
 
@@ -289,5 +289,22 @@ describe("round-robin in process", () => {
     expect(second.ctx.job.id).toBe("small");
     await inside(() => second.open());
     await runInDurableObject(lane, () => waitForTransition("small", (e) => e.to === "settled"));
+  });
+});
+
+describe("the lane's rate limit over a backlog, in process", () => {
+  it("wakes for the next token after a pump that the bucket cut short, and starts one job a token", async () => {
+    const { lane, clock, waitFor } = await inProcess({ concurrency: 50 });
+    unwrap(await lane.configure({ rateLimit: { limit: 10, periodMs: 1_000 } }));
+    // Executors that answer at once: the burst completes within the pump's own flush.
+    unwrap(await lane.enqueueBatch({ jobs: Array.from({ length: 30 }, (_, i) => ({ id: `b${i}`, kind: "demo.echo" })) }));
+    await waitFor("b9", (e) => e.to === "settled");
+    expect(unwrap(await lane.info()).counts).toMatchObject({ completed: 10, queued: 20 });
+    expect(await wake(lane as unknown as LaneStub)).toBe(START + 100);
+    clock.advance(100);
+    await runDurableObjectAlarm(lane);
+    await waitFor("b10", (e) => e.to === "settled");
+    expect(unwrap(await lane.info()).counts).toMatchObject({ completed: 11, queued: 19 });
+    expect(await wake(lane as unknown as LaneStub)).toBe(START + 200);
   });
 });

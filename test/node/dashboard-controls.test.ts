@@ -67,10 +67,15 @@ describe("the dashboard's controls", () => {
 
   it("looks up a queue's head, follows it live, and purges its queued jobs once confirmed", async () => {
     const lane = "serial";
+    expect((await api("PUT", `/v1/lanes/${lane}/queues/digests`, { concurrency: 1, rateLimit: { limit: 30, periodMs: 60_000 } })).status).toBe(200);
+    expect((await api("PATCH", `/v1/lanes/${lane}`, { rateLimit: { limit: 1_000, periodMs: 1_000 } })).status).toBe(200);
     await dashboard.enqueue(lane, { id: "holder", kind: "demo.sleep", payload: { ms: 60_000 }, queue: "digests" });
     await dashboard.jobUntil(lane, "holder", (j) => j.state === "running");
     for (const id of ["next-1", "next-2"]) await dashboard.enqueue(lane, { id, kind: "demo.echo", payload: {}, queue: "digests" });
     const page = await dashboard.laneView(lane);
+    // The lane's limits as the API has them.
+    await expect.poll(() => page.locator("[data-testid=lane-rate-limit]").textContent()).toBe("1000 per 1.0 s");
+    expect(await page.locator("[data-testid=lane-fairness]").textContent()).toBe("fifo");
     const lookUp = page.locator("[data-testid=queue-lookup]");
     await lookUp.locator("input[name=queue]").fill("digests");
     await lookUp.getByRole("button", { name: "Look up" }).click();
@@ -79,6 +84,10 @@ describe("the dashboard's controls", () => {
     expect(await shown.locator("[data-testid=queue-head]").getAttribute("data-state")).toBe("running");
     expect(await shown.locator("[data-testid=queue-head] a").textContent()).toBe("holder");
     expect(await shown.locator("[data-testid=queue-queued]").textContent()).toBe("2");
+    // The queue's settings and slots as the API has them.
+    expect(await shown.locator("[data-testid=queue-running]").textContent()).toBe("1");
+    expect(await shown.locator("[data-testid=queue-concurrency]").textContent()).toBe("1");
+    expect(await shown.locator("[data-testid=queue-rate-limit]").textContent()).toBe("30 per 60 s");
     // Live: a job enqueued over the API counts without another look-up.
     await dashboard.enqueue(lane, { id: "next-3", kind: "demo.echo", payload: {}, queue: "digests" });
     await expect.poll(() => shown.locator("[data-testid=queue-queued]").textContent(), { timeout: 3_000 }).toBe("3");

@@ -47,7 +47,10 @@ export class WakeComputer {
   compute(pumped = false): number | null {
     const { clock, settings, reads, cancels, dispatcher, outcomes, retention, schedules, belt } = this.sources;
     const held = dispatcher.heldSlots();
-    const rows = reads.rows(pumped ? [] : dispatcher.kinds, dispatcher.busyJobIds(), held);
+    // Right after a pump no due in-process head was left with a free slot, unless the lane's bucket ran
+    // dry first: then due heads wait for its next token, and are looked for.
+    const looked = pumped && settings.read().rateLimit === null;
+    const rows = reads.rows(looked ? [] : dispatcher.kinds, dispatcher.busyJobIds(), held);
     const heldCancels = rows.cancels > 0 ? cancels.inProcess().filter((c) => dispatcher.holds(c.id)).length : 0;
     const { concurrency, paused, retention: horizons } = settings.read();
     const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire() };

@@ -4,6 +4,7 @@ import { useAlive } from "./alive.js";
 import { lanePath, type Api } from "./api.js";
 import { Alert, Notice } from "./components.js";
 import { duration } from "./format.js";
+import { rateText } from "./queue-panel.js";
 import type { LaneInfo } from "./types.js";
 
 const HOUR_MS = 3_600_000;
@@ -53,6 +54,14 @@ export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInf
         <button type="button" disabled={busy} onClick={() => void configure({ paused: !info.paused }, info.paused ? "Resumed." : "Paused: nothing new starts.")}>
           {info.paused ? "Resume" : "Pause"}
         </button>
+      </div>
+      <div class="control" data-testid="flow">
+        <span>
+          Rate limit <strong data-testid="lane-rate-limit">{rateText(info.rateLimit ?? null)}</strong>
+        </span>
+        <span>
+          Fairness <strong data-testid="lane-fairness">{info.fairness ?? "fifo"}</strong>
+        </span>
       </div>
       <form class="control" onSubmit={setConcurrency}>
         <label>

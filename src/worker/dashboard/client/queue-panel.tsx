@@ -3,6 +3,7 @@
  * else runs next, and how many of its jobs wait, kept current as the lane's transitions arrive; and
  * purging its queued jobs, confirmed first (a running head runs on).
  */
+import { duration } from "./format.js";
 import { useEffect, useState } from "hono/jsx/dom";
 import { useAction } from "./action.js";
 import { useAlive } from "./alive.js";
@@ -86,6 +87,12 @@ export function QueuePanel({ api, lane, changes }: { api: Api; lane: string; cha
             </dd>
             <dt>Queued</dt>
             <dd data-testid="queue-queued">{String(shown.queued)}</dd>
+            <dt>Running</dt>
+            <dd data-testid="queue-running">{String(shown.running ?? 0)}</dd>
+            <dt>Concurrency</dt>
+            <dd data-testid="queue-concurrency">{String(shown.concurrency ?? 1)}</dd>
+            <dt>Rate limit</dt>
+            <dd data-testid="queue-rate-limit">{rateText(shown.rateLimit ?? null)}</dd>
           </dl>
           <p>
             <button type="button" class="danger" disabled={busy || shown.queued === 0} onClick={purge}>
@@ -98,4 +105,9 @@ export function QueuePanel({ api, lane, changes }: { api: Api; lane: string; cha
       <Notice message={notice} />
     </Section>
   );
+}
+
+/** A token bucket as a person reads it: "10 per 1 s", or "none". */
+export function rateText(rate: { limit: number; periodMs: number } | null): string {
+  return rate === null ? "none" : `${rate.limit} per ${duration(rate.periodMs)}`;
 }
