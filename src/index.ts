@@ -11,6 +11,7 @@ export { LaneRegistry, REGISTRY_NAME } from "./durable/registry.js";
 export type { SwitchyardEnv } from "./durable/env.js";
 export type { WorkerEnv } from "./worker/env.js";
 export {
+  JobSnoozed,
   NonRetryableError,
   RetryAfterError,
   type AbortCause,

@@ -76,6 +76,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         complete: (id, request) => value(lane.jobs[":id"].complete.$post({ param: job(id), json: request })),
         fail: (id, request) => value(lane.jobs[":id"].fail.$post({ param: job(id), json: request })),
         release: (id, request) => value(lane.jobs[":id"].release.$post({ param: job(id), json: request })),
+        snooze: (id, request) => value(lane.jobs[":id"].snooze.$post({ param: job(id), json: request })),
+        dependents: (id) => value(lane.jobs[":id"].dependents.$get({ param: job(id) })),
         failLane: (request) => value(lane.fail.$post({ param, json: request })),
         queue: (queue) => value(lane.queues[":queue"].$get({ param: { lane: name, queue } })),
         putQueue: (queue, request) => value(lane.queues[":queue"].$put({ param: { lane: name, queue }, json: request })),

@@ -4,6 +4,7 @@
  * indirectly; `npm run check:pack` proves it against the packed entry (scripts/pack-consumer/).
  */
 export { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
+export { flow, type FlowAnswer, type FlowChild, type FlowRequest, type LaneSource } from "./flow.js";
 export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, LaneClient, PurgeAnswer, QueueInfo } from "./types.js";
 export { QueueError, type ErrorBody, type ErrorCode, type ErrorDetails, type Issue, type Result } from "../shared/errors.js";
 export type {
@@ -12,8 +13,10 @@ export type {
   CheckpointInfo,
   ClaimedJob,
   Counts,
+  DependencyOutcome,
   EnqueueStatus,
   Job,
+  JobRef,
   JobState,
   Json,
   LaneInfo,
@@ -45,8 +48,10 @@ export type {
   QueuePut,
   RateLimit as RateLimitRequest,
   Debounce,
+  DependencyRef,
   ReleaseRequest,
   RenewRequest,
+  SnoozeRequest,
   ScheduleListQuery,
   ScheduleRequest,
   SweepRequest,
@@ -56,6 +61,7 @@ export {
   NonRetryableError,
   RetryAfterError,
   WorkerAbortError,
+  WorkerSnoozed,
   type PullWorker,
   type WorkerAbortCause,
   type WorkerContext,

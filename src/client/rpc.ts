@@ -57,6 +57,8 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         complete: (id, request) => value(stub.complete(id, request)),
         fail: (id, request) => value(stub.fail(id, request)),
         release: (id, request) => value(stub.release(id, request)),
+        snooze: (id, request) => value(stub.snooze(id, request)),
+        dependents: (id) => value(stub.dependents(id)),
         failLane: (request) => value(stub.failLane(request)),
         queue: (queue) => value(stub.queueInfo(queue)),
         putQueue: (queue, request) => value(stub.putQueue(queue, request)),

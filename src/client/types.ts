@@ -4,7 +4,7 @@
  * a `QueueError` carrying the API's code.
  */
 import type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
-import type { Checkpoint, CheckpointInfo, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
+import type { Checkpoint, CheckpointInfo, Job, JobRef, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import type {
   AcksRequest,
   BatchEnqueueRequest,
@@ -21,6 +21,7 @@ import type {
   ProgressRequest,
   ReleaseRequest,
   RenewRequest,
+  SnoozeRequest,
   SweepRequest,
 } from "../shared/schemas.js";
 import type { Schedule, SchedulePage } from "../shared/schedule.js";
@@ -50,6 +51,10 @@ export interface LaneClient {
   complete(id: string, request: CompleteRequest): Promise<{ job: Job }>;
   fail(id: string, request: FailRequest): Promise<{ job: Job }>;
   release(id: string, request: ReleaseRequest): Promise<{ job: Job }>;
+  /** Ends the attempt and queues the job again after `delayMs`, the attempt given back; the token is then `lease_superseded`. */
+  snooze(id: string, request: SnoozeRequest): Promise<{ job: Job }>;
+  /** The jobs registered to wait for job `id` (their `dependsOn` names it), by lane then id. */
+  dependents(id: string): Promise<{ dependents: JobRef[] }>;
   /**
    * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order),
    * aborting their in-process attempts; call again while `more` is true.
@@ -69,7 +74,7 @@ export interface LaneClient {
   /** Deletes a schedule; the jobs it enqueued stay. */
   deleteSchedule(name: string): Promise<{ deleted: true }>;
   /**
-   * Up to 100 complete, fail, release and progress items, each fenced on its own: one answer per item
+   * Up to 100 complete, fail, release, progress and snooze items, each fenced on its own: one answer per item
    * (`ok`, or the refusal its single route would answer). A malformed item refuses the whole batch.
    */
   acks(request: AcksRequest): Promise<AcksAnswer>;

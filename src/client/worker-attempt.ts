@@ -10,11 +10,11 @@
  * is replacing its token.
  */
 import type { AckAnswer } from "../shared/answers.js";
-import { MAX_DURATION_MS, MAX_ERROR_MESSAGE_CHARS, WORKER_REQUEST_TIMEOUT_MS } from "../shared/defaults.js";
+import { MAX_DURATION_MS, MAX_ERROR_MESSAGE_CHARS, MAX_SNOOZE_MS, WORKER_REQUEST_TIMEOUT_MS } from "../shared/defaults.js";
 import { QueueError, type ErrorCode } from "../shared/errors.js";
 import { describeError } from "../shared/describe-error.js";
 import { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
-import type { Job, Json } from "../shared/job.js";
+import type { DependencyOutcome, Job, Json } from "../shared/job.js";
 import { serializeJson } from "../shared/json.js";
 import type { AckItem } from "../shared/schemas.js";
 import type { AckBatcher } from "./ack-batcher.js";
@@ -24,8 +24,8 @@ import { isTransient, type PulledJob, type WorkerHttp } from "./worker-http.js";
 export interface WorkerContext {
   /** Fires when the attempt's lease is lost, its job is cancelled, or the worker stops before it returns. Honour it. */
   signal: AbortSignal;
-  /** The job as claimed (its lease without the token). */
-  job: Job;
+  /** The job as claimed (its lease without the token), with what its dependencies settled as and returned ([] without any). */
+  job: Job & { dependencies: DependencyOutcome[] };
   /** 1 for the first attempt. */
   attempt: number;
   /**
@@ -38,6 +38,22 @@ export interface WorkerContext {
   checkpoints: { load(): Promise<Record<string, Json>>; save(name: string, value: unknown): Promise<void> };
   /** Reports the job's progress (any JSON, at most 16 KiB), through the fence, keeping the lease. */
   progress(value: unknown): Promise<void>;
+  /**
+   * Ends the attempt in a snooze: once the handler returns (whatever it answers), the job is queued
+   * again in `ms` (0..a year), the attempt given back and its checkpoints kept. Rejects with a
+   * `WorkerSnoozed` at once, so that `await ctx.snooze(ms)` stops the handler there.
+   */
+  snooze(ms: number): Promise<never>;
+}
+
+/** What `ctx.snooze` rejects with: the attempt ends in a snooze. */
+export class WorkerSnoozed extends Error {
+  override name = "WorkerSnoozed";
+  readonly delayMs: number;
+  constructor(jobId: string, delayMs: number) {
+    super(`job ${jobId} snoozes for ${delayMs} ms`);
+    this.delayMs = delayMs;
+  }
 }
 
 /** Runs one attempt of a job of its kind. Its return value (JSON) is the job's result; a throw fails the attempt. */
@@ -66,10 +82,11 @@ export type WorkerEvent =
   | ({ type: "lost"; reason: string } & JobFields)
   | ({ type: "cancelled" } & JobFields)
   | ({ type: "released" } & JobFields)
+  | ({ type: "snoozed"; delayMs: number } & JobFields)
   | { type: "error"; during: "claim" | "renew" | "ack" | "checkpoint"; message: string; code?: ErrorCode; jobId?: string; willRetry: boolean }
   | { type: "stopped"; drained: boolean; inFlight: number };
 
-export type Counter = "completions" | "failures" | "renewals" | "lost" | "cancelled" | "released";
+export type Counter = "completions" | "failures" | "renewals" | "lost" | "cancelled" | "released" | "snoozed";
 
 export interface AttemptHost {
   readonly http: WorkerHttp;
@@ -98,6 +115,8 @@ export class Attempt {
   private leaseUntil: number;
   private chain: Promise<unknown> = Promise.resolve();
   private readonly saved: Record<string, Json> = {};
+  /** `ctx.snooze` asked to end the attempt in a snooze of this long (null: it did not). */
+  private snoozeMs: number | null = null;
   private readonly startedAt = Date.now();
   private readonly fields: JobFields;
   /** Settles when the handler has returned (or thrown). */
@@ -176,6 +195,11 @@ export class Attempt {
         const answer = await this.write("ack", () => this.fenced((token) => this.host.acks.push({ op: "progress", id: this.job.id, token, progress: value })));
         if (!answer.ok) this.refused(QueueError.from(answer.error));
       },
+      snooze: (ms: number) => {
+        if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SNOOZE_MS) return Promise.reject(new QueueError("invalid_request", `snooze: ms must be an integer of 0..${MAX_SNOOZE_MS}`));
+        this.snoozeMs ??= ms;
+        return Promise.reject(new WorkerSnoozed(this.job.id, this.snoozeMs));
+      },
     };
   }
 
@@ -205,7 +229,9 @@ export class Attempt {
     if (!this.end(null)) return;
     const durationMs = Date.now() - this.startedAt;
     let item: AckItem;
-    if (ended.ok) {
+    if (this.snoozeMs !== null) {
+      item = { op: "snooze", id: this.job.id, token: "", delayMs: this.snoozeMs };
+    } else if (ended.ok) {
       const result = serializeJson(ended.value, "result");
       item = result.ok
         ? { op: "complete", id: this.job.id, token: "", result: ended.value ?? null }
@@ -233,6 +259,9 @@ export class Attempt {
     } else if (item.op === "fail") {
       this.host.count("failures");
       this.host.event({ type: "failed", durationMs, error: item.error, retry: item.retry !== false, ...this.fields });
+    } else if (item.op === "snooze") {
+      this.host.count("snoozed");
+      this.host.event({ type: "snoozed", delayMs: item.delayMs, ...this.fields });
     }
   }
 

@@ -37,7 +37,7 @@ import { Attempt, type AttemptHost, type Counter, type WorkerEvent, type WorkerH
 import { createWorkerHttp, type PulledJob } from "./worker-http.js";
 
 export type { WorkerAbortCause, WorkerContext, WorkerEvent, WorkerHandler } from "./worker-attempt.js";
-export { WorkerAbortError } from "./worker-attempt.js";
+export { WorkerAbortError, WorkerSnoozed } from "./worker-attempt.js";
 export { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
 
 export interface WorkerOptions {
@@ -77,6 +77,8 @@ export interface WorkerStats {
   cancelled: number;
   /** Jobs given back (the worker stopped before their handler returned). */
   released: number;
+  /** Attempts that snoozed their job (`ctx.snooze`). */
+  snoozed: number;
   /**
    * Requests of the worker that failed, by what they were for (each failure once, retried or not):
    * a claim that could not reach the lane, a renewal, an ack or a checkpoint write. The lane cannot
@@ -117,7 +119,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
   within("leaseMs", leaseMs, MIN_LEASE_MS, MAX_LEASE_MS);
   within("waitMs", waitMs, 0, MAX_CLAIM_WAIT_MS);
   const http = createWorkerHttp(options);
-  const counters: Omit<WorkerStats, "inFlight" | "errors"> = { claims: 0, completions: 0, failures: 0, renewals: 0, lost: 0, cancelled: 0, released: 0 };
+  const counters: Omit<WorkerStats, "inFlight" | "errors"> = { claims: 0, completions: 0, failures: 0, renewals: 0, lost: 0, cancelled: 0, released: 0, snoozed: 0 };
   const errors: WorkerStats["errors"] = { claim: 0, renew: 0, ack: 0, checkpoint: 0 };
   const running = new Set<Attempt>();
   /** Attempts that ended and whose writes are not all answered yet. */

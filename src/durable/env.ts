@@ -5,6 +5,9 @@
  * `REGISTRY`, whatever it calls those classes. The front worker types them whole (worker/env.ts).
  */
 
+import type { DependencyPeer } from "./deps/dependencies.js";
+import type { NoticePeer } from "./deps/outbox.js";
+
 /** The registry's one object, by name. */
 export const REGISTRY_NAME = "registry";
 
@@ -14,8 +17,11 @@ export interface RegistryPeer {
   watch(lane: string): Promise<void>;
 }
 
-/** What a lane may call on another lane (nothing yet): any lane class's stub satisfies it. */
-export type LanePeer = object;
+/**
+ * What a lane calls on another lane: registrations of dependents (deps/dependencies.ts) and the
+ * outbox's notices (deps/outbox.ts). Any lane class's stub satisfies it.
+ */
+export type LanePeer = DependencyPeer & NoticePeer;
 
 /**
  * A namespace of Durable Objects as the lane uses it: a stub by name, typed by what the lane calls on

@@ -18,7 +18,8 @@ import { applyAcks } from "./attempts/acks.js";
 import type { ClaimAsk, Claims } from "./attempts/claim.js";
 import type { Dispatcher } from "./attempts/dispatcher.js";
 import type { FencedWrites } from "./attempts/fenced-writes.js";
-import { enqueueAnswer, enqueueAnswerText } from "./enqueue/enqueue-text.js";
+import { enqueueAnswer, enqueueAnswerText, type EnqueueDone } from "./enqueue/enqueue-text.js";
+import { Notices, Registrations, type NoticeAnswer, type RegistrationAnswer } from "./deps/notices.js";
 import type { SwitchyardEnv } from "./env.js";
 import { HoldName, parse, parseId, parseJobCall, parseJsonText, parseName, parseScheduleName } from "./input.js";
 import type { ScheduleStore } from "./schedules/schedules.js";
@@ -68,7 +69,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Enqueues one job (idempotent by id). */
   async enqueue(input: unknown): Promise<Result<EnqueueAnswer>> {
-    const done = this.rooms.refusal<never>() ?? this.rooms.enqueue.one(input);
+    const done = this.rooms.refusal<never>() ?? (await this.rooms.enqueue.one(input));
     if (!done.ok) return done;
     await this.rooms.register();
     return ok(enqueueAnswer(done.value, this.store.lane));
@@ -81,9 +82,12 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   enqueueText(request: string): string | Promise<string> {
     const input = parseJsonText(request);
     const done = this.rooms.refusal<never>() ?? (input.ok ? this.rooms.enqueue.one(input.value) : input);
-    const text = enqueueAnswerText(done, this.store.lane);
-    const registering = done.ok ? this.rooms.register() : null;
-    return registering ? registering.then(() => text) : text;
+    const answer = (done: Result<EnqueueDone>) => {
+      const text = enqueueAnswerText(done, this.store.lane);
+      const registering = done.ok ? this.rooms.register() : null;
+      return registering ? registering.then(() => text) : text;
+    };
+    return done instanceof Promise ? done.then(answer) : answer(done);
   }
 
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */
@@ -91,7 +95,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(async () => {
       const request = parse(S.BatchEnqueueRequest, input);
       if (!request.ok) return request;
-      const inserted = this.rooms.enqueue.batch(request.value.jobs);
+      const inserted = await this.rooms.enqueue.batch(request.value.jobs);
       if (!inserted.ok) return inserted;
       await this.rooms.register();
       return ok({ results: inserted.value });
@@ -234,6 +238,15 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     });
   }
 
+  /** Ends the attempt and queues its job again after `delayMs`, giving back the attempt (fenced like complete). */
+  async snooze(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
+    return this.answer(() => {
+      const call = parseJobCall(id, S.SnoozeRequest, input);
+      if (!call.ok) return call;
+      return this.changed(this.fenced.snooze(call.value.id, call.value.request.token, call.value.request.delayMs));
+    });
+  }
+
   async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
     return this.answer(() => {
       const call = parseJobCall(id, S.ReleaseRequest, input);
@@ -292,10 +305,45 @@ export class Lane extends DurableObject<SwitchyardEnv> {
         completeBatch: (items) => this.fenced.completeBatch(items.map((item) => ({ ...item, checkpoints: true }))),
         fail: (id, token, message, retry, after) => this.fenced.fail(id, token, message, retry, after),
         release: (id, token) => this.fenced.release(id, token),
+        snooze: (id, token, delayMs) => this.fenced.snooze(id, token, delayMs),
         progress: (id, token, json) => this.checkpointStore.progress(id, token, json),
       });
       this.wake.afterChange();
       return results.ok ? ok({ results: results.value }) : results;
+    });
+  }
+
+  // ---- dependencies (between lanes: deps/) ----
+
+  /** The jobs registered to wait for job `id`, by lane then id. */
+  async dependents(id: unknown): Promise<Result<{ dependents: { lane: string; id: string }[] }>> {
+    return this.answer(() => {
+      const name = parseId(id);
+      if (!name.ok) return name;
+      const listed = this.rooms.dependencies.dependents(name.value);
+      return listed.ok ? ok({ dependents: listed.value }) : listed;
+    });
+  }
+
+  /**
+   * Another lane's enqueue registers its dependents with jobs of this lane: answers, per item, whether
+   * the job exists and how it settled, if it has (its settlement tells the dependent otherwise).
+   */
+  async registerDependents(input: unknown): Promise<Result<RegistrationAnswer[]>> {
+    return this.answer(() => {
+      const registrations = parse(Registrations, input);
+      return registrations.ok ? ok(this.rooms.dependencies.register(registrations.value)) : registrations;
+    });
+  }
+
+  /** Another lane's outbox tells this one of settled dependencies: each applied at most once; answers per notice. */
+  async notifyDependencies(input: unknown): Promise<Result<NoticeAnswer[]>> {
+    return this.answer(() => {
+      const notices = parse(Notices, input);
+      if (!notices.ok) return notices;
+      const answers = this.rooms.dependencies.apply(notices.value);
+      this.wake.afterChange();
+      return ok(answers);
     });
   }
 

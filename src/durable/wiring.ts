@@ -22,8 +22,10 @@ import { Recovery } from "./attempts/recovery.js";
 import { Waiters } from "./attempts/waiters.js";
 import { Enqueue } from "./enqueue/enqueue.js";
 import { Debouncer } from "./flow/debounce.js";
+import { Dependencies } from "./deps/dependencies.js";
+import { Outbox } from "./deps/outbox.js";
 import { Expiry } from "./flow/expiry.js";
-import { REGISTRY_NAME, type RegistryPeer, type SwitchyardEnv } from "./env.js";
+import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events/sockets.js";
 import { TransitionLog } from "./events/transitions.js";
 import { LaneFailure } from "./operator/fail-lane.js";
@@ -93,6 +95,10 @@ export class LaneWiring {
   readonly expiry: Expiry;
   readonly failure: LaneFailure;
   readonly waiters: Waiters<PulledJob>;
+  /** Jobs that wait for jobs: registrations, notices applied, dependencies read (deps/). */
+  readonly dependencies: Dependencies;
+  /** The notices this lane owes other jobs' lanes (deps/outbox.ts). */
+  readonly outbox: Outbox;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -119,9 +125,12 @@ export class LaneWiring {
       holds: (id, token) => this.fenced.holds(id, token),
     });
     this.queues = new QueueStore(storage);
+    const peer = (name: string) => this.lanes().getByName(name);
+    this.dependencies = new Dependencies(storage, clock, store, { lane, peer });
+    this.outbox = new Outbox(storage, clock, entropy, { lane, apply: (notices) => this.dependencies.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange() });
     this.claims = new Claims(storage, clock, entropy, {
       lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
-      checkpoints: this.checkpoints, transitions: this.transitions,
+      checkpoints: this.checkpoints, dependencies: this.dependencies, transitions: this.transitions,
     });
     this.expiry = new Expiry(storage, clock, store);
     this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => store.counts() });
@@ -143,6 +152,7 @@ export class LaneWiring {
         fenced: this.fenced,
         cancels: this.cancels,
         checkpoints: this.checkpoints,
+        dependencies: this.dependencies,
         clock,
         env,
         changed: (onlyFreed) => this.wake.afterChange(onlyFreed ? "freed" : true),
@@ -155,12 +165,14 @@ export class LaneWiring {
     );
     this.waiters = new Waiters({ claim: (ask) => this.claims.forConsumer(ask, this.dispatcher), release: (id, token) => this.fenced.release(id, token).ok });
     this.outcomes = new OutcomeDelivery<SwitchyardEnv>(storage, { store, clock, env, waitUntil, changed: () => this.wake.afterChange() }, options.onOutcome);
-    this.enqueue = new Enqueue(clock, entropy, { store, debouncer: new Debouncer(storage, store), dispatcher: this.dispatcher, wake: this.wake, waiters: this.waiters, version });
+    this.enqueue = new Enqueue(clock, entropy, {
+      store, debouncer: new Debouncer(storage, store), dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: this.waiters, version,
+    });
     this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue);
     this.wakeComputer = new WakeComputer({
       clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings, () => this.queues.anyRateLimited()), cancels: this.cancels,
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, belt: this.belt, deliverOutcomes,
-      heldClaims: () => this.waiters.size,
+      heldClaims: () => this.waiters.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
     });
   }
 
@@ -191,6 +203,7 @@ export class LaneWiring {
     this.expiry.expireDue();
     this.outcomes.settleUndeliverable();
     this.retention.pass(this.store.settings.read().retention);
+    this.outbox.deliver();
     this.housekeeping();
     this.wake.afterChange();
     this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
@@ -214,8 +227,8 @@ export class LaneWiring {
     const { failed, running } = this.failure.fail(reason, FAIL_LANE_BATCH);
     // Its lease is gone with the job settled: the attempt is lost (a cancelled one, cancelled).
     for (const job of running) this.dispatcher.abort(job.id, job.outcome === "cancelled" ? "cancelled" : "lost", "settled");
-    const { queued, running: stillRunning } = this.store.counts();
-    return { failed, more: queued + stillRunning > 0 };
+    const { blocked, queued, running: stillRunning } = this.store.counts();
+    return { failed, more: blocked + queued + stillRunning > 0 };
   }
 
   /** A lane of a newer schema refuses every call, changing nothing. */
@@ -242,6 +255,11 @@ export class LaneWiring {
     if (this.store.settings.read().registered) return null;
     const registry = this.registry();
     return registry ? this.registerWith(registry) : null;
+  }
+
+  /** The lanes' namespace, as what a lane calls on another (dependencies). */
+  private lanes(): { getByName(name: string): LanePeer } {
+    return this.env.LANE;
   }
 
   /** The registry's stub, when the Worker binds one, as what the lane calls on it. */

@@ -36,6 +36,21 @@ export const MAX_RATE_PERIOD_MS = 86_400_000;
 export const DEFAULT_QUEUE_CONCURRENCY = 1;
 /** Debounce: how far one enqueue may push its job's `runAt`. */
 export const MAX_DEBOUNCE_DELAY_MS = 86_400_000;
+/** Dependencies: at most this many per job. */
+export const MAX_DEPENDENCIES = 100;
+/**
+ * The run_at of a blocked job's row: past any runAt an enqueue may give (`MAX_DURATION_MS`), so that
+ * no claim, wake term or due count sees it; its own runAt waits in `blocked_run_at`.
+ */
+export const BLOCKED_RUN_AT = 9_000_000_000_000_000;
+/** The outbox: notices per RPC to one lane at most, and their backoff after a failed delivery (doubling, capped). */
+export const OUTBOX_BATCH = 500;
+export const OUTBOX_BACKOFF_BASE_MS = 100;
+export const OUTBOX_BACKOFF_MAX_MS = 60_000;
+/** How long a delivery in flight holds its notices before they may be sent again (a crash mid-delivery). */
+export const OUTBOX_IN_FLIGHT_MS = 30_000;
+/** Snooze: the longest delay (a year). */
+export const MAX_SNOOZE_MS = 31_536_000_000;
 /** TTL: expired jobs settled per alarm (the wake asks again at once while more are due). */
 export const EXPIRY_BATCH = 500;
 

@@ -14,6 +14,7 @@ export type ErrorCode =
   | "lease_expired"
   | "job_not_requeueable"
   | "job_running"
+  | "dependency_not_found"
   | "schedule_not_found"
   | "checkpoint_limit"
   | "payload_too_large"
@@ -37,7 +38,7 @@ export interface ErrorBody {
 }
 
 /** `details` of an error: the problems of an invalid request, or what a refusal concerns. */
-export type ErrorDetails = Issue[] | { ids: string[] } | { index: number };
+export type ErrorDetails = Issue[] | { ids: string[] } | { index: number } | { dependencies: { lane: string; id: string }[] };
 
 /** The one error class of the project. Thrown in the worker; rebuilt there from a lane's `ErrorBody`. */
 export class QueueError extends Error {

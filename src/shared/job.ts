@@ -1,7 +1,10 @@
 /** The job as the API shows it (docs/api.md "The job"). */
 
-export const JOB_STATES = ["queued", "running", "completing", "settled"] as const;
+export const JOB_STATES = ["blocked", "queued", "running", "completing", "settled"] as const;
+/** A job's state as the API shows it; `blocked`: it waits for its dependencies. */
 export type JobState = (typeof JOB_STATES)[number];
+/** The states a row stores: a blocked job is a queued row with dependencies not yet settled. */
+export type RowState = Exclude<JobState, "blocked">;
 
 export const OUTCOMES = ["completed", "failed", "cancelled", "interrupted"] as const;
 export type Outcome = (typeof OUTCOMES)[number];
@@ -50,9 +53,24 @@ export interface Job {
   lease: LeaseView | null;
   /** With `ttlMs`: the instant after which it is no longer started (settled `cancelled`, error "expired"); null: none. */
   expiresAt: number | null;
+  /** The jobs it waits for (docs/api.md "Dependencies"); empty: none. */
+  dependsOn: JobRef[];
   createdAt: number;
   updatedAt: number;
   settledAt: number | null;
+}
+
+/** A job named by its lane and id. */
+export interface JobRef {
+  lane: string;
+  id: string;
+}
+
+/** What a dependent is told of one of its dependencies once it settled (null fields: not yet). */
+export interface DependencyOutcome extends JobRef {
+  outcome: Outcome | null;
+  result: Json;
+  error: string | null;
 }
 
 /** A claimed job: the claimer alone learns the token. */
@@ -69,9 +87,13 @@ export interface AttemptError {
   at: number;
 }
 
-/** A job as a pull consumer's claim answers it: its lease, and every checkpoint its earlier attempts recorded. */
+/**
+ * A job as a pull consumer's claim answers it: its lease, every checkpoint its earlier attempts
+ * recorded, and what its dependencies returned (in the order it named them; empty: none).
+ */
 export interface PulledJob extends ClaimedJob {
   checkpoints: Record<string, Json>;
+  dependencies: DependencyOutcome[];
 }
 
 /** A checkpoint as its write answers it. */
@@ -87,11 +109,11 @@ export interface Checkpoint extends CheckpointInfo {
   value: Json;
 }
 
-export type Counts = Record<"queued" | "running" | "completing" | Outcome, number>;
+export type Counts = Record<"blocked" | "queued" | "running" | "completing" | Outcome, number>;
 
 /** Lifetime counters of a lane (docs/api.md "The lane"): they never go down, and survive restarts. */
 export type LaneStats = Record<
-  "enqueued" | "claimed" | "completed" | "failed" | "cancelled" | "interrupted" | "retried" | "recovered" | "lost" | "expired" | "debounced",
+  "enqueued" | "claimed" | "completed" | "failed" | "cancelled" | "interrupted" | "retried" | "recovered" | "lost" | "expired" | "snoozed" | "debounced",
   number
 >;
 

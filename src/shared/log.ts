@@ -44,6 +44,8 @@ export type LogEvent =
   | { event: "lane.watch_failed"; lane: string; message: string }
   /** The belt found the lane's alarm missing or later than its wake, and set it again. */
   | { event: "lane.alarm_rearmed"; lane: string; alarmWas: number | null; wakeAt: number }
+  /** A delivery of the outbox's notices to a dependent's lane failed, or that lane refused it: they are sent again after a backoff. */
+  | { event: "lane.outbox_failed"; lane: string; to: string; notices: number; message: string }
   /** The belt could not reach a lane it watches (it tries again on its next run). */
   | { event: "belt.check_failed"; lane: string; message: string };
 

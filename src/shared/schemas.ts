@@ -13,6 +13,8 @@ import {
   MAX_CLAIM_KINDS,
   MAX_CONCURRENCY,
   MAX_DEBOUNCE_DELAY_MS,
+  MAX_DEPENDENCIES,
+  MAX_SNOOZE_MS,
   MAX_RATE_LIMIT,
   MAX_RATE_PERIOD_MS,
   MIN_RATE_PERIOD_MS,
@@ -69,6 +71,12 @@ export const Debounce = z
   .openapi("Debounce");
 export type Debounce = z.infer<typeof Debounce>;
 
+/** A dependency of an enqueued job: a job of `lane` (default: the enqueue's own lane) by id. */
+export const DependencyRef = z
+  .strictObject({ lane: Name.optional().openapi({ description: "default: the enqueue's own lane" }), id: Name })
+  .openapi("DependencyRef");
+export type DependencyRef = z.infer<typeof DependencyRef>;
+
 /** Any JSON value; its size (at most 128 KiB serialized) is checked apart, as a 413. */
 export const JsonValue = z.unknown().openapi({ description: "any JSON value" });
 
@@ -90,10 +98,31 @@ export const EnqueueRequest = z
     recovery: z.strictObject({ maxRecoveries: z.number().int().min(0).max(MAX_RECOVERIES_LIMIT), windowMs: ms(1) }).optional(),
     ttlMs: ms(1).optional().openapi({ description: "not started by runAt + ttlMs: settled cancelled, error \"expired\"" }),
     debounce: Debounce.optional(),
+    dependsOn: z
+      .array(DependencyRef)
+      .min(1)
+      .max(MAX_DEPENDENCIES)
+      .optional()
+      .openapi({ description: "jobs that must settle before this one runs (blocked meanwhile); each must exist" }),
+    dependencyFailure: z.enum(["fail", "ignore"]).optional().openapi({ description: "a dependency that does not complete: fail this job (default) or count it done" }),
   })
   .refine((r) => r.runAt === undefined || r.delayMs === undefined, {
     message: "give at most one of runAt and delayMs",
     path: ["delayMs"],
+  })
+  .refine((r) => r.dependsOn === undefined || r.debounce === undefined, {
+    message: "a debounced job cannot have dependencies",
+    path: ["dependsOn"],
+  })
+  .superRefine((r, ctx) => {
+    // The same dependency twice, as far as the request alone can tell (the lane also knows its own name).
+    const seen = new Set<string>();
+    for (const [i, dep] of (r.dependsOn ?? []).entries()) {
+      const key = `${dep.lane ?? ""}\u0000${dep.id}`;
+      if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["dependsOn", i], message: `dependsOn[${i}] names the same job as an earlier item` });
+      seen.add(key);
+      if (dep.lane === undefined && r.id !== undefined && dep.id === r.id) ctx.addIssue({ code: "custom", path: ["dependsOn", i], message: `dependsOn[${i}] names the job itself` });
+    }
   })
   .openapi("EnqueueRequest");
 export type EnqueueRequest = z.infer<typeof EnqueueRequest>;
@@ -216,6 +245,12 @@ export type FailRequest = z.infer<typeof FailRequest>;
 export const ReleaseRequest = z.strictObject({ token: Token }).openapi("ReleaseRequest");
 export type ReleaseRequest = z.infer<typeof ReleaseRequest>;
 
+/** `POST …/jobs/{id}/snooze`: fenced like complete; the job is queued again after `delayMs`, its attempt given back. */
+export const SnoozeRequest = z
+  .strictObject({ token: Token, delayMs: z.number().int().min(0).max(MAX_SNOOZE_MS) })
+  .openapi("SnoozeRequest");
+export type SnoozeRequest = z.infer<typeof SnoozeRequest>;
+
 /** zod issues as API `details`: one entry per problem with its path; an unknown key at its own path. */
 export function toIssues(error: z.ZodError, prefix: (string | number)[] = []): Issue[] {
   return error.issues.flatMap((issue) => {
@@ -245,7 +280,7 @@ export const ScheduleName = z
   .openapi({ example: "nightly-report" });
 
 /** The job a schedule enqueues: an enqueue request without `id`, `runAt` and `delayMs` (each fire sets them). */
-const { id: _id, runAt: _runAt, delayMs: _delayMs, ...scheduledJobFields } = EnqueueRequest.shape;
+const { id: _id, runAt: _runAt, delayMs: _delayMs, dependsOn: _dependsOn, dependencyFailure: _dependencyFailure, ...scheduledJobFields } = EnqueueRequest.shape;
 export const ScheduleJob = z.strictObject(scheduledJobFields).openapi("ScheduleJob");
 export type ScheduleJob = z.infer<typeof ScheduleJob>;
 
@@ -299,6 +334,7 @@ export const AckItem = z
     z.strictObject({ op: z.literal("fail"), id: Name, ...FailRequest.shape }),
     z.strictObject({ op: z.literal("release"), id: Name, ...ReleaseRequest.shape }),
     z.strictObject({ op: z.literal("progress"), id: Name, ...ProgressRequest.shape }),
+    z.strictObject({ op: z.literal("snooze"), id: Name, ...SnoozeRequest.shape }),
   ])
   .openapi("AckItem");
 export type AckItem = z.infer<typeof AckItem>;

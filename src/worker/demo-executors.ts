@@ -84,6 +84,14 @@ export const demoExecutors: ExecutorRegistry = {
     return { attempts: attempt };
   },
   "demo.steps": steps,
+  // Each sleep snoozes the job, giving its attempt back: after every one, the attempt is still the first.
+  "demo.sleepy": async (payload: { sleeps?: unknown; ms?: unknown } | null, { sleep, attempt }) => {
+    const n = count(payload?.sleeps);
+    const ms = count(payload?.ms);
+    for (let i = 1; i <= n; i++) await sleep(`z${i}`, ms);
+    return { attempt };
+  },
+  "demo.deps": (_payload: Json, { dependencies }) => ({ dependencies }) as unknown as Json,
   "demo.throw": (payload: { value?: unknown } | null) => {
     const name = typeof payload?.value === "string" && Object.hasOwn(DEMO_THROWS, payload.value) ? (payload.value as DemoThrow) : "undefined";
     throw DEMO_THROWS[name]();

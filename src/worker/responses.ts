@@ -46,6 +46,7 @@ const jobFields = {
   progress: JsonValue.openapi({ description: "the last progress an attempt reported (at most 16 KiB), or null" }),
   cancelRequested: z.boolean(),
   expiresAt: epochMs.nullable().openapi({ description: "with ttlMs: the instant after which the job is no longer started; null: none" }),
+  dependsOn: z.array(z.object({ lane: z.string(), id: Name })).openapi({ description: "the jobs it waits for (each must settle before it runs); [] when none" }),
   createdAt: epochMs,
   updatedAt: epochMs,
   settledAt: epochMs.nullable(),
@@ -58,11 +59,15 @@ export const ClaimedJob = z
     ...jobFields,
     lease: Lease,
     checkpoints: z.record(z.string(), JsonValue).openapi({ description: "what earlier attempts of the job recorded, name → value; {} when none" }),
+    dependencies: z
+      .array(z.object({ lane: z.string(), id: Name, outcome: z.enum(OUTCOMES).nullable(), result: JsonValue, error: z.string().nullable() }))
+      .openapi({ description: "what each dependency settled as and returned, in the order dependsOn names them; [] when none" }),
   })
   .openapi("ClaimedJob");
 
 export const Counts = z
   .object({
+    blocked: z.number().int().openapi({ description: "queued jobs that wait for their dependencies" }),
     queued: z.number().int(),
     running: z.number().int(),
     completing: z.number().int(),
@@ -89,6 +94,7 @@ export const LaneStats = z
     recovered: z.number().int().openapi({ description: "expired leases queued again" }),
     lost: z.number().int().openapi({ description: "in-process attempts that lost their lease" }),
     expired: z.number().int().openapi({ description: "jobs settled cancelled because their TTL ran out before they started" }),
+    snoozed: z.number().int().openapi({ description: "attempts that snoozed their job (queued for later, the attempt given back)" }),
     debounced: z.number().int().openapi({ description: "enqueues that replaced a queued job of their debounce key" }),
   })
   .openapi("LaneStats", { description: "lifetime counters of the lane; they never go down" });
@@ -135,6 +141,10 @@ export const SweepResponse = z.object({ removed: z.number().int() }).openapi("Sw
 
 export const ClaimResponse = z.object({ jobs: z.array(ClaimedJob) }).openapi("ClaimResponse");
 
+export const DependentsResponse = z
+  .object({ dependents: z.array(z.object({ lane: z.string(), id: Name })).openapi({ description: "the jobs registered to wait for this one, by lane then id" }) })
+  .openapi("DependentsResponse");
+
 export const RenewResponse = z.object({ lease: Lease }).openapi("RenewResponse");
 
 /** Every code of `ERROR_STATUS`, so the document lists a new code as soon as it is mapped. */
@@ -150,6 +160,7 @@ export const ErrorResponse = z
           z.array(z.object({ path: z.array(z.union([z.string(), z.number()])), message: z.string() })),
           z.object({ ids: z.array(z.string()) }),
           z.object({ index: z.number().int() }),
+          z.object({ dependencies: z.array(z.object({ lane: z.string(), id: z.string() })) }),
         ])
         .optional(),
     }),

@@ -15,6 +15,7 @@ export const ERROR_STATUS = {
   lease_expired: 409,
   job_not_requeueable: 409,
   job_running: 409,
+  dependency_not_found: 409,
   checkpoint_limit: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -64,10 +64,10 @@ interface Snapshot {
 async function snapshot(fixture: LaneFixture): Promise<Snapshot> {
   return runInDurableObject(fixture.stub, async (_lane, state) => {
     const sql = state.storage.sql;
-    const kept = sql.exec<Counts>(`SELECT queued, running, completing, completed, failed, cancelled, interrupted FROM lane_counts`).one();
-    const grouped: Counts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
+    const kept = sql.exec<Counts>(`SELECT blocked, queued - blocked AS queued, running, completing, completed, failed, cancelled, interrupted FROM lane_counts`).one();
+    const grouped: Counts = { blocked: 0, queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
     for (const row of sql.exec<{ bucket: keyof Counts; n: number }>(
-      `SELECT CASE WHEN state = 'settled' THEN outcome ELSE state END AS bucket, COUNT(*) AS n FROM jobs GROUP BY bucket`,
+      `SELECT CASE WHEN state = 'settled' THEN outcome WHEN state = 'queued' AND blocked > 0 THEN 'blocked' ELSE state END AS bucket, COUNT(*) AS n FROM jobs GROUP BY bucket`,
     )) {
       grouped[row.bucket] = row.n;
     }
@@ -87,7 +87,7 @@ async function snapshot(fixture: LaneFixture): Promise<Snapshot> {
 /** How each lifetime stat must have moved between two snapshots, from the rows alone. */
 function statDeltas(before: JobRow[], after: JobRow[]): LaneInfo["stats"] {
   const was = new Map(before.map((j) => [j.seq, j]));
-  const delta: LaneInfo["stats"] = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, debounced: 0 };
+  const delta: LaneInfo["stats"] = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0 };
   for (const job of after) {
     const old = was.get(job.seq);
     if (!old) {

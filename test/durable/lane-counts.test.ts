@@ -13,8 +13,8 @@ import type { Counts, LaneStats } from "../../src/shared/job.js";
 import { gate, lost } from "../helpers/executors.js";
 import { T0, claimOne, enqueue, evict, fireAlarm, inject, setup, sql, value, type LaneStub } from "../helpers/lane.js";
 
-const ZERO_STATS: LaneStats = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, debounced: 0 };
-const ZERO_COUNTS: Counts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
+const ZERO_STATS: LaneStats = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0 };
+const ZERO_COUNTS: Counts = { blocked: 0, queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
 
 const stats = async (stub: LaneStub) => value(await stub.info()).stats;
 const counts = async (stub: LaneStub) => value(await stub.info()).counts;

@@ -84,6 +84,7 @@ describe("counts", () => {
     const { stub } = await setup();
     await mixedLane(stub);
     expect(value(await stub.info()).counts).toEqual({
+      blocked: 0,
       queued: 1,
       running: 1,
       completing: 0,

@@ -106,6 +106,11 @@ describe("migrations", () => {
         debounce: null,
         debounce_key: null,
         debounce_deadline: null,
+        depends_on: null,
+        dependency_failure: null,
+        blocked: 0,
+        blocked_run_at: null,
+        has_dependents: 0,
       })),
     );
     expect(value(await stub.info())).toMatchObject({

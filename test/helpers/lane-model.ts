@@ -51,7 +51,7 @@ export function expectedWake(s: ModelLane): number | null {
 }
 
 export function countsOf(jobs: JobRow[]): Counts {
-  const counts: Counts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
+  const counts: Counts = { blocked: 0, queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
   for (const job of jobs) counts[job.state === "settled" ? job.outcome! : job.state]++;
   return counts;
 }

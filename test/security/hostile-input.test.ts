@@ -194,7 +194,9 @@ function defectiveBody(route: Route, schemas: Record<string, JsonSchema>, g: fc.
       return json(setAt(valid, path, breaking(s, g)));
     }
     case "unknown": {
-      const places = mutable(schema, schemas, valid).filter(([, s]) => typesOf(s).includes("object"));
+      // Objects only: a field that may be an object or null (a rate limit) is no place for a key when it is null.
+      const at = (path: (string | number)[]) => path.reduce<any>((v, k) => v?.[k], valid);
+      const places = mutable(schema, schemas, valid).filter(([path, s]) => typesOf(s).includes("object") && at(path) !== null && typeof at(path) === "object" && !Array.isArray(at(path)));
       const [path] = g(() => fc.constantFrom(...places));
       const key = g(() => fc.constantFrom("x", "__proto__", "constructor", "Token", "kind ", "ünknown"));
       const target = path.reduce<any>((v, k) => v[k], valid);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS } from "../../src/shared/defaults.js";
 import { call, enqueue, enqueueAndClaim, expectError, get, post, PULL_KIND, setup, T0 } from "../helpers/http.js";
 
-const zeroCounts = { queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
+const zeroCounts = { blocked: 0, queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
 
 describe("a lane", () => {
   it("answers its counts, settings and next wake", async () => {
@@ -18,7 +18,7 @@ describe("a lane", () => {
       concurrency: 10,
       nextWakeAt: T0 + 5000,
       retention: { completedMs: DEFAULT_COMPLETED_RETENTION_MS, failedMs: DEFAULT_FAILED_RETENTION_MS },
-      stats: { enqueued: 2, claimed: 1, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, debounced: 0 },
+      stats: { enqueued: 2, claimed: 1, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0 },
       oldestDueAt: T0,
       kinds: { [PULL_KIND]: { queued: 1, running: 1 } },
       rateLimit: null,

@@ -31,6 +31,8 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/jobs/{id}/progress",
   "put /v1/lanes/{lane}/jobs/{id}/checkpoints/{name}",
   "get /v1/lanes/{lane}/jobs/{id}/checkpoints",
+  "get /v1/lanes/{lane}/jobs/{id}/dependents",
+  "post /v1/lanes/{lane}/jobs/{id}/snooze",
   "get /healthz",
 ];
 

@@ -1,6 +1,6 @@
 /**
  * Batch acks (docs/api.md "Pull consumers", `POST /v1/lanes/{lane}/acks`): up to 100 complete, fail,
- * release and progress items, each applied and fenced on its own, exactly as its single route would
+ * release, progress and snooze items, each applied and fenced on its own, exactly as its single route would
  * answer it. The answers come back in request order, one per item.
  *
  * An item that is malformed refuses the whole batch before anything is applied (the schema has
@@ -22,6 +22,7 @@ export interface AckWrites {
   completeBatch(items: readonly { id: string; token: string; resultJson: string }[]): Set<string>;
   fail(id: string, token: string, message: string, retry: boolean, retryAfterMs: number | null): Result<Job>;
   release(id: string, token: string): Result<Job>;
+  snooze(id: string, token: string, delayMs: number): Result<Job>;
   progress(id: string, token: string, progressJson: string): Result<unknown>;
 }
 
@@ -61,6 +62,8 @@ function applyOne(item: AckItem, json: Result<string> | null, writes: AckWrites)
       return writes.release(item.id, item.token);
     case "progress":
       return json!.ok ? writes.progress(item.id, item.token, json!.value) : json!;
+    case "snooze":
+      return writes.snooze(item.id, item.token, item.delayMs);
   }
 }
 

@@ -6,7 +6,7 @@
 import type { Clock } from "../../shared/clock.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Job } from "../../shared/job.js";
-import { oneJobRow, toJob, type JobRow } from "../store/job-row.js";
+import { oneJobRow, stateOf, toJob, type JobRow } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import * as L from "./lease-statements.js";
 
@@ -52,7 +52,7 @@ export class Cancels {
   settle(row: JobRow, now: number, reason: string | null = null): Job {
     const to = this.store.endState();
     const updated = oneJobRow(this.sql.exec(L.SETTLE_CANCELLED_SQL, row.seq, row.state, to, reason, to === "settled" ? now : null, now));
-    this.store.emit(updated, row.state, row.state === "running" ? now - (row.claimed_at ?? now) : null);
+    this.store.emit(updated, stateOf(row), row.state === "running" ? now - (row.claimed_at ?? now) : null);
     return toJob(updated, this.store.lane);
   }
 

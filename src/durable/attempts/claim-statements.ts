@@ -38,11 +38,11 @@ export const IS_CLAIMABLE = isClaimable("j");
 
 /**
  * A bound on what a queued job `j` adds to a claim's answer beyond `JOB_JSON_OVERHEAD` (store/page.ts):
- * its payload, error (escaped, at most 6×), errors and progress as stored. A pull claim adds its
- * checkpoints' bytes apart (steps/checkpoint-statements.ts), so that an in-process claim never asks.
+ * its payload, error (escaped, at most 6×), errors, progress and dependsOn as stored. A pull claim adds its
+ * checkpoints' and dependencies' bytes apart (steps/checkpoint-statements.ts), so that an in-process claim never asks.
  */
 const candidateBytes = (j: string) => `octet_length(${j}.payload) + 6 * COALESCE(length(${j}.error), 0) + octet_length(${j}.errors)
-    + COALESCE(octet_length(${j}.progress), 0)`;
+    + COALESCE(octet_length(${j}.progress), 0) + COALESCE(octet_length(${j}.depends_on), 0)`;
 
 /**
  * Due queued jobs a claimer may take, best first, with the bytes each adds to a page. ?1 now,

@@ -9,6 +9,7 @@ import { MAX_PAGE_BYTES } from "../../shared/defaults.js";
 import type { ClaimedJob, PulledJob } from "../../shared/job.js";
 import type { CheckpointStore } from "../steps/checkpoints.js";
 import { checkpointBytes } from "../steps/checkpoints.js";
+import { dependencyBytes, type Dependencies } from "../deps/dependencies.js";
 import { draw, tokensAt } from "../../shared/bucket.js";
 import { jobRows, toClaimedJob, type JobRow } from "../store/job-row.js";
 import type { TransitionSink } from "../store/job-store.js";
@@ -58,6 +59,8 @@ export interface ClaimHost {
   /** Whether any queue of the lane has a rate limit: a claim of its jobs then draws its bucket. */
   queuesMatter(): boolean;
   checkpoints: CheckpointStore;
+  /** What a pull claim's jobs carry of their dependencies. */
+  dependencies: Dependencies;
   transitions?: TransitionSink | undefined;
 }
 
@@ -112,9 +115,11 @@ export class Claims {
 
   /** Leases a page of the candidates (within the answer's bytes), and writes what their queues owe. */
   private claimPage(filter: ClaimFilter, now: number, candidates: Candidate[], limit: number, seen?: { all: boolean }): JobRow[] {
-    // A pull claim's answer carries the jobs' checkpoints too; an in-process claim sends nothing.
-    const extra = filter.maxBytes === Infinity ? null : checkpointBytes(this.sql, candidates.map((c) => c.seq));
-    const page = withinBytes(extra ? candidates.map((c) => ({ ...c, bytes: c.bytes + (extra.get(c.seq) ?? 0) })) : candidates, filter.maxBytes);
+    // A pull claim's answer carries the jobs' checkpoints and dependencies too; an in-process claim sends nothing.
+    const seqs = filter.maxBytes === Infinity ? null : candidates.map((c) => c.seq);
+    const extra = seqs && checkpointBytes(this.sql, seqs);
+    const deps = seqs && dependencyBytes(this.sql, seqs);
+    const page = withinBytes(extra && deps ? candidates.map((c) => ({ ...c, bytes: c.bytes + (extra.get(c.seq) ?? 0) + (deps.get(c.seq) ?? 0) })) : candidates, filter.maxBytes);
     // Fewer than it could take: every due head it may claim is in this page (the dispatcher keeps that).
     if (seen) seen.all = candidates.length < limit;
     if (page.length === 0) return [];
@@ -162,9 +167,10 @@ export class Claims {
     if (unqueued && fairness === "round-robin") this.host.settings.unqueuedStarted(now);
   }
 
-  /** A pull consumer's claim: kinds without an in-process executor, with their checkpoints, at most 4 MiB of jobs. */
+  /** A pull consumer's claim: kinds without an in-process executor, with their checkpoints and dependencies, at most 4 MiB of jobs. */
   forConsumer(ask: ClaimAsk, inProcess: InProcess): PulledJob[] {
-    return this.host.checkpoints.attach(this.take({
+    const seqs = new Map<string, number>();
+    const jobs = this.take({
       kinds: ask.kinds,
       excludeKinds: inProcess.kinds,
       excludeIds: [],
@@ -173,7 +179,8 @@ export class Claims {
       leaseMs: ask.leaseMs,
       maxBytes: MAX_PAGE_BYTES,
       holder: "consumer",
-    }));
+    }, seqs);
+    return this.host.dependencies.attach(this.host.checkpoints.attach(jobs), seqs);
   }
 
   /** The best `limit` due heads the filter allows, in one statement. */

@@ -11,13 +11,14 @@
  * waits for it (or for the object to restart).
  */
 import type { Clock } from "../../shared/clock.js";
-import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE_CHARS } from "../../shared/defaults.js";
+import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE_CHARS, MAX_SNOOZE_MS } from "../../shared/defaults.js";
 import { QueueError, type Result } from "../../shared/errors.js";
 import type { ClaimedJob } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
 import { describeError } from "../../shared/describe-error.js";
 import { log, type LostCause } from "../../shared/log.js";
-import { AbortError, LOST_CAUSES, NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import { AbortError, JobSnoozed, LOST_CAUSES, NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import type { Dependencies } from "../deps/dependencies.js";
 import type { CheckpointStore } from "../steps/checkpoints.js";
 import type { Cancels } from "./cancel.js";
 import type { Claims } from "./claim.js";
@@ -50,6 +51,8 @@ interface Attempt {
   recorded: boolean;
   /** `ctx.step`, `ctx.checkpoints` and `ctx.progress`, once the executor has asked for one. */
   steps: DurableSteps | null;
+  /** A durable sleep asked to end the attempt in a snooze until then (null: none). */
+  snoozeUntil: number | null;
 }
 
 export interface DispatcherHost<E> {
@@ -61,6 +64,8 @@ export interface DispatcherHost<E> {
   readonly cancels: Cancels;
   /** Where an attempt's steps record their checkpoints and progress. */
   readonly checkpoints: CheckpointStore;
+  /** What an attempt reads of its job's dependencies (`ctx.dependencies`). */
+  readonly dependencies: Dependencies;
   readonly clock: Clock;
   readonly env: E;
   /**
@@ -230,6 +235,7 @@ export class Dispatcher<E = unknown> {
     const deadline = Date.now() + job.timeoutMs;
     const attempt: Attempt = {
       job, seq, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false, recorded: false, steps: null,
+      snoozeUntil: null,
     };
     if (this.renewer === undefined) this.busy();
     this.attempts.set(job.id, attempt);
@@ -237,6 +243,7 @@ export class Dispatcher<E = unknown> {
     const context = executorContext<E>(
       { signal: attempt.controller.signal, job: withoutToken(job), attempt: job.attempts, env: this.host.env },
       () => (attempt.steps ??= durableSteps(this.recorder(attempt))),
+      () => (job.dependsOn.length === 0 ? [] : this.host.dependencies.of(seq)),
     );
     let running: unknown;
     try {
@@ -273,6 +280,11 @@ export class Dispatcher<E = unknown> {
       },
       progress: (progressJson) => checkpoints.progress(id, attempt.token, progressJson),
       over: () => (attempt.ended ? reasonOf(attempt) : null),
+      now: () => this.host.clock.now(),
+      snooze: (wakeAt) => {
+        attempt.snoozeUntil = wakeAt;
+        return new JobSnoozed(id, wakeAt);
+      },
       refused: (error) => {
         if (error.code === "job_cancelled") this.abortAttempt(attempt, "cancelled");
         else if (error.code in LOST_CAUSES || error.code === "job_not_found") this.abortAttempt(attempt, "lost", LOST_CAUSES[error.code] ?? "settled");
@@ -382,6 +394,10 @@ export class Dispatcher<E = unknown> {
         written = settled ? { ok: true, value: settled } : null;
       } else if (attempt.cause === "timeout") {
         written = fenced.fail(job.id, attempt.token, `timed out after ${job.timeoutMs} ms`, true, null);
+      } else if (attempt.snoozeUntil !== null) {
+        // A durable sleep ends the attempt, whatever the executor answered after it.
+        const delayMs = Math.min(MAX_SNOOZE_MS, Math.max(0, attempt.snoozeUntil - this.host.clock.now()));
+        written = fenced.snooze(job.id, attempt.token, delayMs);
       } else if (ended.ok) {
         const result = serializeJson(ended.value, "result");
         if (result.ok) {

@@ -1,6 +1,6 @@
 /** Executors: the functions a user registers, by kind, to run a lane's jobs in process. */
 import type { ErrorCode } from "../../shared/errors.js";
-import type { ClaimedJob, Job, Json } from "../../shared/job.js";
+import type { ClaimedJob, DependencyOutcome, Job, Json } from "../../shared/job.js";
 import type { LostCause } from "../../shared/log.js";
 import type { SwitchyardEnv } from "../env.js";
 
@@ -23,6 +23,21 @@ export interface ExecutorContext<E = SwitchyardEnv> {
   checkpoints: Checkpoints;
   /** Reports the job's progress (any JSON, at most 16 KiB) through the fence, keeping the lease; refused like a step's record. */
   progress(value: unknown): Promise<void>;
+  /**
+   * What the job's dependencies settled as and returned (docs/api.md "Dependencies"), in the order
+   * `dependsOn` names them; empty without any. Read from the lane on first use.
+   */
+  readonly dependencies: DependencyOutcome[];
+  /**
+   * A durable sleep: the first time, records its wake instant (now + `ms`, at most a year) as the
+   * checkpoint `name` and snoozes the job until then, which ends this attempt without spending it
+   * (the promise rejects with a `JobSnoozed`: let it propagate; whatever the executor answers after
+   * it is ignored). The attempt that resumes after that instant passes through at once, past every
+   * step recorded before.
+   */
+  sleep(name: string, ms: number): Promise<void>;
+  /** `sleep` until the instant `epochMs` (recorded the first time, as `sleep` records its own). */
+  sleepUntil(name: string, epochMs: number): Promise<void>;
 }
 
 /** The checkpoints of the job as its attempt sees them (docs/api.md "Checkpoints"). */
@@ -43,6 +58,17 @@ export type Executor<E = SwitchyardEnv> = (payload: any, ctx: ExecutorContext<E>
 export type ExecutorRegistry<E = SwitchyardEnv> = Readonly<Record<string, Executor<E>>>;
 
 export { NonRetryableError, RetryAfterError } from "../../shared/executor-errors.js";
+
+/** What a durable sleep rejects with: its attempt ends in a snooze until `wakeAt`. */
+export class JobSnoozed extends Error {
+  override name = "JobSnoozed";
+  constructor(
+    readonly jobId: string,
+    readonly wakeAt: number,
+  ) {
+    super(`job ${jobId} sleeps until ${new Date(wakeAt).toISOString()}`);
+  }
+}
 
 /** Why an in-process attempt's signal fired. */
 export type AbortCause = "cancelled" | "timeout" | "lost";

@@ -21,7 +21,7 @@ export function fenceClause(id: string, token: string, now: string): string {
 export const FENCE = fenceClause("?1", "?2", "?3");
 
 /** The writes an attempt's holder makes through the fence. */
-export type FenceOp = "renew" | "complete" | "fail" | "release" | "progress" | "checkpoint";
+export type FenceOp = "renew" | "complete" | "fail" | "release" | "snooze" | "progress" | "checkpoint";
 
 /** What `explainMiss` reads of the row. */
 export interface FenceRow {

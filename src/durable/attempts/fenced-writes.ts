@@ -111,6 +111,18 @@ export class FencedWrites {
   }
 
   /**
+   * Ends the attempt and queues its job again in `delayMs`, giving back the attempt it spent; its
+   * checkpoints stay (a durable sleep resumes past them). The token then answers `lease_superseded`.
+   */
+  snooze(id: string, token: string, delayMs: number): Result<Job> {
+    const now = this.clock.now();
+    const row = firstJobRow(this.sql.exec(L.SNOOZE_SQL, id, token, now, now + delayMs));
+    if (!row) return this.missed(id, token, "snooze");
+    this.store.emit(row, "running", now - (row.claimed_at ?? now));
+    return ok(toJob(row, this.store.lane));
+  }
+
+  /**
    * Whether `token` holds the job's lease now, as the fence says: a fenced write that checks more
    * than the fence (a checkpoint's limits) and matched nothing asks this to tell which refused it.
    */

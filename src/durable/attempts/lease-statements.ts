@@ -63,6 +63,14 @@ export const FAIL_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed', error =
 export const RELEASE_SQL = `UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = ?3, updated_at = ?3, attempt_end = 'release'
   WHERE ${FENCE} RETURNING ${JOB_COLUMNS}`;
 
+/**
+ * The attempt snoozes its job: the lease ends (its token cleared, so it answers lease_superseded from
+ * now on), the job is queued for ?4 and the attempt given back; checkpoints stay. ?1 id, ?2 token, ?3 now, ?4 run at.
+ */
+export const SNOOZE_SQL = `UPDATE jobs SET state = 'queued', attempts = attempts - 1, run_at = ?4, updated_at = ?3, attempt_end = 'release',
+    lease_token = NULL, lease_until = NULL, lease_holder = NULL
+  WHERE ${FENCE} RETURNING ${JOB_COLUMNS}`;
+
 /** Whether the token holds the job's lease now (the fence alone, nothing else checked). ?1 id, ?2 token, ?3 now. */
 export const HOLDS_FENCE_SQL = `SELECT 1 FROM jobs WHERE ${FENCE}`;
 

@@ -23,13 +23,14 @@ export type EnqueueDone = { spec: JobSpec; inserted: Inserted };
 export function enqueueAnswerText(done: Result<EnqueueDone>, lane: string): string {
   if (!done.ok) return JSON.stringify(done);
   const { spec, inserted } = done.value;
-  if (inserted.status !== "queued") return JSON.stringify(ok(enqueueAnswer(done.value, lane)));
+  if (inserted.status !== "queued" || inserted.job) return JSON.stringify(ok(enqueueAnswer(done.value, lane)));
   return `{"ok":true,"value":{"status":"queued","id":${JSON.stringify(spec.id)},"createdAt":${inserted.at}}}`;
 }
 
 /** The answer as an object, for the lane's `enqueue`: a new job built from its spec, else the job as stored. */
 export function enqueueAnswer({ spec, inserted }: EnqueueDone, lane: string): EnqueueAnswer {
-  return inserted.status === "queued" ? { status: "queued", job: enqueuedJob(spec, inserted.at, lane) } : inserted;
+  if (inserted.status !== "queued") return inserted;
+  return { status: "queued", job: inserted.job ?? enqueuedJob(spec, inserted.at, lane) };
 }
 
 /** The client's side: the lane's `EnqueueAnswer` (or its refusal) from its answer and the request text it was sent. */
@@ -41,7 +42,7 @@ export function readEnqueueAnswer(requestText: string, answerText: string, lane:
   // Its payload, fresh from JSON text, is the value the lane stored, and goes into the job as it is:
   // the spec is built without it, whose serialized text the job would not use.
   const request = parseEnqueue(JSON.parse(requestText));
-  const spec = request.ok ? toSpec({ ...request.value, payload: null }, createdAt, () => id) : request;
+  const spec = request.ok ? toSpec({ ...request.value, payload: null }, createdAt, () => id, lane) : request;
   // The lane read the same text and queued it: the request cannot be refused here.
   if (!request.ok || !spec.ok) throw new Error(`lane ${lane} queued ${id} from a request its client cannot read`);
   return ok({ status: "queued", job: enqueuedJob(spec.value, createdAt, lane, (request.value.payload ?? null) as Json) });

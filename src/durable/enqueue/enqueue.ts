@@ -17,6 +17,7 @@ import { parseEnqueue } from "../input.js";
 import type { Inserted, JobSpec } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import type { Debouncer } from "../flow/debounce.js";
+import type { Dependencies, Known } from "../deps/dependencies.js";
 import type { Wake } from "../wake/wake.js";
 import type { EnqueueDone } from "./enqueue-text.js";
 import { toSpec } from "./spec.js";
@@ -25,6 +26,8 @@ export interface EnqueueHost {
   readonly store: JobStore;
   /** Replaces the queued job of a debounce key (flow/debounce.ts). */
   readonly debouncer: Debouncer;
+  /** Registers and writes jobs with dependencies (deps/dependencies.ts). */
+  readonly dependencies: Dependencies;
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
   readonly wake: Wake;
   /** Held claims waiting: a flush answers them when a job they may take arrives. */
@@ -45,14 +48,23 @@ export class Enqueue {
     return this.host.store;
   }
 
-  /** One enqueue: its spec and what the insert did, or the refusal. */
-  one(input: unknown): Result<EnqueueDone> {
+  /**
+   * One enqueue: its spec and what the insert did, or the refusal. In its own turn, unless the job
+   * has dependencies in other lanes: those are registered first (`withDependencies`).
+   */
+  one(input: unknown): Result<EnqueueDone> | Promise<Result<EnqueueDone>> {
     const request = parseEnqueue(input);
     if (!request.ok) return request;
     // One reading of the clock: a job due now has `runAt` = `createdAt`, and the RPC client rebuilds both from it (enqueue-text.ts).
     const now = this.clock.now();
     const spec = this.toSpec(request.value, now);
     if (!spec.ok) return spec;
+    if (spec.value.dependsOn !== null) {
+      const job = spec.value;
+      // An id that exists answers at once, as any enqueue's: nothing to register.
+      if (this.host.store.row(job.id)) return this.answered(job, this.host.store.existing(job));
+      return this.withDependencies([job], (known) => this.host.dependencies.write(job, now, known)).then((inserted) => this.answered(job, inserted));
+    }
     const started = this.startAtOnce(spec.value, now); // its wake is seen to
     const inserted = started ?? this.write(spec.value, request.value.id !== undefined, now);
     if (!inserted.ok) return inserted;
@@ -73,32 +85,62 @@ export class Enqueue {
     return this.host.store.insertJob(spec, now);
   }
 
-  /** A batch (1..1000 jobs, all or nothing): the specs at one reading of the clock, one insert, one flush. */
-  batch(requests: readonly EnqueueRequest[]): Result<BatchAnswer["results"]> {
+  /** What an enqueue with dependencies wrote: its answer, and the flush it calls for. */
+  private answered(spec: JobSpec, inserted: Result<Inserted>): Result<EnqueueDone> {
+    if (!inserted.ok) return inserted;
+    if (inserted.value.status !== "duplicate") this.host.wake.afterChange(this.host.dispatcher.kinds.includes(spec.kind));
+    return ok({ spec, inserted: inserted.value });
+  }
+
+  /**
+   * Registers the remote dependencies of `specs` with their lanes, then writes (`write`, in one
+   * transaction, all or nothing) with what they answered. The specs' ids are pending meanwhile: a
+   * notice that arrives for one before its write is asked to come again.
+   */
+  private async withDependencies<T>(specs: readonly JobSpec[], write: (known: Known) => Result<T>): Promise<Result<T>> {
+    const { dependencies, store } = this.host;
+    const ids = specs.filter((spec) => spec.dependsOn !== null).map((spec) => spec.id);
+    dependencies.hold(ids);
+    try {
+      const known = await dependencies.registerRemote(specs);
+      if (!known.ok) return known;
+      return store.allOrNothing(() => write(known.value));
+    } finally {
+      dependencies.done(ids);
+    }
+  }
+
+  /**
+   * A batch (1..1000 jobs, all or nothing): the specs at one reading of the clock, one insert, one
+   * flush. With dependencies among them, their remote ones are registered first (out of turn).
+   */
+  batch(requests: readonly EnqueueRequest[]): Result<BatchAnswer["results"]> | Promise<Result<BatchAnswer["results"]>> {
     const now = this.clock.now();
     const specs = this.toSpecs(requests, now);
     if (!specs.ok) return specs;
-    // With a debounced job among them, each goes through the one-job write, in one transaction, all
-    // or nothing; without, all in one statement.
+    const flushed = (inserted: Result<BatchAnswer["results"]>) => {
+      if (inserted.ok) this.host.wake.afterChange(specs.value.some((spec) => this.host.dispatcher.kinds.includes(spec.kind)));
+      return inserted;
+    };
+    // With a debounced job or dependencies among them, each goes through the one-job write, in one
+    // transaction, all or nothing; without, all in one statement.
+    const one = (known: Known) => {
+      const results: BatchAnswer["results"] = [];
+      for (const [i, spec] of specs.value.entries()) {
+        const done = spec.dependsOn !== null ? this.host.dependencies.write(spec, now, known) : this.write(spec, requests[i]!.id !== undefined, now);
+        if (!done.ok) return done;
+        results.push({ id: done.value.status === "queued" ? spec.id : done.value.job.id, status: done.value.status });
+      }
+      return ok(results);
+    };
+    if (specs.value.some((spec) => spec.dependsOn !== null)) return this.withDependencies(specs.value, one).then(flushed);
     const debounced = specs.value.some((spec) => spec.debounceKey !== null);
-    const inserted = debounced
-      ? this.host.store.allOrNothing(() => {
-          const results: BatchAnswer["results"] = [];
-          for (const [i, spec] of specs.value.entries()) {
-            const one = this.write(spec, requests[i]!.id !== undefined, now);
-            if (!one.ok) return one;
-            results.push({ id: one.value.status === "queued" ? spec.id : one.value.job.id, status: one.value.status });
-          }
-          return ok(results);
-        })
-      : this.host.store.insertJobs(specs.value, now);
-    if (inserted.ok) this.host.wake.afterChange(specs.value.some((spec) => this.host.dispatcher.kinds.includes(spec.kind)));
-    return inserted;
+    return flushed(debounced ? this.host.store.allOrNothing(() => one(new Map())) : this.host.store.insertJobs(specs.value, now));
   }
 
   /** `now`: the enqueue's one reading of the clock, which its insert writes as `createdAt` too. */
   toSpec(request: EnqueueRequest, now: number): Result<JobSpec> {
-    return toSpec(request, now, () => this.entropy.id());
+    return toSpec(request, now, () => this.entropy.id(), this.host.store.lane);
   }
 
   /** The specs of many requests at one reading of the clock, or the first refusal, its place said (`jobs[i]: …`). */
@@ -120,7 +162,7 @@ export class Enqueue {
    */
   private startAtOnce(spec: JobSpec, now: number): Result<Inserted> | null {
     const { store, dispatcher, wake } = this.host;
-    if (spec.queue !== null || spec.debounceKey !== null || !dispatcher.caughtUp || !dispatcher.kinds.includes(spec.kind)) return null;
+    if (spec.queue !== null || spec.debounceKey !== null || spec.dependsOn !== null || !dispatcher.caughtUp || !dispatcher.kinds.includes(spec.kind)) return null;
     const lastWake = wake.lastComputed;
     if (spec.runAt > now || lastWake === undefined || (lastWake !== null && lastWake <= now)) return null;
     const { concurrency, paused, rateLimit, fairness } = store.settings.read();

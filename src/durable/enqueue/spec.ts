@@ -7,7 +7,7 @@ import {
   DEFAULT_RECOVERY_WINDOW_MS,
   DEFAULT_TIMEOUT_MS,
 } from "../../shared/defaults.js";
-import { ok, type Result } from "../../shared/errors.js";
+import { fail, ok, type Result } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
 import type { EnqueueRequest } from "../../shared/schemas.js";
 import type { JobSpec } from "../store/job-row.js";
@@ -17,14 +17,17 @@ import type { JobSpec } from "../store/job-row.js";
  * `delayMs`, a debounced job waits its `debounce.delayMs`; with `ttlMs`, it expires at its runAt +
  * ttlMs; a debounce's deadline is its first enqueue + `maxDelayMs`.
  */
-export function toSpec(request: EnqueueRequest, now: number, newId: () => string): Result<JobSpec> {
+export function toSpec(request: EnqueueRequest, now: number, newId: () => string, lane: string): Result<JobSpec> {
   const payload = serializeJson(request.payload, "payload");
   if (!payload.ok) return payload;
   const { debounce } = request;
   const runAt = request.runAt ?? now + (request.delayMs ?? debounce?.delayMs ?? 0);
   const ttlMs = request.ttlMs ?? null;
+  const id = request.id ?? newId();
+  const dependsOn = dependencies(request, id, lane);
+  if (!dependsOn.ok) return dependsOn;
   return ok({
-    id: request.id ?? newId(),
+    id,
     kind: request.kind,
     payload: payload.value,
     queue: request.queue ?? null,
@@ -42,5 +45,26 @@ export function toSpec(request: EnqueueRequest, now: number, newId: () => string
     debounce: debounce ? JSON.stringify({ key: debounce.key, delayMs: debounce.delayMs, maxDelayMs: debounce.maxDelayMs ?? null }) : null,
     debounceKey: debounce?.key ?? null,
     debounceDeadline: debounce?.maxDelayMs === undefined ? null : now + debounce.maxDelayMs,
+    dependsOn: dependsOn.value,
+    dependencyFailure: dependsOn.value === null ? null : (request.dependencyFailure ?? "fail"),
   });
+}
+
+/**
+ * A request's dependencies, each lane named (the enqueue's own by default), as canonical JSON text;
+ * null for none. The same job twice, or the job itself, is refused naming the item.
+ */
+function dependencies(request: EnqueueRequest, id: string, lane: string): Result<string | null> {
+  if (request.dependsOn === undefined) return ok(null);
+  const seen = new Set<string>();
+  const refs: { lane: string; id: string }[] = [];
+  for (const [i, dep] of request.dependsOn.entries()) {
+    const ref = { lane: dep.lane ?? lane, id: dep.id };
+    const key = `${ref.lane}\u0000${ref.id}`;
+    const refused = ref.lane === lane && ref.id === id ? "names the job itself" : seen.has(key) ? "names the same job as an earlier item" : null;
+    if (refused) return fail("invalid_request", `invalid request: dependsOn.${i}: dependsOn[${i}] ${refused}`, [{ path: ["dependsOn", i], message: `dependsOn[${i}] ${refused}` }]);
+    seen.add(key);
+    refs.push(ref);
+  }
+  return ok(JSON.stringify(refs));
 }

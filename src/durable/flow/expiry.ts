@@ -18,7 +18,7 @@ export const EXPIRED_DUE_SQL = `SELECT seq FROM jobs WHERE state = 'queued' AND 
 /** The given queued jobs settled `cancelled`, "expired". ?1 now, ?2 state (completing or settled), ?3 settled at, ?4 JSON array of seqs. */
 const EXPIRE_SQL = `UPDATE jobs SET state = ?2, outcome = 'cancelled', error = 'expired', settled_at = ?3, updated_at = ?1
   WHERE seq IN (SELECT value FROM json_each(?4)) AND state = 'queued' AND generation = 0
-  RETURNING ${SUBJECT_COLUMNS}`;
+  RETURNING ${SUBJECT_COLUMNS}, blocked`;
 
 const COUNT_EXPIRED_SQL = `UPDATE lane_counts SET total_expired = total_expired + ?1 WHERE id = 1`;
 
@@ -40,9 +40,9 @@ export class Expiry {
       const due = this.sql.exec<{ seq: number }>(EXPIRED_DUE_SQL, now, limit).toArray();
       if (due.length === 0) return 0;
       const to = this.store.endState();
-      const rows = this.sql.exec<SubjectRow>(EXPIRE_SQL, now, to, to === "settled" ? now : null, JSON.stringify(due.map((r) => r.seq))).toArray();
+      const rows = this.sql.exec<SubjectRow & { blocked: number }>(EXPIRE_SQL, now, to, to === "settled" ? now : null, JSON.stringify(due.map((r) => r.seq))).toArray();
       this.sql.exec(COUNT_EXPIRED_SQL, rows.length);
-      for (const row of rows) this.store.emit(row, "queued", null);
+      for (const row of rows) this.store.emit(row, row.blocked > 0 ? "blocked" : "queued", null);
       return rows.length;
     });
   }

@@ -11,9 +11,15 @@ import { RETENTION_BATCH, RETENTION_SLACK_MS } from "../../shared/defaults.js";
 import { OUTCOMES, type Outcome, type Retention } from "../../shared/job.js";
 import { deleteJobs, type DeletedJob } from "../store/deletion.js";
 
+/**
+ * A settled job is kept while its dependents have not all been told (its outbox rows, which read its
+ * result, are not all acknowledged): one probe of `outbox_by_dependency`, an empty range for almost all.
+ */
+const UNTOLD = `EXISTS (SELECT 1 FROM outbox o WHERE o.dep_seq = jobs.seq)`;
+
 /** The settled jobs of one outcome settled before a cutoff, oldest first, on `jobs_settled_by_outcome`. */
 const settledBefore = (outcome: Outcome, cutoff: string) => `SELECT * FROM (SELECT seq, id, settled_at FROM jobs
-  WHERE state = 'settled' AND outcome = '${outcome}' AND settled_at < ${cutoff} ORDER BY settled_at, seq LIMIT +?5)`;
+  WHERE state = 'settled' AND outcome = '${outcome}' AND settled_at < ${cutoff} AND NOT ${UNTOLD} ORDER BY settled_at, seq LIMIT +?5)`;
 
 /**
  * Settled jobs settled before their outcome's cutoff, oldest first (then in enqueue order): ?1 completed, ?2 failed,
@@ -25,7 +31,7 @@ export const EXPIRED_SQL = `SELECT seq, id FROM (
 ) ORDER BY settled_at, seq LIMIT +?5`;
 
 const oldest = (outcome: Outcome) =>
-  `(SELECT settled_at FROM jobs WHERE state = 'settled' AND outcome = '${outcome}' ORDER BY settled_at LIMIT 1) AS ${outcome}`;
+  `(SELECT settled_at FROM jobs WHERE state = 'settled' AND outcome = '${outcome}' AND NOT ${UNTOLD} ORDER BY settled_at LIMIT 1) AS ${outcome}`;
 
 /** When the oldest settled job of each outcome settled (null: none), in one statement. */
 export const OLDEST_SETTLED_SQL = `SELECT ${oldest("completed")}, ${oldest("failed")}, ${oldest("cancelled")}, ${oldest("interrupted")}`;

@@ -121,7 +121,7 @@ export class CheckpointStore {
   }
 
   /** Just-claimed jobs with what their earlier attempts recorded (`{}` when nothing), in one query. */
-  attach(jobs: ClaimedJob[]): PulledJob[] {
+  attach(jobs: ClaimedJob[]): Omit<PulledJob, "dependencies">[] {
     if (jobs.length === 0) return [];
     const byJob = new Map<string, Record<string, Json>>();
     const rows = this.sql.exec<{ id: string; name: string; value: string }>(Q.CLAIMED_CHECKPOINTS_SQL, JSON.stringify(jobs.map((j) => j.id)));

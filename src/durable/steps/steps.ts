@@ -9,9 +9,9 @@
  * count is exact and its writes need not walk the job's rows. A write that would break a limit is
  * refused here, before anything is written.
  */
-import { MAX_CHECKPOINT_BYTES, MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB, MAX_PROGRESS_BYTES, NAME_PATTERN } from "../../shared/defaults.js";
+import { MAX_CHECKPOINT_BYTES, MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB, MAX_DURATION_MS, MAX_PROGRESS_BYTES, MAX_SNOOZE_MS, NAME_PATTERN } from "../../shared/defaults.js";
 import { QueueError, type ErrorBody, type Result } from "../../shared/errors.js";
-import type { Json } from "../../shared/job.js";
+import type { DependencyOutcome, Json } from "../../shared/job.js";
 import { serializeJson, utf8Length } from "../../shared/json.js";
 import type { ExecutorContext } from "../attempts/executors.js";
 import { parseName } from "../input.js";
@@ -28,9 +28,13 @@ export interface AttemptRecorder {
   over(): Error | null;
   /** A write was refused: the error to reject with (a refusal of the fence aborts the attempt first). */
   refused(error: ErrorBody): Error;
+  /** The lane's clock. */
+  now(): number;
+  /** A durable sleep asks the attempt to end in a snooze until `wakeAt`: the error its promise rejects with. */
+  snooze(wakeAt: number): Error;
 }
 
-export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progress">;
+export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progress" | "sleep" | "sleepUntil">;
 
 /**
  * An executor's context whose steps are built on first use (`steps`): most attempts take no step, and
@@ -38,12 +42,26 @@ export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progr
  * names) that every start would pay. Getters of the literal itself, so that a spread or a
  * destructuring of the context sees them as the fields they were.
  */
-export function executorContext<E>(base: Omit<ExecutorContext<E>, keyof DurableSteps>, steps: () => DurableSteps): ExecutorContext<E> {
+export function executorContext<E>(
+  base: Omit<ExecutorContext<E>, keyof DurableSteps | "dependencies">,
+  steps: () => DurableSteps,
+  dependencies: () => DependencyOutcome[],
+): ExecutorContext<E> {
+  let known: DependencyOutcome[] | undefined;
   return {
     signal: base.signal,
     job: base.job,
     attempt: base.attempt,
     env: base.env,
+    get dependencies() {
+      return (known ??= dependencies());
+    },
+    get sleep() {
+      return steps().sleep;
+    },
+    get sleepUntil() {
+      return steps().sleepUntil;
+    },
     get step() {
       return steps().step;
     },
@@ -147,5 +165,39 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
       guard();
       check(recorder.progress(json.value));
     },
+    sleep(name: string, ms: number): Promise<void> {
+      if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SNOOZE_MS) return Promise.reject(new QueueError("invalid_request", `sleep ${String(name)}: ms must be an integer of 0..${MAX_SNOOZE_MS}`));
+      return sleepUntil(name, recorder.now() + ms);
+    },
+    sleepUntil: (name: string, epochMs: number) => sleepUntil(name, epochMs),
   };
+
+  /**
+   * A sleep recorded as the checkpoint `name`, `{"wakeAt": epoch ms}`: the first time it is recorded,
+   * then the attempt ends in a snooze until then; an attempt past that instant passes at once. A sleep
+   * longer than a snooze may be wakes once a year and sleeps on.
+   */
+  function sleepUntil(name: string, epochMs: number): Promise<void> {
+    try {
+      checkName(name);
+      if (typeof epochMs !== "number" || !Number.isInteger(epochMs) || epochMs < 0 || epochMs > MAX_DURATION_MS) {
+        throw new QueueError("invalid_request", `sleep ${name}: the instant must be an integer of 0..${MAX_DURATION_MS} epoch ms`);
+      }
+      const earlier = loaded().get(name);
+      let wakeAt = epochMs;
+      if (earlier !== undefined) {
+        const value = JSON.parse(earlier) as { wakeAt?: unknown } | null;
+        if (value === null || typeof value !== "object" || typeof value.wakeAt !== "number") throw new QueueError("invalid_request", `checkpoint ${name} is not a sleep's`);
+        wakeAt = value.wakeAt;
+      }
+      if (recorder.now() >= wakeAt) return Promise.resolve();
+      guard();
+      const saved = earlier === undefined ? save(name, { wakeAt }) : null;
+      return Promise.resolve(saved).then(() => {
+        throw recorder.snooze(wakeAt);
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
 }

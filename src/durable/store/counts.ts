@@ -6,13 +6,13 @@
  */
 import type { Counts, KindCounts, LaneStats } from "../../shared/job.js";
 
-/** The counts of jobs now: by state, settled jobs by outcome. */
-const COUNTS_SQL = `SELECT queued, running, completing, completed, failed, cancelled, interrupted FROM lane_counts WHERE id = 1`;
+/** The counts of jobs now: by state (a blocked job's row is queued: the kept `queued` counts it too), settled jobs by outcome. */
+const COUNTS_SQL = `SELECT blocked, queued - blocked AS queued, running, completing, completed, failed, cancelled, interrupted FROM lane_counts WHERE id = 1`;
 
 /** The lifetime stats. */
 const STATS_SQL = `SELECT total_enqueued AS enqueued, total_claimed AS claimed, total_completed AS completed, total_failed AS failed,
   total_cancelled AS cancelled, total_interrupted AS interrupted, total_retried AS retried, total_recovered AS recovered, total_lost AS lost,
-  total_expired AS expired, total_debounced AS debounced
+  total_expired AS expired, total_snoozed AS snoozed, total_debounced AS debounced
   FROM lane_counts WHERE id = 1`;
 
 /** How many jobs run: the kept count, not a count of rows. */

@@ -1,7 +1,9 @@
 /**
  * The one place where jobs leave the `jobs` table, and what belongs to a job goes with it. Sweep,
- * retention and purge all delete through `deleteJobs`, which first deletes what the jobs own (their
- * checkpoints) in the same transaction, so nothing outlives its job. A completion deletes its job's
+ * retention and purge all delete through `deleteJobs`, which deletes what the jobs own (their
+ * checkpoints, what they know of their dependencies, the registrations of their dependents) in the
+ * same transaction, so nothing outlives its job. A job deleted before it settled tells its
+ * dependents first (the outbox trigger of migration 13 reads its registrations as it goes). A completion deletes its job's
  * checkpoints through `deleteCompletedCheckpoints`, in its own transaction. The lane's counts follow
  * the deleted jobs by themselves (the triggers of the counts' migration).
  */
@@ -23,11 +25,21 @@ export const DELETE_COMPLETED_CHECKPOINTS_SQL = `DELETE FROM checkpoints
 /** Everything that belongs to the jobs: their checkpoints. ?1 JSON array of job seqs. */
 export const DELETE_OWNED_CHECKPOINTS_SQL = `DELETE FROM checkpoints WHERE job_seq IN (SELECT value FROM json_each(?1))`;
 
+/** What the jobs know of their dependencies. ?1 JSON array of job seqs. */
+const DELETE_OWNED_DEPENDENCIES_SQL = `DELETE FROM dependencies WHERE job_seq IN (SELECT value FROM json_each(?1))`;
+
+/** Who registered to wait for the jobs. ?1 JSON array of job seqs. */
+const DELETE_OWNED_DEPENDENTS_SQL = `DELETE FROM dependents WHERE dep_seq IN (SELECT value FROM json_each(?1))`;
+
 /** Deletes `jobs` and everything that belongs to them. Run it inside the caller's transaction. */
 export function deleteJobs(sql: SqlStorage, jobs: readonly DeletedJob[]): number {
   if (jobs.length === 0) return 0;
-  sql.exec(DELETE_OWNED_CHECKPOINTS_SQL, JSON.stringify(jobs.map((job) => job.seq)));
-  sql.exec(DELETE_JOBS_SQL, JSON.stringify(jobs.map((job) => job.seq)));
+  const seqs = JSON.stringify(jobs.map((job) => job.seq));
+  sql.exec(DELETE_OWNED_CHECKPOINTS_SQL, seqs);
+  sql.exec(DELETE_JOBS_SQL, seqs);
+  // After the jobs: an unsettled one's trigger reads its registrations to tell its dependents.
+  sql.exec(DELETE_OWNED_DEPENDENCIES_SQL, seqs);
+  sql.exec(DELETE_OWNED_DEPENDENTS_SQL, seqs);
   return jobs.length;
 }
 

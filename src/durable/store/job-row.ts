@@ -3,7 +3,7 @@
  * here runs SQL: the store runs statements, this file says what their rows mean.
  */
 import { canonicalJson } from "../../shared/json.js";
-import type { AttemptError, ClaimedJob, Job, JobState, Json, Lease, LeaseView, Outcome } from "../../shared/job.js";
+import type { AttemptError, ClaimedJob, Job, JobRef, JobState, Json, Lease, LeaseView, Outcome, RowState } from "../../shared/job.js";
 
 /** A validated, defaulted enqueue request, ready to insert. Every field is part of the job's identity but `runAt`. */
 export interface JobSpec {
@@ -28,6 +28,10 @@ export interface JobSpec {
   debounceKey: string | null;
   /** The latest runAt a debounced push may set: the first enqueue + maxDelayMs (null: no cap). */
   debounceDeadline: number | null;
+  /** The jobs it waits for, each lane named (its own lane too), as JSON text (part of the identity); null: none. */
+  dependsOn: string | null;
+  /** What a dependency that does not complete does to it (null: it has none). */
+  dependencyFailure: "fail" | "ignore" | null;
 }
 
 /** How a job's last attempt went back to `queued` (null: it has not, or a claim came since). */
@@ -42,7 +46,7 @@ export type JobRow = {
   queue: string | null;
   priority: number;
   run_at: number;
-  state: JobState;
+  state: RowState;
   outcome: Outcome | null;
   attempts: number;
   max_attempts: number;
@@ -75,6 +79,13 @@ export type JobRow = {
   debounce: string | null;
   debounce_key: string | null;
   debounce_deadline: number | null;
+  depends_on: string | null;
+  dependency_failure: "fail" | "ignore" | null;
+  /** Dependencies not yet settled: blocked while above 0 (and queued). */
+  blocked: number;
+  /** Its runAt while blocked (run_at then holds BLOCKED_RUN_AT). */
+  blocked_run_at: number | null;
+  has_dependents: number;
 };
 
 /** Every column of `JobRow`, in order: what a statement that answers whole rows selects or returns. */
@@ -82,7 +93,8 @@ export const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, sta
   backoff_base_ms, backoff_max_ms, timeout_ms, result, error, cancel_requested, generation, lease_token,
   lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
   recovery_count, recovery_window_start, cancel_reason, lease_holder, attempt_end, errors, progress,
-  ttl_ms, expires_at, debounce, debounce_key, debounce_deadline`;
+  ttl_ms, expires_at, debounce, debounce_key, debounce_deadline, depends_on, dependency_failure, blocked, blocked_run_at,
+  has_dependents`;
 
 type Cursor = SqlStorageCursor<Record<string, SqlStorageValue>>;
 
@@ -119,7 +131,7 @@ function namedRow(v: SqlStorageValue[]): JobRow {
     queue: v[4] as string | null,
     priority: v[5] as number,
     run_at: v[6] as number,
-    state: v[7] as JobState,
+    state: v[7] as RowState,
     outcome: v[8] as Outcome | null,
     attempts: v[9] as number,
     max_attempts: v[10] as number,
@@ -150,6 +162,11 @@ function namedRow(v: SqlStorageValue[]): JobRow {
     debounce: v[35] as string | null,
     debounce_key: v[36] as string | null,
     debounce_deadline: v[37] as number | null,
+    depends_on: v[38] as string | null,
+    dependency_failure: v[39] as JobRow["dependency_failure"],
+    blocked: v[40] as number,
+    blocked_run_at: v[41] as number | null,
+    has_dependents: v[42] as number,
   };
 }
 
@@ -161,7 +178,7 @@ export function seqSubjectRows(cursor: Cursor): (SubjectRow & { seq: number })[]
   const rows: (SubjectRow & { seq: number })[] = [];
   for (const v of cursor.raw()) {
     rows.push({
-      seq: v[0] as number, id: v[1] as string, kind: v[2] as string, state: v[3] as JobState, outcome: v[4] as Outcome | null,
+      seq: v[0] as number, id: v[1] as string, kind: v[2] as string, state: v[3] as RowState, outcome: v[4] as Outcome | null,
       attempts: v[5] as number, generation: v[6] as number, claimed_at: v[7] as number | null,
     });
   }
@@ -169,7 +186,7 @@ export function seqSubjectRows(cursor: Cursor): (SubjectRow & { seq: number })[]
 }
 
 /** What a transition says of its job. */
-export type TransitionSubject = Pick<Job, "id" | "kind" | "state" | "outcome" | "attempts" | "generation">;
+export type TransitionSubject = Pick<Job, "id" | "kind" | "outcome" | "attempts" | "generation"> & { state: JobState };
 export type SubjectRow = TransitionSubject & { claimed_at: number | null };
 
 /** The API's job from its row. Pure: the lane's name is given, not remembered. */
@@ -186,10 +203,11 @@ export function enqueuedJob(spec: JobSpec, at: number, lane: string, payload?: J
 }
 
 /**
- * What an enqueue of one job did: wrote it at `at` (its job is `enqueuedJob`), found its id's job the
+ * What an enqueue of one job did: wrote it at `at` (its job is `enqueuedJob`, unless `job` says what
+ * became of it: a job with dependencies may be blocked, or failed at once), found its id's job the
  * same, or replaced the queued job of its debounce key.
  */
-export type Inserted = { status: "queued"; at: number } | { status: "duplicate" | "debounced"; job: Job };
+export type Inserted = { status: "queued"; at: number; job?: Job } | { status: "duplicate" | "debounced"; job: Job };
 
 /** A claimed row as its claimer sees it, token and all: built at once, not a job copied with a lease spread over it. */
 export function toClaimedJob(row: JobRow, lane: string): ClaimedJob {
@@ -209,8 +227,8 @@ function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, le
     payload,
     queue: row.queue,
     priority: row.priority,
-    runAt: row.run_at,
-    state: row.state,
+    runAt: row.blocked_run_at ?? row.run_at,
+    state: stateOf(row),
     outcome: row.outcome,
     attempts: row.attempts,
     generation: row.generation,
@@ -223,10 +241,16 @@ function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, le
     cancelRequested: row.cancel_requested === 1,
     lease,
     expiresAt: row.expires_at,
+    dependsOn: row.depends_on === null ? [] : (JSON.parse(row.depends_on) as JobRef[]),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     settledAt: row.settled_at,
   };
+}
+
+/** A row's state as the API shows it: a queued row with dependencies not yet settled is `blocked`. */
+export function stateOf(row: { state: RowState; blocked: number }): JobState {
+  return row.state === "queued" && row.blocked > 0 ? "blocked" : row.state;
 }
 
 /** The subject of a new job's first transition (none → `queued`): what a transition reads of `newRow`, without the row. */
@@ -279,6 +303,11 @@ export function newRow(spec: JobSpec, now: number): JobRow {
     debounce: spec.debounce,
     debounce_key: spec.debounceKey,
     debounce_deadline: spec.debounceDeadline,
+    depends_on: spec.dependsOn,
+    dependency_failure: spec.dependencyFailure,
+    blocked: 0,
+    blocked_run_at: null,
+    has_dependents: 0,
   };
 }
 
@@ -302,6 +331,8 @@ export function specValues(spec: JobSpec): (string | number | null)[] {
     spec.debounce,
     spec.debounceKey,
     spec.debounceDeadline,
+    spec.dependsOn,
+    spec.dependencyFailure,
   ];
 }
 
@@ -325,6 +356,8 @@ export function identityOfRow(row: JobRow): Identity {
     recoveryWindowMs: row.recovery_window_ms,
     ttlMs: row.ttl_ms,
     debounce: row.debounce,
+    dependsOn: row.depends_on,
+    dependencyFailure: row.dependency_failure,
   };
 }
 
@@ -342,6 +375,8 @@ export function sameIdentity(a: Identity, b: Identity): boolean {
     a.recoveryWindowMs === b.recoveryWindowMs &&
     a.ttlMs === b.ttlMs &&
     a.debounce === b.debounce &&
+    a.dependsOn === b.dependsOn &&
+    a.dependencyFailure === b.dependencyFailure &&
     (a.payload === b.payload || canonicalJson(JSON.parse(a.payload) as Json) === canonicalJson(JSON.parse(b.payload) as Json))
   );
 }

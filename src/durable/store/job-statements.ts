@@ -7,33 +7,47 @@
 import { JOB_COLUMNS } from "./job-row.js";
 
 const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
-  timeout_ms, max_recoveries, recovery_window_ms, ttl_ms, expires_at, debounce, debounce_key, debounce_deadline, state, created_at, updated_at`;
+  timeout_ms, max_recoveries, recovery_window_ms, ttl_ms, expires_at, debounce, debounce_key, debounce_deadline, depends_on, dependency_failure,
+  state, created_at, updated_at`;
 
 // ---- enqueue ----
 
+/** The placeholders of `specValues`, ?1…?19. */
+const SPEC_VALUES = Array.from({ length: 19 }, (_, i) => `?${i + 1}`).join(", ");
+
 /**
- * One new job; ?1…?17 `specValues`, ?18 now. Answers its seq, or nothing when the id exists (the
+ * One new job; ?1…?19 `specValues`, ?20 now. Answers its seq, or nothing when the id exists (the
  * store then reads that job to tell a duplicate from a conflict).
  */
-export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, 'queued', ?18, ?18)
+export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (${SPEC_VALUES}, 'queued', ?20, ?20)
+  ON CONFLICT (id) DO NOTHING RETURNING seq`;
+
+/**
+ * One new job that waits for `?21` dependencies not yet settled (0: none; it is queued as any job):
+ * while it waits, its row's run_at is ?22 (BLOCKED_RUN_AT) and its runAt waits in blocked_run_at.
+ * ?1…?19 `specValues`, ?20 now. Answers its seq, or nothing when the id exists.
+ */
+export const INSERT_DEPENDENT_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, blocked, blocked_run_at)
+  VALUES (?1, ?2, ?3, ?4, ?5, CASE WHEN ?21 > 0 THEN ?22 ELSE ?6 END, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
+    'queued', ?20, ?20, ?21, CASE WHEN ?21 > 0 THEN ?6 END)
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
 /**
  * One new job started at once by the lane's dispatcher: inserted running, its first lease minted,
  * when a slot is free — one statement where a queued insert and a claim take two, and none of the
  * queued-only indexes written. Returns its seq; nothing when the id exists or no slot is free (the
- * caller then enqueues it queued). ?1…?17 `specValues`, ?18 now, ?19 token, ?20 lease until,
- * ?21 slots held besides running rows, ?22 concurrency, ?23 the code's version.
+ * caller then enqueues it queued). ?1…?19 `specValues`, ?20 now, ?21 token, ?22 lease until,
+ * ?23 slots held besides running rows, ?24 concurrency, ?25 the code's version.
  */
 export const INSERT_STARTED_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, attempts, generation, lease_token, lease_until, lease_holder, claimed_at, lease_version)
-  SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, 'running', ?18, ?18, 1, 1, ?19, ?20, 'lane', ?18, ?23
-  WHERE (SELECT running FROM lane_counts WHERE id = 1) + ?21 < ?22
+  SELECT ${SPEC_VALUES}, 'running', ?20, ?20, 1, 1, ?21, ?22, 'lane', ?20, ?25
+  WHERE (SELECT running FROM lane_counts WHERE id = 1) + ?23 < ?24
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
 /** Many new jobs from one JSON array of `specValues` rows, in order; returns the ids it inserted. ?1 rows, ?2 now. */
 export const INSERT_MANY_SQL = `INSERT INTO jobs (${INSERT_COLUMNS})
   SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9,
-    value->>10, value->>11, value->>12, value->>13, value->>14, value->>15, value->>16, 'queued', ?2, ?2
+    value->>10, value->>11, value->>12, value->>13, value->>14, value->>15, value->>16, value->>17, value->>18, 'queued', ?2, ?2
   FROM json_each(?1) WHERE true ORDER BY key
   ON CONFLICT (id) DO NOTHING RETURNING id`;
 
@@ -47,14 +61,17 @@ export const JOBS_BY_IDS_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE id IN (SEL
 
 /** A page of jobs in enqueue order. ?1 after seq, ?2 state, ?3 outcome, ?4 kind, ?5 queue (each null: any), ?6 limit. */
 export const LIST_SQL = `SELECT ${JOB_COLUMNS} FROM jobs
-  WHERE seq > ?1 AND (?2 IS NULL OR state = +?2) AND (?3 IS NULL OR outcome = +?3)
+  WHERE seq > ?1 AND (?2 IS NULL OR CASE WHEN state = 'queued' AND blocked > 0 THEN 'blocked' ELSE state END = +?2) AND (?3 IS NULL OR outcome = +?3)
     AND (?4 IS NULL OR kind = +?4) AND (?5 IS NULL OR queue = +?5)
   ORDER BY seq LIMIT +?6`;
 
 // ---- requeue ----
 
-/** A settled job queued again with a fresh attempt budget. ?1 seq, ?2 now. */
-export const REQUEUE_SQL = `UPDATE jobs SET state = 'queued', outcome = NULL, attempts = 0, run_at = ?2, result = NULL,
+/**
+ * A settled job queued again with a fresh attempt budget; dependencies it was still waiting for (it
+ * was cancelled while blocked) no longer hold it. ?1 seq, ?2 now.
+ */
+export const REQUEUE_SQL = `UPDATE jobs SET state = 'queued', outcome = NULL, attempts = 0, run_at = ?2, result = NULL, blocked = 0, blocked_run_at = NULL,
     cancel_requested = 0, cancel_reason = NULL, recovery_count = 0, recovery_window_start = NULL,
     settled_at = NULL, updated_at = ?2, attempt_end = NULL
   WHERE seq = ?1 AND state = 'settled' RETURNING ${JOB_COLUMNS}`;

@@ -80,13 +80,13 @@ export class JobStore {
    */
   insertJob(spec: JobSpec, now: number): Result<Inserted> {
     const inserted = this.sql.exec(Q.INSERT_ONE_SQL, ...specValues(spec), now).toArray().length > 0;
-    if (!inserted) return this.sameJob(spec);
+    if (!inserted) return this.existing(spec);
     this.emit(newSubject(spec), null, null);
     return ok({ status: "queued", at: now });
   }
 
   /** The answer to an enqueue whose id exists: the stored job when its spec is the same, else a conflict. */
-  private sameJob(spec: JobSpec): Result<Inserted> {
+  existing(spec: JobSpec): Result<Inserted> {
     const existing = this.row(spec.id);
     if (!existing) throw new Error(`the insert of ${spec.id} wrote nothing, and no job has that id`);
     if (sameIdentity(identityOfRow(existing), spec)) return ok({ status: "duplicate", job: toJob(existing, this.lane) });

@@ -375,6 +375,99 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE lane_counts ADD COLUMN total_debounced INTEGER NOT NULL DEFAULT 0`,
     ],
   },
+  {
+    version: 13,
+    name: "dependencies, the outbox, snooze",
+    statements: [
+      // A job's dependencies as the enqueue named them (JSON [{lane, id}], part of the spec; NULL: none),
+      // its policy when one does not complete, how many are not yet settled (blocked while above 0),
+      // and its runAt while blocked: a blocked job is a queued row whose run_at is BLOCKED_RUN_AT,
+      // past any runAt, so that no claim, wake or due count sees it (the state grammar's CHECK of
+      // version 1 cannot be changed in place, and a rebuild of a live queue is out of the question).
+      `ALTER TABLE jobs ADD COLUMN depends_on TEXT CHECK (depends_on IS NULL OR json_valid(depends_on))`,
+      `ALTER TABLE jobs ADD COLUMN dependency_failure TEXT CHECK (dependency_failure IN ('fail', 'ignore'))`,
+      `ALTER TABLE jobs ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0 CHECK (blocked >= 0)`,
+      `ALTER TABLE jobs ADD COLUMN blocked_run_at INTEGER`,
+      // 1: other jobs registered to hear of this one's settlement (rows of dependents); the outbox
+      // trigger looks no further for a job without.
+      `ALTER TABLE jobs ADD COLUMN has_dependents INTEGER NOT NULL DEFAULT 0 CHECK (has_dependents IN (0, 1))`,
+      // What a dependent knows of each of its dependencies, in the order it named them: nothing yet
+      // (outcome NULL), or the outcome, result and error it was told, and of which generation. A
+      // notice is applied only to a row with no outcome yet: a repeat changes nothing.
+      `CREATE TABLE dependencies (
+        job_seq INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        lane TEXT NOT NULL,
+        id TEXT NOT NULL,
+        outcome TEXT CHECK (outcome IN ('completed', 'failed', 'cancelled', 'interrupted')),
+        result TEXT,
+        error TEXT,
+        generation INTEGER,
+        told_at INTEGER,
+        PRIMARY KEY (job_seq, lane, id)
+      ) WITHOUT ROWID`,
+      // The jobs of this lane that others wait for, and who waits: a registration, made by the
+      // dependent's enqueue before it writes its job, kept until the job is deleted (its dependents
+      // are listed by it). Every settlement tells them all; a dependent applies the first it hears.
+      `CREATE TABLE dependents (
+        dep_seq INTEGER NOT NULL,
+        lane TEXT NOT NULL,
+        id TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (dep_seq, lane, id)
+      ) WITHOUT ROWID`,
+      // Notices this lane owes: a dependency settled (or was deleted unsettled), to be told to each
+      // dependent's lane (this one too) until it acknowledges. Written in the statement that settles
+      // the job (the triggers below); delivered by the alarm (a wake term: next_at), with backoff per
+      // receiving lane; deleted when acknowledged. The result is read from the job, kept meanwhile.
+      `CREATE TABLE outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        dep_seq INTEGER NOT NULL,
+        dep_id TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('completed', 'failed', 'cancelled', 'interrupted')),
+        error TEXT,
+        generation INTEGER NOT NULL,
+        lane TEXT NOT NULL,
+        id TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_at INTEGER NOT NULL,
+        created_at INTEGER NOT NULL
+      )`,
+      `CREATE INDEX outbox_due ON outbox (next_at)`,
+      `CREATE INDEX outbox_by_dependency ON outbox (dep_seq)`,
+      `CREATE TRIGGER jobs_outbox_settled AFTER UPDATE OF state ON jobs
+      WHEN NEW.has_dependents = 1 AND NEW.state = 'settled' AND OLD.state <> 'settled' BEGIN
+        INSERT INTO outbox (dep_seq, dep_id, outcome, error, generation, lane, id, next_at, created_at)
+          SELECT NEW.seq, NEW.id, NEW.outcome, NEW.error, NEW.generation, d.lane, d.id, NEW.updated_at, NEW.updated_at
+          FROM dependents d WHERE d.dep_seq = NEW.seq;
+      END`,
+      // A job deleted before it settled (a purge) tells its dependents it was cancelled. (Its
+      // registrations go with it, after this: store/deletion.ts.)
+      `CREATE TRIGGER jobs_outbox_deleted AFTER DELETE ON jobs WHEN OLD.has_dependents = 1 AND OLD.state <> 'settled' BEGIN
+        INSERT INTO outbox (dep_seq, dep_id, outcome, error, generation, lane, id, next_at, created_at)
+          SELECT OLD.seq, OLD.id, 'cancelled', 'deleted before it settled', OLD.generation, d.lane, d.id, OLD.updated_at, OLD.updated_at
+          FROM dependents d WHERE d.dep_seq = OLD.seq;
+      END`,
+      // Blocked jobs, kept like the other counts; and jobs snoozed (only a snooze queues a running
+      // job with its token cleared).
+      `ALTER TABLE lane_counts ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE lane_counts ADD COLUMN total_snoozed INTEGER NOT NULL DEFAULT 0`,
+      `CREATE TRIGGER jobs_count_blocked_insert AFTER INSERT ON jobs WHEN NEW.state = 'queued' AND NEW.blocked > 0 BEGIN
+        UPDATE lane_counts SET blocked = blocked + 1 WHERE id = 1;
+      END`,
+      `CREATE TRIGGER jobs_count_blocked_update AFTER UPDATE OF state, blocked ON jobs
+      WHEN (OLD.state = 'queued' AND OLD.blocked > 0) <> (NEW.state = 'queued' AND NEW.blocked > 0) BEGIN
+        UPDATE lane_counts SET blocked = blocked + (NEW.state = 'queued' AND NEW.blocked > 0) - (OLD.state = 'queued' AND OLD.blocked > 0) WHERE id = 1;
+      END`,
+      `CREATE TRIGGER jobs_count_blocked_delete AFTER DELETE ON jobs WHEN OLD.state = 'queued' AND OLD.blocked > 0 BEGIN
+        UPDATE lane_counts SET blocked = blocked - 1 WHERE id = 1;
+      END`,
+      `CREATE TRIGGER jobs_count_snoozed AFTER UPDATE OF state ON jobs
+      WHEN OLD.state = 'running' AND NEW.state = 'queued' AND NEW.lease_token IS NULL BEGIN
+        UPDATE lane_counts SET total_snoozed = total_snoozed + 1 WHERE id = 1;
+      END`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

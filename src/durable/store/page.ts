@@ -22,7 +22,7 @@ export type Candidate = { seq: number; priority: number; bytes: number };
  */
 export function rowBytes(row: JobRow): number {
   const stored = (text: string | null) => (text === null ? 0 : utf8Length(text));
-  return stored(row.payload) + stored(row.result) + stored(row.errors) + stored(row.progress) + 6 * (row.error?.length ?? 0) + JOB_JSON_OVERHEAD;
+  return stored(row.payload) + stored(row.result) + stored(row.errors) + stored(row.progress) + stored(row.depends_on) + 6 * (row.error?.length ?? 0) + JOB_JSON_OVERHEAD;
 }
 
 /** The first candidates whose answer stays within `maxBytes` (never none while one is there). */

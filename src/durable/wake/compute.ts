@@ -9,6 +9,7 @@ import type { Cancels } from "../attempts/cancel.js";
 import type { SwitchyardEnv } from "../env.js";
 import type { Dispatcher } from "../attempts/dispatcher.js";
 import type { OutcomeDelivery } from "../attempts/outcomes.js";
+import type { Outbox } from "../deps/outbox.js";
 import type { RetentionStore } from "../operator/retention.js";
 import type { ScheduleStore } from "../schedules/schedules.js";
 import type { LaneSettingsStore } from "../store/settings.js";
@@ -30,6 +31,10 @@ export interface WakeSources {
   heldClaims(): number;
   /** Outcomes are recorded `completing` and delivered to a hook before they settle. */
   readonly deliverOutcomes: boolean;
+  /** The notices this lane owes (their next due instant is a term). */
+  readonly outbox: Outbox;
+  /** Whether a settlement here may write notices (a job of the lane has dependents). */
+  mayNotify(): boolean;
 }
 
 export class WakeComputer {
@@ -53,7 +58,7 @@ export class WakeComputer {
     const rows = reads.rows(looked ? [] : dispatcher.kinds, dispatcher.busyJobIds(), held);
     const heldCancels = rows.cancels > 0 ? cancels.inProcess().filter((c) => dispatcher.holds(c.id)).length : 0;
     const { concurrency, paused, retention: horizons } = settings.read();
-    const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire() };
+    const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.mayNotify() ? this.sources.outbox.nextAt() : null };
     this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: rooms.retentionPass };
     const wake = earliest(wakeTerms({ ...rows, ...rooms }, { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels, heldClaims: this.sources.heldClaims() }, clock.now()));
     belt.noteWake(wake);
@@ -71,6 +76,7 @@ export class WakeComputer {
   freedKeepsWake(leasesTaken: boolean): boolean {
     const saw = this.lastSaw;
     if (leasesTaken && this.sources.dispatcher.running) return false;
+    if (this.sources.mayNotify()) return false;
     return !this.sources.deliverOutcomes && !saw.full && (saw.retention !== null || this.sources.settings.read().retention.completedMs === null);
   }
 }

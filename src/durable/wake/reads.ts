@@ -7,6 +7,7 @@
 import { nextTokenAt, tokensAt } from "../../shared/bucket.js";
 import type { Clock } from "../../shared/clock.js";
 import { IS_CLAIMABLE } from "../attempts/claim-statements.js";
+import { BLOCKED_RUN_AT } from "../../shared/defaults.js";
 import type { LaneSettingsStore } from "../store/settings.js";
 
 /** How many outcomes wait for delivery and how many jobs run (both kept counts), the earliest lease
@@ -22,9 +23,9 @@ export const WAKE_STATE_SQL = `SELECT
 export const DUE_EXECUTOR_HEAD_SQL = `SELECT 1 FROM jobs j WHERE j.state = 'queued' AND j.kind = ?2 AND j.run_at <= ?1
   AND j.id NOT IN (SELECT value FROM json_each(?3)) AND ${IS_CLAIMABLE} LIMIT 1`;
 
-/** The earliest future runAt of a job that will be claimable then, as things stand. ?1 now. */
-export const EARLIEST_FUTURE_HEAD_SQL = `SELECT j.run_at FROM jobs j WHERE j.state = 'queued' AND j.run_at > ?1 AND ${IS_CLAIMABLE}
-  ORDER BY j.run_at LIMIT 1`;
+/** The earliest future runAt of a job that will be claimable then, as things stand (a blocked job has none). ?1 now. */
+export const EARLIEST_FUTURE_HEAD_SQL = `SELECT j.run_at FROM jobs j WHERE j.state = 'queued' AND j.run_at > ?1 AND j.run_at < ${BLOCKED_RUN_AT}
+  AND ${IS_CLAIMABLE} ORDER BY j.run_at LIMIT 1`;
 
 /**
  * The earliest instant at which a rate-limited queue with queued jobs and an empty bucket gains a

@@ -29,6 +29,8 @@ export interface WakeTerms {
    * bounded batch per alarm), else the next horizon plus a little slack.
    */
   retention: number | null;
+  /** The next notice the outbox owes another job (deps/outbox.ts): now once due. */
+  outbox: number | null;
   /**
    * The next fire of an unpaused schedule (schedules/schedules.ts). Past when the lane missed it (it could not
    * run): the alarm then fires at once, and the missed fires collapse to the latest. A lane's own
@@ -41,7 +43,7 @@ export interface WakeTerms {
  * What the terms are computed from: the jobs' rows (reads.ts), the next retention pass
  * (operator/retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
  */
-export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null };
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null };
 
 /** What the lane itself holds in memory that the rows cannot say. */
 export interface WakeMemory {
@@ -63,6 +65,7 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     queueToken: rows.queueToken,
     expiry: rows.expiry === null ? null : Math.max(now, rows.expiry),
     retention: rows.retentionPass,
+    outbox: rows.nextNotice === null ? null : Math.max(now, rows.nextNotice),
     scheduleFire: rows.nextScheduleFire,
   };
 }

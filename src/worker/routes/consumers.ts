@@ -6,7 +6,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { unwrap } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
 import { ClaimResponse, JobResponse, RenewResponse } from "../responses.js";
-import { ClaimRequest, CompleteRequest, FailRequest, ReleaseRequest, RenewRequest } from "../../shared/schemas.js";
+import { ClaimRequest, CompleteRequest, FailRequest, ReleaseRequest, RenewRequest, SnoozeRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
 import { callLane, laneOf } from "../lane-call.js";
 
@@ -63,6 +63,13 @@ const release = fencedRoute(
   JobResponse,
   "the job, queued again",
 );
+const snooze = fencedRoute(
+  "snooze",
+  "End the attempt and queue the job again after delayMs, the attempt given back and checkpoints kept; the token is then lease_superseded",
+  SnoozeRequest,
+  JobResponse,
+  "the job, queued for later",
+);
 
 export function consumerRoutes() {
   return createRouter()
@@ -99,5 +106,9 @@ export function consumerRoutes() {
     .openapi(release, async (c) => {
       const { lane, id } = c.req.valid("param");
       return c.json(await callLane(c, (stub) => stub.release(id, c.req.valid("json"))), 200);
+    })
+    .openapi(snooze, async (c) => {
+      const { id } = c.req.valid("param");
+      return c.json(await callLane(c, (stub) => stub.snooze(id, c.req.valid("json"))), 200);
     });
 }

@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { QueueError } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
-import { BatchEnqueueResponse, CancelResponse, EnqueueResponse, Job, JobList, JobResponse } from "../responses.js";
+import { BatchEnqueueResponse, CancelResponse, DependentsResponse, EnqueueResponse, Job, JobList, JobResponse } from "../responses.js";
 import { BatchEnqueueRequest, CancelRequest, EnqueueRequest, ListQuery } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
 import { callLane } from "../lane-call.js";
@@ -17,7 +17,7 @@ const enqueue = createRoute({
   security: bearerAuth,
   request: { params: LaneParams, body: jsonRequest(EnqueueRequest) },
   responses: {
-    201: jsonResponse(EnqueueResponse, "enqueued"),
+    201: jsonResponse(EnqueueResponse, "enqueued (with dependencies not all settled: state blocked)"),
     200: jsonResponse(EnqueueResponse, "duplicate: the id exists with the same spec"),
     ...errorResponses(409, 413, 415),
   },
@@ -67,6 +67,16 @@ const cancel = createRoute({
   },
 });
 
+const dependents = createRoute({
+  method: "get",
+  path: "/lanes/{lane}/jobs/{id}/dependents",
+  tags,
+  summary: "The jobs registered to wait for this one (dependsOn), by lane then id",
+  security: bearerAuth,
+  request: { params: JobParams },
+  responses: { 200: jsonResponse(DependentsResponse, "its dependents"), ...errorResponses(404) },
+});
+
 /** Requeue takes no fields; a body that has some is refused like any other unknown field. */
 const RequeueRequest = z.strictObject({}).openapi("RequeueRequest");
 
@@ -114,6 +124,10 @@ export function jobRoutes() {
       const answer = await callLane(c, (stub) => stub.cancel(id, c.req.valid("json")));
       if (answer.status === "cancelling") return c.json(answer, 202);
       return c.json(answer, 200);
+    })
+    .openapi(dependents, async (c) => {
+      const { id } = c.req.valid("param");
+      return c.json(await callLane(c, (stub) => stub.dependents(id)), 200);
     })
     .openapi(requeue, async (c) => {
       const { lane, id } = c.req.valid("param");

@@ -1,0 +1,276 @@
+/**
+ * Dependencies (docs/api.md "Dependencies"), every side of them in one lane:
+ * - the dependent's enqueue: registers with the lanes of its remote dependencies first (which proves
+ *   they exist), then writes the job in one transaction with its local ones: blocked while any is not
+ *   settled, queued when all are, failed at once when one already did not complete (policy fail);
+ * - the dependency's lane: answers registrations (and keeps them: its settlement writes a notice per
+ *   dependent into the outbox, in the same statement; outbox.ts delivers them);
+ * - the dependent's lane, told: applies each notice at most once (a dependency row hears once), so
+ *   at-least-once delivery has an exactly-once effect; the last dependency releases the job;
+ * - what an attempt reads: its dependencies' outcomes and results.
+ *
+ * A blocked job is a queued row whose run_at is `BLOCKED_RUN_AT` (job-statements.ts): no claim, wake
+ * term or due count sees it, while cancel, TTL, purge and failing the lane treat it as the queued job
+ * it is. In a queue it keeps its place, so the queue's later jobs wait behind it (queue order holds).
+ */
+import type { Clock } from "../../shared/clock.js";
+import { BLOCKED_RUN_AT } from "../../shared/defaults.js";
+import { fail, ok, type Result } from "../../shared/errors.js";
+import type { DependencyOutcome, Job, JobRef, Json, Outcome } from "../../shared/job.js";
+import { oneJobRow, specValues, stateOf, toJob, type Inserted, type JobRow, type JobSpec } from "../store/job-row.js";
+import type { JobStore } from "../store/job-store.js";
+import * as Q from "../store/job-statements.js";
+import * as D from "./dependency-statements.js";
+import type { Notice, NoticeAnswer, Registration, RegistrationAnswer, Settlement } from "./notices.js";
+
+/** How many dependents `GET …/dependents` lists at most. */
+export const MAX_DEPENDENTS_LISTED = 10_000;
+
+/** What a lane calls on another lane about dependencies (env.ts's `LanePeer`). */
+export interface DependencyPeer {
+  registerDependents(registrations: unknown): Promise<Result<RegistrationAnswer[]>>;
+}
+
+export interface DependenciesHost {
+  readonly lane: string;
+  /** The lane of that name, to register with. */
+  peer(lane: string): DependencyPeer;
+}
+
+/** A dependency's key in maps: its lane and id. */
+const keyOf = (ref: JobRef) => `${ref.lane}\u0000${ref.id}`;
+
+/** What an enqueue learned of its remote dependencies: settled already (how), or waiting (null). */
+export type Known = Map<string, Settlement | null>;
+
+type DependencyRow = { seq: number; id: string; state: JobRow["state"]; outcome: Outcome | null; result: string | null; error: string | null; generation: number };
+
+export class Dependencies {
+  private readonly sql: SqlStorage;
+  /** Ids of dependents whose enqueue is between its registrations and its write (count: enqueues of the id at once). */
+  private readonly pending = new Map<string, number>();
+  /** Whether a job of this lane may have dependents (its settlement then writes the outbox). */
+  private registered: boolean;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly clock: Clock,
+    private readonly store: JobStore,
+    private readonly host: DependenciesHost,
+  ) {
+    this.sql = storage.sql;
+    this.registered = this.sql.exec(D.ANY_DEPENDENTS_SQL).toArray().length > 0;
+  }
+
+  /** Whether a settlement in this lane may write notices (a job here has dependents): the wake then looks at the outbox. */
+  get mayNotify(): boolean {
+    return this.registered;
+  }
+
+  // ---- the dependent's enqueue ----
+
+  /**
+   * Registers the dependents among `specs` with the lanes of their remote dependencies, one call per
+   * lane; answers what each already knows, or `dependency_not_found` naming every missing one. The
+   * specs' ids are held pending meanwhile (and until `done`): a notice for one of them is told to
+   * come again rather than dropped.
+   */
+  async registerRemote(specs: readonly JobSpec[]): Promise<Result<Known>> {
+    const byLane = new Map<string, Registration[]>();
+    for (const spec of specs) {
+      for (const ref of refsOf(spec)) {
+        if (ref.lane === this.host.lane) continue;
+        let list = byLane.get(ref.lane);
+        if (!list) byLane.set(ref.lane, (list = []));
+        list.push({ id: ref.id, dependent: { lane: this.host.lane, id: spec.id } });
+      }
+    }
+    const known: Known = new Map();
+    if (byLane.size === 0) return ok(known);
+    const answers = await Promise.all([...byLane].map(async ([lane, registrations]) => ({ lane, registrations, answer: await this.host.peer(lane).registerDependents(registrations) })));
+    const missing: JobRef[] = [];
+    for (const { lane, registrations, answer } of answers) {
+      if (!answer.ok) return answer;
+      registrations.forEach((registration, i) => {
+        const said = answer.value[i];
+        const ref = { lane, id: registration.id };
+        if (!said || said.status === "missing") missing.push(ref);
+        else known.set(keyOf(ref), said.status === "waiting" ? null : { outcome: said.outcome, result: said.result, error: said.error, generation: said.generation });
+      });
+    }
+    return missing.length > 0 ? notFound(missing) : ok(known);
+  }
+
+  /** Holds ids pending (see `registerRemote`) until `done`. */
+  hold(ids: readonly string[]): void {
+    for (const id of ids) this.pending.set(id, (this.pending.get(id) ?? 0) + 1);
+  }
+
+  done(ids: readonly string[]): void {
+    for (const id of ids) {
+      const n = (this.pending.get(id) ?? 1) - 1;
+      if (n === 0) this.pending.delete(id);
+      else this.pending.set(id, n);
+    }
+  }
+
+  /**
+   * Writes a dependent job, inside the caller's transaction: its local dependencies looked up (each
+   * must exist: `dependency_not_found` else, which the caller rolls back) and registered, its remote
+   * ones as `known` says. Blocked while any is not settled; queued when all are; failed at once when
+   * one did not complete and its policy is `fail`. An id that exists is answered as any enqueue's.
+   */
+  write(spec: JobSpec, now: number, known: Known): Result<Inserted> {
+    const refs = refsOf(spec);
+    const local = refs.filter((ref) => ref.lane === this.host.lane);
+    const rows = new Map<string, DependencyRow>();
+    if (local.length > 0) for (const row of this.sql.exec<DependencyRow>(D.DEPENDENCY_STATE_SQL, JSON.stringify(local.map((r) => r.id)))) rows.set(row.id, { ...row });
+    const missing = local.filter((ref) => !rows.has(ref.id));
+    if (missing.length > 0) return notFound(missing);
+    const settlements = refs.map((ref) => (ref.lane === this.host.lane ? settlementOf(rows.get(ref.id)!) : (known.get(keyOf(ref)) ?? null)));
+    const waiting = settlements.filter((s) => s === null).length;
+    const seq = this.sql.exec<{ seq: number }>(D_INSERT, ...specValues(spec), now, waiting, BLOCKED_RUN_AT).toArray()[0]?.seq;
+    if (seq === undefined) return this.store.existing(spec);
+    const values = refs.map((ref, i) => {
+      const s = settlements[i];
+      return [i, ref.lane, ref.id, s?.outcome ?? null, s?.result ?? null, s?.error ?? null, s?.generation ?? null, s ? now : null];
+    });
+    this.sql.exec(D.INSERT_DEPENDENCIES_SQL, seq, JSON.stringify(values));
+    if (local.length > 0) this.registerLocal(local.map((ref) => rows.get(ref.id)!.seq), spec.id, now);
+    let row = oneJobRow(this.sql.exec(Q.JOB_BY_ID_SQL, spec.id));
+    this.store.emit({ ...row, state: stateOf(row) }, null, null);
+    const failedBy = spec.dependencyFailure === "fail" ? refs.findIndex((_, i) => settlements[i] && settlements[i]!.outcome !== "completed") : -1;
+    if (failedBy >= 0) row = this.failDependent(row, refs[failedBy]!, settlements[failedBy]!.outcome, now);
+    return ok({ status: "queued", at: now, job: toJob(row, this.store.lane) });
+  }
+
+  /** This lane's own jobs registered as dependencies of `dependent` (a job of this lane). */
+  private registerLocal(seqs: readonly number[], dependent: string, now: number): void {
+    this.sql.exec(D.REGISTER_SQL, JSON.stringify(seqs.map((seq) => [seq, this.host.lane, dependent])), now);
+    this.sql.exec(D.MARK_HAS_DEPENDENTS_SQL, JSON.stringify(seqs));
+    this.registered = true;
+  }
+
+  // ---- the dependency's lane ----
+
+  /**
+   * Registrations of other lanes' dependents with jobs of this lane, in one transaction: each job
+   * that exists keeps the registration (its settlement will tell the dependent) and answers how it
+   * settled, if it has; one that does not exist answers `missing` and registers nothing.
+   */
+  register(registrations: readonly Registration[]): RegistrationAnswer[] {
+    const now = this.clock.now();
+    return this.storage.transactionSync(() => {
+      const rows = new Map<string, DependencyRow>();
+      const ids = [...new Set(registrations.map((r) => r.id))];
+      for (const row of this.sql.exec<DependencyRow>(D.DEPENDENCY_STATE_SQL, JSON.stringify(ids))) rows.set(row.id, { ...row });
+      const kept = registrations.filter((r) => rows.has(r.id));
+      if (kept.length > 0) {
+        this.sql.exec(D.REGISTER_SQL, JSON.stringify(kept.map((r) => [rows.get(r.id)!.seq, r.dependent.lane, r.dependent.id])), now);
+        this.sql.exec(D.MARK_HAS_DEPENDENTS_SQL, JSON.stringify([...new Set(kept.map((r) => rows.get(r.id)!.seq))]));
+        this.registered = true;
+      }
+      return registrations.map((r): RegistrationAnswer => {
+        const row = rows.get(r.id);
+        if (!row) return { status: "missing" };
+        const settled = settlementOf(row);
+        return settled ? { status: "settled", ...settled } : { status: "waiting" };
+      });
+    });
+  }
+
+  /** The jobs registered to wait for job `id` of this lane, by lane then id (the first `MAX_DEPENDENTS_LISTED`). */
+  dependents(id: string): Result<JobRef[]> {
+    if (!this.store.row(id)) return fail("job_not_found", `no job ${id} in lane ${this.host.lane}`);
+    return ok(this.sql.exec<{ lane: string; id: string }>(D.DEPENDENTS_OF_SQL, id, MAX_DEPENDENTS_LISTED).toArray().map((r) => ({ lane: r.lane, id: r.id })));
+  }
+
+  // ---- the dependent's lane, told ----
+
+  /** Applies notices in one transaction, each at most once; answers what became of each. */
+  apply(notices: readonly Notice[]): NoticeAnswer[] {
+    const now = this.clock.now();
+    return this.storage.transactionSync(() => notices.map((notice) => this.applyOne(notice, now)));
+  }
+
+  private applyOne(notice: Notice, now: number): NoticeAnswer {
+    const row = this.store.row(notice.dependent);
+    if (!row) return this.pending.has(notice.dependent) ? "pending" : "gone";
+    const { lane, id } = notice.dependency;
+    const told = this.sql.exec(D.TELL_DEPENDENCY_SQL, row.seq, lane, id, notice.outcome, notice.result, notice.error, notice.generation, now).toArray().length > 0;
+    if (!told) return row.depends_on !== null && (JSON.parse(row.depends_on) as JobRef[]).some((r) => r.lane === lane && r.id === id) ? "repeat" : "gone";
+    // Cancelled, expired or requeued meanwhile: nothing waits any more.
+    if (row.state !== "queued" || row.blocked === 0) return "applied";
+    if (notice.outcome !== "completed" && row.dependency_failure === "fail") {
+      this.failDependent(row, notice.dependency, notice.outcome, now);
+      return "applied";
+    }
+    const released = oneJobRow(this.sql.exec(D.RELEASE_ONE_SQL, row.seq, now));
+    if (released.blocked === 0) this.store.emit(released, "blocked", null);
+    return "applied";
+  }
+
+  /** A blocked job failed by dependency `ref`, which settled `outcome` (policy fail). */
+  private failDependent(row: JobRow, ref: JobRef, outcome: Outcome, now: number): JobRow {
+    const to = this.store.endState();
+    const error = `dependency ${ref.lane}/${ref.id} ${outcome}`;
+    const failed = oneJobRow(this.sql.exec(D.FAIL_DEPENDENT_SQL, row.seq, to, error, to === "settled" ? now : null, now));
+    this.store.emit(failed, stateOf(row), null);
+    return failed;
+  }
+
+  // ---- what an attempt reads ----
+
+  /** What each dependency of the job (of `seq`) settled as and returned, in the order it named them. */
+  of(seq: number): DependencyOutcome[] {
+    return this.outcomesOf([seq]).get(seq) ?? [];
+  }
+
+  /** Claimed jobs with their dependencies' outcomes (`[]` without any), in one query. */
+  attach<J extends Job & { dependsOn: JobRef[] }>(jobs: readonly J[], seqs: ReadonlyMap<string, number>): (J & { dependencies: DependencyOutcome[] })[] {
+    const found = this.outcomesOf(jobs.filter((job) => job.dependsOn.length > 0).map((job) => seqs.get(job.id) ?? -1));
+    return jobs.map((job) => ({ ...job, dependencies: found.get(seqs.get(job.id) ?? -1) ?? [] }));
+  }
+
+  /** The dependencies' outcomes of the jobs of `seqs`, by seq, in the order each job named them. */
+  private outcomesOf(seqs: readonly number[]): Map<number, DependencyOutcome[]> {
+    const byJob = new Map<number, DependencyOutcome[]>();
+    if (seqs.length === 0) return byJob;
+    for (const r of this.sql.exec<{ job_seq: number; lane: string; id: string; outcome: Outcome | null; result: string | null; error: string | null }>(D.DEPENDENCIES_OF_SQL, JSON.stringify(seqs))) {
+      let list = byJob.get(r.job_seq);
+      if (!list) byJob.set(r.job_seq, (list = []));
+      list.push({ lane: r.lane, id: r.id, outcome: r.outcome, result: r.result === null ? null : (JSON.parse(r.result) as Json), error: r.error });
+    }
+    return byJob;
+  }
+}
+
+/** What one dependency adds to a claimed job's `dependencies` beyond its result and error: lane, id, outcome and keys. */
+const DEPENDENCY_ENTRY_OVERHEAD = 2 * 128 + 96;
+
+/** What claim candidates' dependencies add to a pull claim's answer, by seq (none: absent). */
+export function dependencyBytes(sql: SqlStorage, seqs: readonly number[]): Map<number, number> {
+  const bytes = new Map<number, number>();
+  if (seqs.length === 0) return bytes;
+  for (const r of sql.exec<{ seq: number; bytes: number }>(D.DEPENDENCY_BYTES_SQL, JSON.stringify(seqs), DEPENDENCY_ENTRY_OVERHEAD)) bytes.set(r.seq, r.bytes);
+  return bytes;
+}
+
+/** The insert of a dependent job (job-statements.ts). */
+const D_INSERT = Q.INSERT_DEPENDENT_SQL;
+
+/** A spec's dependencies, each lane named. */
+export function refsOf(spec: JobSpec): JobRef[] {
+  return spec.dependsOn === null ? [] : (JSON.parse(spec.dependsOn) as JobRef[]);
+}
+
+/** How a job settled, or null while it has not (completing counts as not yet: its outcome is not delivered). */
+function settlementOf(row: DependencyRow): Settlement | null {
+  if (row.state !== "settled" || row.outcome === null) return null;
+  return { outcome: row.outcome, result: row.result, error: row.error, generation: row.generation };
+}
+
+function notFound(missing: readonly JobRef[]): { ok: false; error: { code: "dependency_not_found"; message: string; details: { dependencies: JobRef[] } } } {
+  const named = missing.map((r) => `${r.lane}/${r.id}`).join(", ");
+  return { ok: false, error: { code: "dependency_not_found", message: `no such dependency: ${named}`, details: { dependencies: [...missing] } } };
+}

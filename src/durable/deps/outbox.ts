@@ -1,0 +1,149 @@
+/**
+ * The outbox (docs/api.md "Dependencies"): the notices this lane owes dependents, written by the
+ * statement that settles a dependency (the triggers of migration 13), delivered by the alarm until
+ * the receiving lane acknowledges each. Due notices are taken in hand (postponed by
+ * `OUTBOX_IN_FLIGHT_MS`, so that a crash mid-delivery only delays them), grouped by receiving lane,
+ * at most `OUTBOX_BATCH` and about 4 MiB per call: this lane's own are applied here and now, others'
+ * go by one RPC per lane. An acknowledged notice is deleted; one that failed, or that its receiver
+ * asked to hear again, is due again after a backoff that doubles per failed try (jittered, capped).
+ * The earliest due notice is a wake term.
+ */
+import type { Clock, Entropy } from "../../shared/clock.js";
+import { describeError } from "../../shared/describe-error.js";
+import { MAX_PAGE_BYTES, OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_MAX_MS, OUTBOX_BATCH, OUTBOX_IN_FLIGHT_MS } from "../../shared/defaults.js";
+import type { Result } from "../../shared/errors.js";
+import type { Outcome } from "../../shared/job.js";
+import { utf8Length } from "../../shared/json.js";
+import { log } from "../../shared/log.js";
+import * as D from "./dependency-statements.js";
+import type { Notice, NoticeAnswer } from "./notices.js";
+
+/** How many due notices one delivery takes in hand at most. */
+const DELIVERY_LIMIT = 4 * OUTBOX_BATCH;
+
+/** What a lane calls on another lane to tell it of settled dependencies (env.ts's `LanePeer`). */
+export interface NoticePeer {
+  notifyDependencies(notices: unknown): Promise<Result<NoticeAnswer[]>>;
+}
+
+export interface OutboxHost {
+  readonly lane: string;
+  /** Applies notices for this lane's own dependents (dependencies.ts). */
+  apply(notices: readonly Notice[]): NoticeAnswer[];
+  peer(lane: string): NoticePeer;
+  /** Keeps the object alive until `promise` settles. */
+  waitUntil(promise: Promise<unknown>): void;
+  /** Rows changed (notices acknowledged or postponed, jobs released): flush. */
+  changed(): void;
+}
+
+type DueRow = { seq: number; dep_id: string; outcome: Outcome; error: string | null; generation: number; lane: string; id: string; attempts: number; result: string | null };
+
+export class Outbox {
+  private readonly sql: SqlStorage;
+  /** Every notice call sent, and how many notices they carried (the benchmark's RPCs per notice). */
+  readonly sent = { calls: 0, notices: 0 };
+
+  constructor(
+    storage: DurableObjectStorage,
+    private readonly clock: Clock,
+    private readonly entropy: Entropy,
+    private readonly host: OutboxHost,
+  ) {
+    this.sql = storage.sql;
+  }
+
+  /** When the next notice is due (null: none owed); the outbox's wake term. */
+  nextAt(): number | null {
+    return this.sql.exec<{ at: number | null }>(D.NEXT_NOTICE_SQL).one().at;
+  }
+
+  /**
+   * Delivers the due notices: this lane's own at once, the others' by RPC, without waiting for their
+   * answers (each answer acknowledges or postpones its notices, then flushes).
+   */
+  deliver(): void {
+    const now = this.clock.now();
+    const due = this.sql.exec<DueRow>(D.DUE_NOTICES_SQL, now, DELIVERY_LIMIT).toArray();
+    if (due.length === 0) return;
+    this.postpone(due.map((r) => r.seq), now + OUTBOX_IN_FLIGHT_MS, false);
+    const byLane = new Map<string, DueRow[]>();
+    for (const row of due) {
+      let list = byLane.get(row.lane);
+      if (!list) byLane.set(row.lane, (list = []));
+      list.push(row);
+    }
+    for (const [lane, rows] of byLane) {
+      for (const chunk of chunks(rows)) {
+        const notices = chunk.map((r) => noticeOf(r, this.host.lane));
+        if (lane === this.host.lane) this.answered(chunk, this.host.apply(notices));
+        else this.send(lane, chunk, notices);
+      }
+    }
+  }
+
+  private send(lane: string, rows: readonly DueRow[], notices: Notice[]): void {
+    this.sent.calls++;
+    this.sent.notices += notices.length;
+    const delivery = this.host
+      .peer(lane)
+      .notifyDependencies(notices)
+      .then(
+        (answer) => {
+          if (answer.ok) return this.answered(rows, answer.value);
+          log({ event: "lane.outbox_failed", lane: this.host.lane, to: lane, notices: notices.length, message: `${answer.error.code}: ${answer.error.message}` });
+          this.retry(rows);
+        },
+        (error: unknown) => {
+          log({ event: "lane.outbox_failed", lane: this.host.lane, to: lane, notices: notices.length, message: describeError(error) });
+          this.retry(rows);
+        },
+      )
+      .finally(() => this.host.changed());
+    this.host.waitUntil(delivery);
+  }
+
+  /** The receiver's answers: acknowledged notices go; `pending` ones come due again soon. */
+  private answered(rows: readonly DueRow[], answers: readonly NoticeAnswer[]): void {
+    const heard = (i: number) => answers[i] !== undefined && answers[i] !== "pending";
+    const acked = rows.filter((_, i) => heard(i));
+    const again = rows.filter((_, i) => !heard(i));
+    if (acked.length > 0) this.sql.exec(D.ACK_NOTICES_SQL, JSON.stringify(acked.map((r) => r.seq)));
+    if (again.length > 0) this.retry(again);
+  }
+
+  /** Due again after the backoff of the group's most tried notice. */
+  private retry(rows: readonly DueRow[]): void {
+    const tries = Math.max(...rows.map((r) => r.attempts));
+    const backoff = Math.min(OUTBOX_BACKOFF_MAX_MS, OUTBOX_BACKOFF_BASE_MS * 2 ** Math.min(tries, 20));
+    this.postpone(rows.map((r) => r.seq), this.clock.now() + Math.ceil(backoff * (0.5 + this.entropy.random() / 2)), true);
+  }
+
+  private postpone(seqs: readonly number[], until: number, counted: boolean): void {
+    this.sql.exec(D.POSTPONE_NOTICES_SQL, JSON.stringify(seqs), until, counted ? 1 : 0);
+  }
+}
+
+/** A due row as the notice its receiver reads. */
+function noticeOf(row: DueRow, lane: string): Notice {
+  return { key: row.seq, dependency: { lane, id: row.dep_id }, dependent: row.id, outcome: row.outcome, result: row.result, error: row.error, generation: row.generation };
+}
+
+/** Rows in calls of at most `OUTBOX_BATCH` notices and about a page of bytes (never none). */
+function chunks(rows: readonly DueRow[]): DueRow[][] {
+  const out: DueRow[][] = [];
+  let current: DueRow[] = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = 512 + (row.result === null ? 0 : utf8Length(row.result)) + (row.error === null ? 0 : utf8Length(row.error));
+    if (current.length > 0 && (current.length >= OUTBOX_BATCH || bytes + size > MAX_PAGE_BYTES)) {
+      out.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(row);
+    bytes += size;
+  }
+  if (current.length > 0) out.push(current);
+  return out;
+}
