@@ -336,6 +336,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     });
   }
 
+  /** Another lane's enqueue, refused, withdraws the registrations it made here. */
+  async unregisterDependents(input: unknown): Promise<Result<{ removed: number }>> {
+    return this.answer(() => {
+      const registrations = parse(Registrations, input);
+      return registrations.ok ? ok({ removed: this.rooms.dependencies.unregister(registrations.value) }) : registrations;
+    });
+  }
+
   /** Another lane's outbox tells this one of settled dependencies: each applied at most once; answers per notice. */
   async notifyDependencies(input: unknown): Promise<Result<NoticeAnswer[]>> {
     return this.answer(() => {

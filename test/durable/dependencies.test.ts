@@ -226,6 +226,8 @@ describe("dependencies across lanes, through the outbox", () => {
     );
     expect(refused.details).toEqual({ dependencies: [{ lane: x!.name, id: "not-there" }] });
     expect(await row(y!.stub, "p")).toBeUndefined();
+    // The registration made with the lane that has the job is withdrawn: the refusal left no trace.
+    expect(value(await x!.stub.dependents("there"))).toEqual({ dependents: [] });
   });
 
   it("applies a notice at most once: telling twice releases once", async () => {

@@ -8,6 +8,7 @@ import { CHECKPOINT_HOT_STATEMENTS } from "../../src/durable/steps/checkpoint-st
 import { CLAIM_CANDIDATES_SQL, CLAIM_HOT_STATEMENTS, CLAIM_KINDS_CANDIDATES_SQL, CLAIM_ROUND_ROBIN_SQL } from "../../src/durable/attempts/claim-statements.js";
 import { LEASE_HOT_STATEMENTS } from "../../src/durable/attempts/lease-statements.js";
 import { QUEUE_NEXT_TOKEN_SQL, WAKE_HOT_STATEMENTS } from "../../src/durable/wake/reads.js";
+import { DEPENDENCY_HOT_STATEMENTS, DUE_NOTICES_SQL, REGISTRATIONS_OF_SQL } from "../../src/durable/deps/dependency-statements.js";
 import { T0, claim, setup, value } from "../helpers/lane.js";
 
 const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS];
@@ -121,3 +122,35 @@ describe("query plans of flow control", () => {
   });
 });
 
+
+describe("query plans of dependencies", () => {
+  const dependencyStatements = DEPENDENCY_HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);
+
+  /** A lane with 2,000 dependents waiting on 200 dependencies, and as many untold notices: where a walk would show. */
+  async function planWithDependencies(statement: string, bindings: unknown[]): Promise<string[]> {
+    const { stub } = await setup();
+    return runInDurableObject(stub, (_lane, state) => {
+      const sql = state.storage.sql;
+      sql.exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 1999)
+        INSERT INTO jobs (id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms, timeout_ms, state, created_at, updated_at, blocked)
+        SELECT 'j' || i, 'a', '{}', NULL, 0, ?1, 3, 1000, 300000, 60000, 'queued', ?1, ?1, i % 2 FROM n`, T0);
+      sql.exec(`INSERT INTO dependents (dep_seq, lane, id, created_at) SELECT seq % 200 + 1, 'other', 'd' || seq, 0 FROM jobs`);
+      sql.exec(`INSERT INTO dependencies (job_seq, position, lane, id) SELECT seq, 0, 'other', 'c' || seq FROM jobs`);
+      sql.exec(`INSERT INTO outbox (dep_seq, dep_id, outcome, generation, lane, id, next_at, created_at) SELECT seq, id, 'completed', 1, 'other', 'd' || seq, ?1 + seq, 0 FROM jobs`, T0);
+      return sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${statement}`, ...bindings).toArray().map((r) => r.detail);
+    });
+  }
+
+  it.each(dependencyStatements)("%s looks rows up by key or index, never reading a whole table", async (_what, statement, bindings) => {
+    const plan = await planWithDependencies(statement, bindings);
+    // Only a bound JSON list (a virtual table) may be walked; every table is searched by a key or index.
+    const walks = plan.filter((detail) => /\bSCAN\b/.test(detail) && !/VIRTUAL TABLE|USING (COVERING )?INDEX|PRIMARY KEY/.test(detail));
+    expect(walks, plan.join("\n")).toEqual([]);
+  });
+
+  it("releasing a settled job's dependents and picking due notices read their indexes", async () => {
+    expect((await planWithDependencies(REGISTRATIONS_OF_SQL, [7])).join("\n")).toMatch(/SEARCH dependents USING PRIMARY KEY \(dep_seq=\?\)/);
+    expect((await planWithDependencies(DUE_NOTICES_SQL, [T0 + 10, 500])).join("\n")).toContain("outbox_due");
+    expect((await planWithDependencies(`SELECT 1 FROM outbox o WHERE o.dep_seq = ?1`, [7])).join("\n")).toContain("outbox_by_dependency");
+  });
+});

@@ -29,6 +29,7 @@ export const MAX_DEPENDENTS_LISTED = 10_000;
 /** What a lane calls on another lane about dependencies (env.ts's `LanePeer`). */
 export interface DependencyPeer {
   registerDependents(registrations: unknown): Promise<Result<RegistrationAnswer[]>>;
+  unregisterDependents(registrations: unknown): Promise<Result<{ removed: number }>>;
 }
 
 export interface DependenciesHost {
@@ -42,6 +43,9 @@ const keyOf = (ref: JobRef) => `${ref.lane}\u0000${ref.id}`;
 
 /** What an enqueue learned of its remote dependencies: settled already (how), or waiting (null). */
 export type Known = Map<string, Settlement | null>;
+
+/** Registrations an enqueue made with other lanes, by lane: withdrawn when its write is refused. */
+export type Registered = Map<string, Registration[]>;
 
 type DependencyRow = { seq: number; id: string; state: JobRow["state"]; outcome: Outcome | null; result: string | null; error: string | null; generation: number };
 
@@ -75,8 +79,8 @@ export class Dependencies {
    * specs' ids are held pending meanwhile (and until `done`): a notice for one of them is told to
    * come again rather than dropped.
    */
-  async registerRemote(specs: readonly JobSpec[]): Promise<Result<Known>> {
-    const byLane = new Map<string, Registration[]>();
+  async registerRemote(specs: readonly JobSpec[]): Promise<Result<{ known: Known; registered: Registered }>> {
+    const byLane: Registered = new Map();
     for (const spec of specs) {
       for (const ref of refsOf(spec)) {
         if (ref.lane === this.host.lane) continue;
@@ -86,11 +90,17 @@ export class Dependencies {
       }
     }
     const known: Known = new Map();
-    if (byLane.size === 0) return ok(known);
+    if (byLane.size === 0) return ok({ known, registered: byLane });
     const answers = await Promise.all([...byLane].map(async ([lane, registrations]) => ({ lane, registrations, answer: await this.host.peer(lane).registerDependents(registrations) })));
     const missing: JobRef[] = [];
+    const registered: Registered = new Map();
+    let refusal: Result<never> | null = null;
     for (const { lane, registrations, answer } of answers) {
-      if (!answer.ok) return answer;
+      if (!answer.ok) {
+        refusal ??= answer;
+        continue;
+      }
+      registered.set(lane, registrations);
       registrations.forEach((registration, i) => {
         const said = answer.value[i];
         const ref = { lane, id: registration.id };
@@ -98,7 +108,27 @@ export class Dependencies {
         else known.set(keyOf(ref), said.status === "waiting" ? null : { outcome: said.outcome, result: said.result, error: said.error, generation: said.generation });
       });
     }
-    return missing.length > 0 ? notFound(missing) : ok(known);
+    if (refusal === null && missing.length === 0) return ok({ known, registered });
+    await this.withdraw(registered);
+    return refusal ?? notFound(missing);
+  }
+
+  /**
+   * Withdraws the registrations of an enqueue that wrote nothing (a dependency was missing), so that
+   * a refused enqueue leaves no trace on any lane. One that cannot be withdrawn is harmless: its
+   * notice finds no dependent, and is dropped.
+   */
+  async withdraw(registered: Registered): Promise<void> {
+    await Promise.all([...registered].map(([lane, registrations]) => this.host.peer(lane).unregisterDependents(registrations).catch(() => undefined)));
+  }
+
+  /** Registrations of this lane's jobs withdrawn by the dependent's lane (its enqueue was refused). */
+  unregister(registrations: readonly Registration[]): number {
+    let removed = 0;
+    this.storage.transactionSync(() => {
+      for (const r of registrations) removed += this.sql.exec(D.UNREGISTER_SQL, r.id, r.dependent.lane, r.dependent.id).toArray().length;
+    });
+    return removed;
   }
 
   /** Holds ids pending (see `registerRemote`) until `done`. */

@@ -16,6 +16,9 @@ export const REGISTER_SQL = `INSERT INTO dependents (dep_seq, lane, id, created_
   SELECT value->>0, value->>1, value->>2, ?2 FROM json_each(?1) WHERE true
   ON CONFLICT DO NOTHING`;
 
+/** A registration withdrawn. ?1 the job's id, ?2 the dependent's lane, ?3 its id. */
+export const UNREGISTER_SQL = `DELETE FROM dependents WHERE dep_seq = (SELECT seq FROM jobs WHERE id = ?1) AND lane = ?2 AND id = ?3 RETURNING 1`;
+
 /** The jobs that now have dependents: their settlement writes the outbox. ?1 JSON array of seqs. */
 export const MARK_HAS_DEPENDENTS_SQL = `UPDATE jobs SET has_dependents = 1 WHERE seq IN (SELECT value FROM json_each(?1)) AND has_dependents = 0`;
 

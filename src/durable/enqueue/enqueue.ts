@@ -102,9 +102,12 @@ export class Enqueue {
     const ids = specs.filter((spec) => spec.dependsOn !== null).map((spec) => spec.id);
     dependencies.hold(ids);
     try {
-      const known = await dependencies.registerRemote(specs);
-      if (!known.ok) return known;
-      return store.allOrNothing(() => write(known.value));
+      const remote = await dependencies.registerRemote(specs);
+      if (!remote.ok) return remote;
+      const written = store.allOrNothing(() => write(remote.value.known));
+      // Nothing written for want of a dependency here: the registrations made elsewhere go too.
+      if (!written.ok && written.error.code === "dependency_not_found") await dependencies.withdraw(remote.value.registered);
+      return written;
     } finally {
       dependencies.done(ids);
     }
