@@ -127,7 +127,24 @@ export class BenchLane extends defineLane({ executors, log: false, onTransition:
 
   override async alarm(): Promise<void> {
     this.meter.alarm();
+    this.alarmRan?.();
     return super.alarm();
+  }
+
+  private alarmRan: (() => void) | undefined;
+
+  /** How long an alarm set for now takes to run, `n` times (ms each, measured on the platform's clock). */
+  async benchAlarmDelay(n: number): Promise<number[]> {
+    const delays: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const ran = new Promise<void>((resolve) => (this.alarmRan = resolve));
+      const t0 = performance.now();
+      await this.ctx.storage.setAlarm(Date.now());
+      await ran;
+      delays.push(performance.now() - t0);
+      this.alarmRan = undefined;
+    }
+    return delays;
   }
 
   async benchCounters(): Promise<LaneCounters> {
@@ -141,6 +158,18 @@ export class BenchLane extends defineLane({ executors, log: false, onTransition:
 
   async benchSettled(): Promise<number> {
     return settledByLane.get(this.store.lane) ?? 0;
+  }
+
+  /** When job `id` heard of its dependencies: the first and last notice applied (epoch ms). */
+  async benchToldAt(id: string): Promise<{ first: number | null; last: number | null }> {
+    return this.ctx.storage.sql
+      .exec<{ first: number | null; last: number | null }>(`SELECT MIN(told_at) AS first, MAX(told_at) AS last FROM dependencies WHERE job_seq = (SELECT seq FROM jobs WHERE id = ?)`, id)
+      .one();
+  }
+
+  /** The outbox's calls to other lanes since the object started, and the notices they carried. */
+  async benchOutbox(): Promise<{ calls: number; notices: number }> {
+    return { ...this.outbox.sent };
   }
 }
 

@@ -117,6 +117,10 @@ export function buildTargets(r: Results, mode: string): Target[] {
     target("a bucket of 100/s: alarms per start, one per token at most", ratio(r.bucket?.alarms, r.bucket?.starts), "<=", 1.05, "x", bucketBasis(r.bucket)),
     target(`round-robin over ${r.roundRobin?.queues ?? "?"} queues: jobs started before the last queue's one job`, num(r.roundRobin?.startedBeforeIt), "<=", Math.max(0, (r.roundRobin?.queues ?? 1000) - 1), "jobs",
       `${fmt(r.roundRobin?.jobs)} jobs, ${r.roundRobin?.perQueue ?? "?"} per queue, the last queue's one job enqueued last; ${r.roundRobin?.claims ?? "?"} claims of 100 in ${fmt(r.roundRobin?.claimMs)} ms`),
+    target(`a fan-in of ${fmt(r.fanIn?.children)} children over 10 lanes: the parent starts after the last child completes, p99 of ${r.fanIn?.runs?.length ?? "?"} runs`, num(r.fanIn?.parentAfterLastChildMs?.p99), "<=", 1000, "ms",
+      `runs ${Array.isArray(r.fanIn?.runs) ? r.fanIn.runs.map((x: any) => x.parentAfterLastChildMs).join(" / ") : "-"} ms (the parent's completion: its no-op run is no later than its start); the join level ${Array.isArray(r.fanIn?.runs) ? r.fanIn.runs.map((x: any) => x.lastJoinAfterLastChildMs).join(" / ") : "-"} ms`),
+    target("a fan-in: notice calls between lanes per child", num(r.fanIn?.callsPerChild), "<=", 1, "calls",
+      `${Array.isArray(r.fanIn?.runs) ? r.fanIn.runs.map((x: any) => `${x.noticeCalls} calls for ${x.notices} notices`).join(", ") : "-"}`),
     target("steady stream: first start after first enqueue", num(r.stream?.firstStartMs), "<=", 50, "ms",
       `${r.stream?.enqueued ?? "?"} jobs in ${r.stream?.durationMs ?? "?"} ms; drain lag ${r.stream?.drainLagMs ?? "?"} ms`),
     // Cost is 1/rate: the cost ratio at the largest backlog over the smallest is rate(small)/rate(large).

@@ -260,6 +260,18 @@ await workload("latency", () => bench("latency", { n: sizes.latencyN, gapMs: 10 
 const flowSizes = { full: { n: 10_000, windowMs: 10_000, queues: 1_000, perQueue: 100 }, quick: { n: 10_000, windowMs: 5_000, queues: 1_000, perQueue: 20 }, smoke: { n: 1_000, windowMs: 1_000, queues: 20, perQueue: 5 } }[mode];
 await workload("bucket", () => bench("bucket", { n: flowSizes.n, limit: 100, windowMs: flowSizes.windowMs }));
 await workload("roundRobin", () => bench("roundRobin", { queues: flowSizes.queues, perQueue: flowSizes.perQueue }));
+
+// Jobs that wait for jobs: a fan-in of 1,000 children over 10 lanes (a join level of 10: dependsOn holds 100), five runs.
+await workload("fanIn", async () => {
+  const runs: any[] = [];
+  const reps = mode === "smoke" ? 2 : 5;
+  for (let rep = 0; rep < reps; rep++) runs.push(await bench("fanIn", { run: `${run}-r${rep}`, groups: mode === "smoke" ? 2 : 10, perGroup: 100, lanes: 10 }));
+  const sorted = runs.map((r) => r.parentAfterLastChildMs as number).sort((a, b) => a - b);
+  const percentile = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))];
+  const calls = runs.reduce((n, r) => n + r.noticeCalls, 0);
+  const children = runs.reduce((n, r) => n + r.children, 0);
+  return { runs, parentAfterLastChildMs: { p50: percentile(50), p99: percentile(99), max: sorted.at(-1) }, callsPerChild: calls / children, children: runs[0]?.children };
+});
 await workload("stream", () => bench("stream", { durationMs: sizes.streamMs, producers: 4, concurrency: 16 }));
 
 await workload("growth", async () => {

@@ -27,6 +27,7 @@ import type { CheckpointStore } from "./steps/checkpoints.js";
 import { decodeCursor, encodeCursor } from "./store/cursor.js";
 import type { JobStore } from "./store/job-store.js";
 import type { Belt, WakeCheck } from "./wake/belt.js";
+import type { Outbox } from "./deps/outbox.js";
 import type { WakeReads } from "./wake/reads.js";
 import type { Wake } from "./wake/wake.js";
 import { LaneWiring, type LaneOptions } from "./wiring.js";
@@ -53,6 +54,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   protected readonly wake: Wake;
   /** What the wake reads of the rows (for the benchmark's probes). */
   protected readonly wakeReads: WakeReads;
+  /** The notices this lane owes, and how many calls it has sent them in (for the benchmark). */
+  protected readonly outbox: Outbox;
   protected readonly belt: Belt;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
@@ -62,6 +65,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     const rooms = (this.rooms = new LaneWiring(ctx, env, (new.target as typeof Lane).options, clock, entropy));
     ({ store: this.store, claims: this.claims, fenced: this.fenced, checkpoints: this.checkpointStore, dispatcher: this.dispatcher, schedules: this.schedules, wake: this.wake, belt: this.belt } = rooms);
     this.wakeReads = rooms.wakeComputer.reads;
+    this.outbox = rooms.outbox;
     void ctx.blockConcurrencyWhile(() => rooms.start());
   }
 

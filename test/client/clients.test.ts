@@ -3,6 +3,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createHttpClient } from "../../src/client/http.js";
 import { createLaneClient } from "../../src/client/rpc.js";
+import { flow } from "../../src/client/flow.js";
 import { QueueError } from "../../src/shared/errors.js";
 import { PULL_KIND, setup, T0, TOKEN } from "../helpers/http.js";
 import { inject, row } from "../helpers/lane.js";
@@ -190,5 +191,30 @@ describe("the HTTP client", () => {
     expect(error.code).toBe("invalid_request");
     expect(error.details).toEqual([{ path: ["kind"], message: expect.any(String) }]);
     expect((await refusal(http("wrong").lane(name).info())).code).toBe("unauthorized");
+  });
+});
+
+describe("flow()", () => {
+  it("enqueues children in their lanes and the parent with them, in one batch per lane; blocked until they settle; idempotent", async () => {
+    const [{ lane: parentLane }, { lane: other }] = [await setup(), await setup()];
+    for (const [tag, client] of [["rpc", createLaneClient(env.LANE)], ["http", http()]] as const) {
+      const request = {
+        lane: parentLane,
+        parent: { id: `stitch-${tag}`, kind: PULL_KIND },
+        children: [
+          { id: "page-1", kind: PULL_KIND, payload: { page: 1 } },
+          { lane: other, id: "page-2", kind: PULL_KIND, payload: { page: 2 } },
+        ],
+      };
+      const answer = await flow(client, request);
+      expect(answer.children.map((c) => [c.lane, c.id])).toEqual([[parentLane, "page-1"], [other, "page-2"]]);
+      const parent = await client.lane(parentLane).get(answer.parent.id);
+      expect(parent).toMatchObject({ state: "blocked", dependsOn: [{ lane: parentLane, id: "page-1" }, { lane: other, id: "page-2" }] });
+      const again = await flow(client, request);
+      expect(again.parent.status).toBe("duplicate");
+      expect(again.children.every((c) => c.status === "duplicate")).toBe(true);
+      expect((await client.lane(other).dependents("page-2")).dependents.map((d) => d.id)).toContain(answer.parent.id);
+    }
+    await expect(flow(http(), { lane: parentLane, parent: { kind: PULL_KIND }, children: [] })).rejects.toMatchObject({ code: "invalid_request" });
   });
 });

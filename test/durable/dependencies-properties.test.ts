@@ -27,7 +27,7 @@ const graph: fc.Arbitrary<Node[]> = fc.integer({ min: 3, max: 10 }).chain((n) =>
     ...Array.from({ length: n }, (_, i) =>
       fc.record({
         lane: fc.nat(LANES - 1),
-        deps: i === 0 ? fc.constant([]) : fc.uniqueArray(fc.nat(i - 1), { maxLength: Math.min(i, 4) }),
+        deps: i === 0 ? fc.constant<number[]>([]) : fc.uniqueArray(fc.nat(i - 1), { maxLength: Math.min(i, 4) }),
         policy: fc.constantFrom("fail" as const, "ignore" as const),
         succeeds: fc.boolean(),
       }),

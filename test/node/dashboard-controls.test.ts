@@ -216,6 +216,40 @@ describe("the dashboard's controls", () => {
     expect(await page.evaluate(() => (globalThis as any).__sameDocument)).toBe(true);
   });
 
+  it("shows a blocked job's dependencies and their states, a dependency's dependents, and the blocked count, live", async () => {
+    const lane = "flows";
+    const other = "flows-children";
+    await dashboard.enqueue(other, { id: "child-remote", kind: "pull.only", payload: {} });
+    await dashboard.enqueue(lane, { id: "child-local", kind: "pull.only", payload: {} });
+    await dashboard.enqueue(lane, { id: "parent", kind: "demo.echo", payload: {}, dependsOn: [{ id: "child-local" }, { lane: other, id: "child-remote" }] });
+    const page = await dashboard.show(`lanes/${lane}/jobs/parent`);
+    await page.locator('[data-testid=job][data-state="blocked"]').waitFor();
+    const deps = page.locator("[data-testid=dependencies] tbody tr");
+    await expect.poll(() => deps.evaluateAll((rows) => rows.map((r) => r.getAttribute("data-dependency")))).toEqual([`${lane}/child-local`, `${other}/child-remote`]);
+    await expect.poll(() => deps.locator(".badge").allTextContents()).toEqual(["queued", "queued"]);
+
+    // One page for all views: the child's lists its dependent, a link to it; the lane counts it blocked.
+    await dashboard.show(`lanes/${other}/jobs/child-remote`);
+    const dependent = page.locator(`[data-testid=dependents] [data-dependent="${lane}/parent"] a`);
+    await dependent.waitFor();
+    expect(await dependent.getAttribute("href")).toBe(`#/lanes/${lane}/jobs/parent`);
+    await dashboard.laneView(lane);
+    await expect.poll(() => count(page, "blocked").textContent()).toBe("1");
+
+    // Both children complete: the parent is released and runs; its page follows.
+    await dashboard.show(`lanes/${lane}/jobs/parent`);
+    await page.locator('[data-testid=job][data-state="blocked"]').waitFor();
+    for (const [l, id] of [[lane, "child-local"], [other, "child-remote"]] as const) {
+      const claimed = (await api("POST", `/v1/lanes/${l}/claims`, { kinds: ["pull.only"] })).body.jobs[0];
+      expect(claimed.id).toBe(id);
+      expect((await api("POST", `/v1/lanes/${l}/jobs/${id}/complete`, { token: claimed.lease.token, result: { id } })).status).toBe(200);
+    }
+    await page.locator('[data-testid=job][data-outcome="completed"]').waitFor({ timeout: 5_000 });
+    await expect.poll(() => deps.locator(".badge").allTextContents(), { timeout: 5_000 }).toEqual(["completed", "completed"]);
+    await dashboard.laneView(lane);
+    await expect.poll(() => count(page, "blocked").textContent(), { timeout: 5_000 }).toBe("0");
+  });
+
   it("shows a lane's lifetime stats, which a sweep leaves, and follows them live", async () => {
     const lane = "lifetime";
     for (const id of ["done-1", "done-2", "done-3"]) await dashboard.enqueue(lane, { id, kind: "demo.echo", payload: {} });

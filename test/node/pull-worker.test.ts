@@ -297,3 +297,32 @@ it("a held claim whose client goes away loses no job: it claims nothing, or its 
   await until("the job to complete", async () => (await counts(name)).completed === 1);
   expect((await job(name, "a")).generation).toBe(seen.generation + 1);
 });
+
+it("a handler sees its job's dependencies, and can snooze: the job comes back later on the same attempt", async () => {
+  const name = lane();
+  await enqueueAll(name, [
+    { id: "child", kind: "child.kind", payload: { n: 7 } },
+    { id: "parent", kind: "parent.kind", dependsOn: [{ id: "child" }] },
+  ]);
+  const seen: unknown[] = [];
+  const attempts: number[] = [];
+  let snoozes = 0;
+  const w = worker(name, {
+    handlers: {
+      "child.kind": (payload: { n: number }) => payload.n * 2,
+      "parent.kind": async (_payload, ctx) => {
+        attempts.push(ctx.attempt);
+        seen.push(ctx.job.dependencies);
+        if (snoozes++ === 0) await ctx.snooze(200);
+        return "after the snooze";
+      },
+    },
+  });
+  await until("the parent completes", async () => (await job(name, "parent")).outcome === "completed");
+  const parent = await job(name, "parent");
+  expect(parent).toMatchObject({ result: "after the snooze", attempts: 1, generation: 2 });
+  expect(attempts).toEqual([1, 1]);
+  expect(seen[0]).toEqual([{ lane: name, id: "child", outcome: "completed", result: 14, error: null }]);
+  expect(w.stats().snoozed).toBe(1);
+  expect((await runtime.api("GET", `/v1/lanes/${name}`)).body.stats.snoozed).toBe(1);
+});

@@ -25,6 +25,7 @@ const STAT_MEANINGS: Partial<Record<keyof LaneStats, string>> = {
   retried: "attempts that failed and were queued again",
   recovered: "expired leases whose jobs were queued again",
   lost: "in-process attempts that lost their lease",
+  snoozed: "attempts that snoozed their job (queued for later, the attempt given back)",
 };
 
 /** A lane's lifetime counters: unlike counts, they never go down (sweeps and retention leave them). */

@@ -1,6 +1,6 @@
 /**
- * One job: every field, its payload, result, progress, checkpoints and errors, its lease; cancel and
- * requeue.
+ * One job: every field, its payload, result, progress, dependencies and dependents, checkpoints and
+ * errors, its lease; cancel and requeue.
  * Live: it reloads on each of its transitions (over the lane's events socket) and, while it runs,
  * every second for its progress and lease.
  */
@@ -8,6 +8,7 @@ import { useCallback, useEffect, useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
 import { ApiError, describe, jobPath, type Api } from "./api.js";
 import { Checkpoints } from "./checkpoints.js";
+import { Dependencies } from "./dependencies.js";
 import { Alert, Json, Notice, Section, StateBadge, When } from "./components.js";
 import { duration, relative } from "./format.js";
 import { useLaneEvents } from "./live.js";
@@ -84,7 +85,7 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
     );
   }
   if (job === null) return <Section title={`Job ${id}`}>{problem ? <Alert message={problem} /> : <p class="muted">Loading…</p>}</Section>;
-  const cancellable = (job.state === "queued" || job.state === "running") && !job.cancelRequested;
+  const cancellable = (job.state === "blocked" || job.state === "queued" || job.state === "running") && !job.cancelRequested;
   const requeueable = job.state === "settled" && job.outcome !== null && REQUEUEABLE.includes(job.outcome);
 
   return (
@@ -165,6 +166,7 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
           <Json value={job.progress} />
         </Section>
       )}
+      <Dependencies api={api} job={job} version={reads} />
       <Checkpoints api={api} lane={lane} id={id} version={reads} />
       {job.errors && job.errors.length > 0 && (
         <Section title="Errors">

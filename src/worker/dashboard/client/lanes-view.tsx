@@ -31,6 +31,7 @@ const LIFETIME = ["enqueued", "retried", "recovered", "lost"] as const satisfies
 const stat = (key: keyof LaneStats) => (row: Row) => row.info?.stats?.[key] ?? null;
 const COLUMNS: Column[] = [
   { key: "lane", label: "Lane", value: (row) => row.lane },
+  { key: "blocked", label: "Blocked", title: "waiting for their dependencies", value: count("blocked") },
   { key: "queued", label: "Queued", value: count("queued") },
   { key: "running", label: "Running", value: count("running") },
   { key: "completed", label: "Completed", value: count("completed") },
@@ -112,7 +113,7 @@ export function LanesView({ api }: { api: Api }) {
                 <td>
                   <a href={href({ view: "lane", lane: row.lane })}>{row.lane}</a>
                 </td>
-                {(["queued", "running", "completed", "failed", "cancelled", "interrupted"] as const).map((key) => (
+                {(["blocked", "queued", "running", "completed", "failed", "cancelled", "interrupted"] as const).map((key) => (
                   <td class="num" data-count={key} key={key}>
                     {String(row.counts[key] ?? 0)}
                   </td>
