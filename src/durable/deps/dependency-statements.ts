@@ -29,7 +29,7 @@ export const REGISTRATIONS_OF_SQL = `SELECT lane, id FROM dependents WHERE dep_s
 export const ANY_DEPENDENTS_SQL = `SELECT 1 FROM dependents LIMIT 1`;
 
 /** A job's dependents, by lane then id, at most ?2. ?1 job id. */
-export const DEPENDENTS_OF_SQL = `SELECT d.lane, d.id FROM jobs j JOIN dependents d ON d.dep_seq = j.seq WHERE j.id = ?1
+export const DEPENDENTS_OF_SQL = `SELECT d.lane, d.id FROM jobs j JOIN dependents d ON d.dep_seq = j.seq WHERE j.id = +?1
   ORDER BY d.lane, d.id LIMIT +?2`;
 
 // ---- the dependent's side: the enqueue, notices, reads ----
