@@ -141,9 +141,7 @@ export const flowWorkloads: Record<string, (env: BenchEnv, params: Params) => Pr
     const calls = after.reduce((n, a, i) => n + a.calls - before[i]!.calls, 0);
     const notices = after.reduce((n, a, i) => n + a.notices - before[i]!.notices, 0);
     const children = groups * perGroup;
-    const alarmDelays = await env.LANE.getByName(`alarm-probe-${String(params.run)}`).benchAlarmDelay(5);
     return {
-      alarmDelays,
       children, lanes, groups, writtenMs, registerMs: Date.now() - registeredAt,
       parentAfterLastChildMs: parent.settledAt! - lastChild,
       lastJoinAfterLastChildMs: Math.max(...joins.map((j) => j.settledAt!)) - lastChild,

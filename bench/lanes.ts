@@ -127,24 +127,7 @@ export class BenchLane extends defineLane({ executors, log: false, onTransition:
 
   override async alarm(): Promise<void> {
     this.meter.alarm();
-    this.alarmRan?.();
     return super.alarm();
-  }
-
-  private alarmRan: (() => void) | undefined;
-
-  /** How long an alarm set for now takes to run, `n` times (ms each, measured on the platform's clock). */
-  async benchAlarmDelay(n: number): Promise<number[]> {
-    const delays: number[] = [];
-    for (let i = 0; i < n; i++) {
-      const ran = new Promise<void>((resolve) => (this.alarmRan = resolve));
-      const t0 = performance.now();
-      await this.ctx.storage.setAlarm(Date.now());
-      await ran;
-      delays.push(performance.now() - t0);
-      this.alarmRan = undefined;
-    }
-    return delays;
   }
 
   async benchCounters(): Promise<LaneCounters> {

@@ -94,6 +94,12 @@ export function buildTargets(r: Results, mode: string): Target[] {
     // interleaved), in three repetitions whose median ratio is the figure (run.ts, enqueueRpc).
     reported("enqueue via RPC client, µs a call above a one-row-writing RPC, sequential", num(r.enqueue?.rpc_c1?.ratio), "µs", enqueueBasis(r.enqueue?.rpc_c1)),
     reported("enqueue via RPC client, µs a call above a one-row-writing RPC, 16 at once", num(r.enqueue?.rpc_c16?.ratio), "µs", enqueueBasis(r.enqueue?.rpc_c16)),
+    target("16 producers' single enqueues, group commit on / off (RPC client)", num(r.groupCommit?.c16?.ratio), ">=", 10, "x",
+      `${fmt(r.groupCommit?.c16?.on?.opsPerSec)} / ${fmt(r.groupCommit?.c16?.off?.opsPerSec)} jobs/s; ${fmt(r.groupCommit?.c16?.groups?.calls)} calls for ${fmt(r.groupCommit?.c16?.groups?.items)} enqueues (mean group ${fmt(r.groupCommit?.c16?.groups?.meanSize, 1)}, largest ${fmt(r.groupCommit?.c16?.groups?.largest)})`),
+    reported("one producer's single enqueues, group commit on / off (RPC client; bound by one call's round trip)", ratio(r.groupCommit?.c1?.on?.opsPerSec, r.groupCommit?.c1?.off?.opsPerSec), "x",
+      `${fmt(r.groupCommit?.c1?.on?.opsPerSec)} / ${fmt(r.groupCommit?.c1?.off?.opsPerSec)} jobs/s`),
+    reported("16 producers' single enqueues over HTTP, grouped in the front worker / the HTTP no-op floor", ratio(r.enqueue?.http_c16?.opsPerSec, r.enqueue?.http_floor_c16?.opsPerSec), "x",
+      `${fmt(r.enqueue?.http_c16?.opsPerSec)} / ${fmt(r.enqueue?.http_floor_c16?.opsPerSec)} req/s; ${fmt(r.enqueue?.httpGroups?.calls)} lane calls for ${fmt(r.enqueue?.httpGroups?.items)} enqueues (mean group ${fmt(r.enqueue?.httpGroups?.meanSize, 1)})`),
     target("batch enqueue / raw INSERT", ratio(r.batch?.jobsPerSec, r.batch?.rawInsert?.opsPerSec), ">=", 0.4, "ratio",
       `${fmt(r.batch?.jobsPerSec)} / ${fmt(r.batch?.rawInsert?.opsPerSec)} ops/s`),
     target("drain at concurrency 16 / raw claim", num(r.drain?.c16?.ratio), ">=", 0.5, "ratio", drainBasis(r.drain?.c16, r.sqlite?.claim?.opsPerSec)),

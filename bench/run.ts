@@ -201,11 +201,22 @@ await workload("enqueue", async () => {
     await expectStatus(runtime.api("POST", `/v1/lanes/${lane}/jobs`, { kind: PULL_KIND, payload: { warm: true } }), 201);
     return timedHttp(concurrency, (i) => expectStatus(runtime.api("POST", `/v1/lanes/${lane}/jobs`, { kind: PULL_KIND, payload: { i } }), 201));
   };
-  return {
+  const httpGroupsBefore = await bench("httpGroups");
+  const figures = {
     rpc_c1: rpc1, rpc_c16: rpc16,
     http_floor_c1: await floor(1), http_c1: await http(1), http_floor_c16: await floor(16), http_c16: await http(16),
   };
+  const httpGroupsAfter = await bench("httpGroups");
+  const calls = httpGroupsAfter.calls - httpGroupsBefore.calls;
+  const items = httpGroupsAfter.items - httpGroupsBefore.items;
+  return { ...figures, httpGroups: { calls, items, meanSize: calls > 0 ? items / calls : null } };
 });
+
+// Group commit: 16 producers each awaiting its own single enqueue, grouped and not, in one run.
+await workload("groupCommit", async () => ({
+  c16: await bench("groupCommit", { n: mode === "smoke" ? 400 : sizes.enqueueN * 10, concurrency: 16, rounds: mode === "smoke" ? 2 : 10 }),
+  c1: await bench("groupCommit", { n: mode === "smoke" ? 100 : sizes.enqueueN, concurrency: 1, rounds: mode === "smoke" ? 2 : 10 }),
+}));
 
 await workload("batch", () => bench("batch", { total: sizes.batchTotal }));
 

@@ -3,7 +3,8 @@
  * not Node → HTTP. Timing note: inside workerd `Date.now()` only advances at I/O, so every interval
  * here is read around an awaited RPC or timer, never across a synchronous loop.
  */
-import { createLaneClient } from "../src/client/rpc.js";
+import { createLaneClient, groupCommitCounters } from "../src/client/rpc.js";
+import { enqueueGroupCounters } from "../src/worker/lane-call.js";
 import type { LaneClient } from "../src/client/types.js";
 import type { LaneRegistry } from "../src/durable/registry.js";
 import { unwrap } from "../src/shared/errors.js";
@@ -241,7 +242,9 @@ export const workloads: Record<string, Workload> = {
     const rounds = int(params, "rounds", 20);
     const run = str(params, "run");
     const name = `enqueue-c${concurrency}-${run}`;
-    const lane = createLaneClient(env.PLAIN_LANE).lane(name);
+    // One call per enqueue (group commit off): the cost of a call above the floor. The group commit
+    // workload measures the same calls grouped.
+    const lane = createLaneClient(env.PLAIN_LANE, { groupCommit: false }).lane(name);
     const stub = env.PLAIN_LANE.getByName(name);
     const floor = env.PLAIN_LANE.getByName(`enqueue-floor-c${concurrency}-${run}`);
     await lane.enqueue({ kind: PULL_KIND, payload: { warm: true } }); // the first enqueue registers the lane
@@ -274,6 +277,39 @@ export const workloads: Record<string, Workload> = {
       rounds,
       ...(load ? { firesInRounds } : {}),
     };
+  },
+
+  /**
+   * Group commit: single enqueues through the RPC client from `concurrency` producers, each awaiting
+   * its own call, with group commit on and off, in interleaved rounds into two lanes with no
+   * executors; the groups formed (calls and the enqueues they carried) on the grouped side.
+   */
+  async groupCommit(env, params) {
+    const n = int(params, "n", 20_000);
+    const concurrency = int(params, "concurrency", 16);
+    const rounds = int(params, "rounds", 10);
+    const run = str(params, "run");
+    const grouped = createLaneClient(env.PLAIN_LANE).lane(`group-on-c${concurrency}-${run}`);
+    const alone = createLaneClient(env.PLAIN_LANE, { groupCommit: false }).lane(`group-off-c${concurrency}-${run}`);
+    await grouped.enqueue({ kind: PULL_KIND, payload: { warm: true } });
+    await alone.enqueue({ kind: PULL_KIND, payload: { warm: true } });
+    const chunk = Math.ceil(n / rounds);
+    const before = groupCommitCounters(env.PLAIN_LANE);
+    const { a: on, b: off } = await interleaved(
+      rounds,
+      (round) => timed(chunk, concurrency, (i) => grouped.enqueue({ kind: PULL_KIND, payload: { i: round * chunk + i } })),
+      (round) => timed(chunk, concurrency, (i) => alone.enqueue({ kind: PULL_KIND, payload: { i: round * chunk + i } })),
+    );
+    const after = groupCommitCounters(env.PLAIN_LANE);
+    const calls = after.calls - before.calls;
+    const items = after.items - before.items;
+    const stored = (await grouped.info()).counts.queued;
+    return { concurrency, on, off, ratio: on.opsPerSec !== null && off.opsPerSec ? on.opsPerSec / off.opsPerSec : null, groups: { calls, items, meanSize: calls > 0 ? items / calls : null, largest: after.largest }, stored };
+  },
+
+  /** The front worker's group commit in this isolate so far: calls to lanes, the enqueues they carried. */
+  async httpGroups() {
+    return enqueueGroupCounters();
   },
 
   /** Workload 2: batch enqueue, 1000 jobs per call; raw INSERTs of as many rows in between, in a probe lane. */

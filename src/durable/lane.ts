@@ -94,6 +94,34 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return done instanceof Promise ? done.then(answer) : answer(done);
   }
 
+  /**
+   * Group commit (client/group-commit.ts): the single enqueues of many callers, each in JSON text as
+   * `enqueueText` takes it, written in one transaction (one durable commit) and answered each as its
+   * own `enqueueText` would have answered it: one caller's refusal or conflict is its own. A job with
+   * dependencies registers with other lanes first, so it goes on its own after the others.
+   */
+  enqueueGroup(requests: unknown): Result<string[]> | Promise<Result<string[]>> {
+    const refused = this.rooms.refusal<string[]>();
+    if (refused) return refused;
+    const texts = parse(S.EnqueueGroup, requests);
+    if (!texts.ok) return texts;
+    const lane = this.store.lane;
+    const inputs = texts.value.map((text) => parseJsonText(text));
+    const written = this.rooms.enqueue.group(inputs.map((input) => (input.ok ? input.value : undefined)));
+    const answers: (string | null)[] = written.map((done, i) => (!inputs[i]!.ok ? JSON.stringify(inputs[i]) : done === null ? null : enqueueAnswerText(done, lane)));
+    const finish = () => {
+      const registering = this.rooms.register();
+      const all = ok(answers as string[]);
+      return registering ? registering.then(() => all) : all;
+    };
+    const later = answers.flatMap((a, i) => (a === null ? [i] : []));
+    if (later.length === 0) return finish();
+    return (async () => {
+      for (const i of later) answers[i] = enqueueAnswerText(await this.rooms.enqueue.one((inputs[i] as { value: unknown }).value), lane);
+      return finish();
+    })();
+  }
+
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */
   async enqueueBatch(input: unknown): Promise<Result<BatchAnswer>> {
     return this.answer(async () => {

@@ -148,6 +148,9 @@ export function simpleEnqueueRequest(input: unknown): EnqueueRequest | null {
   return simple;
 }
 
+/** Group commit's call (client/group-commit.ts): 1..1000 single enqueues, each the JSON text of its request. */
+export const EnqueueGroup = z.array(z.string()).min(1).max(MAX_BATCH_JOBS);
+
 export const BatchEnqueueRequest = z
   .strictObject({ jobs: z.array(EnqueueRequest).min(1).max(MAX_BATCH_JOBS) })
   .openapi("BatchEnqueueRequest");

@@ -9,4 +9,9 @@ import type { LaneRegistry } from "../durable/registry.js";
 export interface WorkerEnv extends Omit<SwitchyardEnv, "LANE" | "REGISTRY"> {
   LANE: DurableObjectNamespace<Lane>;
   REGISTRY: DurableObjectNamespace<LaneRegistry>;
+  /**
+   * `"off"`: each single enqueue makes its own call to its lane. Otherwise (the default) concurrent
+   * single enqueues to one lane in this isolate go as one call (group commit, client/group-commit.ts).
+   */
+  GROUP_COMMIT?: string;
 }

@@ -5,6 +5,11 @@
  */
 import type { Context } from "hono";
 import type { Lane } from "../durable/lane.js";
+import { readEnqueueAnswer } from "../durable/enqueue/enqueue-text.js";
+import { GroupCommit } from "../client/group-commit.js";
+import { sendGroup } from "../client/rpc.js";
+import type { EnqueueAnswer } from "../shared/answers.js";
+import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
 import { unwrap, type Result } from "../shared/errors.js";
 import type { AppEnv } from "./openapi.js";
 
@@ -18,4 +23,26 @@ export function laneOf(c: Context<AppEnv>, name: string = c.req.param("lane") ??
 /** Calls the route's lane (or the one named): the answer's value, or its refusal thrown as a `QueueError`. */
 export async function callLane<T>(c: Context<AppEnv>, call: (lane: LaneStub) => Promise<Result<T>>, name?: string): Promise<T> {
   return unwrap(await call(laneOf(c, name)));
+}
+
+/** This isolate's group commit of single enqueues, by lane (client/group-commit.ts). */
+const enqueues = new GroupCommit<string, string>({ maxItems: MAX_BATCH_JOBS, maxBytes: MAX_BODY_BYTES });
+
+/** How the front worker's group commit has gone in this isolate: calls to lanes, the enqueues they carried. */
+export function enqueueGroupCounters(): { calls: number; items: number; largest: number } {
+  return { ...enqueues.counters };
+}
+
+/**
+ * One enqueue, through the isolate's group commit: concurrent enqueues to the route's lane go as one
+ * call and one commit, each answered as its own call would be. The group's call this request makes
+ * is kept alive past the request (`waitUntil`): other requests wait on it.
+ */
+export async function enqueueOne(c: Context<AppEnv>, request: unknown): Promise<EnqueueAnswer> {
+  if (c.env.GROUP_COMMIT === "off") return callLane(c, (lane) => lane.enqueue(request));
+  const name = c.req.param("lane") ?? "";
+  const text = JSON.stringify(request);
+  const stub = laneOf(c, name);
+  const answer = await enqueues.call(name, text, text.length, (texts) => sendGroup(stub, texts), (p) => c.executionCtx.waitUntil(p));
+  return unwrap(readEnqueueAnswer(text, answer, name));
 }

@@ -85,6 +85,42 @@ export class Enqueue {
     return this.host.store.insertJob(spec, now);
   }
 
+  /**
+   * Group commit's write (client/group-commit.ts): the single enqueues of many callers, each answered
+   * as `one` would answer it, in one transaction. Jobs outside any debounce are inserted by one
+   * statement (`insertEach`); with a debounced job among them, each goes through the one-job write in
+   * order. A job with dependencies is left out (null): it registers with other lanes first, so the
+   * caller sends it through `one` on its own, after the others.
+   */
+  group(inputs: readonly unknown[]): (Result<EnqueueDone> | null)[] {
+    const now = this.clock.now();
+    const answers: (Result<EnqueueDone> | null)[] = [];
+    const specs: { spec: JobSpec; idGiven: boolean; at: number }[] = [];
+    for (const input of inputs) {
+      const request = parseEnqueue(input);
+      const spec = request.ok ? this.toSpec(request.value, now) : request;
+      if (!spec.ok) answers.push(spec);
+      else if (spec.value.dependsOn !== null) answers.push(null);
+      else {
+        specs.push({ spec: spec.value, idGiven: (request as { value: EnqueueRequest }).value.id !== undefined, at: answers.length });
+        answers.push(null);
+      }
+    }
+    if (specs.length === 0) return answers;
+    const debounced = specs.some(({ spec }) => spec.debounceKey !== null);
+    const inserted = this.host.store.transactionSync(() =>
+      debounced ? specs.map(({ spec, idGiven }) => this.write(spec, idGiven, now)) : this.host.store.insertEach(specs.map((s) => s.spec), now),
+    );
+    let inProcess = false;
+    specs.forEach(({ spec, at }, i) => {
+      const done = inserted[i]!;
+      answers[at] = done.ok ? ok({ spec, inserted: done.value }) : done;
+      if (done.ok && done.value.status !== "duplicate" && this.host.dispatcher.kinds.includes(spec.kind)) inProcess = true;
+    });
+    this.host.wake.afterChange(inProcess);
+    return answers;
+  }
+
   /** What an enqueue with dependencies wrote: its answer, and the flush it calls for. */
   private answered(spec: JobSpec, inserted: Result<Inserted>): Result<EnqueueDone> {
     if (!inserted.ok) return inserted;

@@ -150,6 +150,34 @@ export class JobStore {
     });
   }
 
+  /**
+   * The enqueues of many callers in one statement (group commit): each spec answered as its own
+   * `insertJob` would be, in order — a new job, a duplicate of an existing job or of an earlier spec
+   * of the same id, or a conflict — and one spec's conflict refuses that spec alone. Run it in the
+   * caller's transaction. `now`: the group's one reading of the clock.
+   */
+  insertEach(specs: readonly JobSpec[], now: number): Result<Inserted>[] {
+    const first = new Map<string, JobSpec>();
+    for (const spec of specs) if (!first.has(spec.id)) first.set(spec.id, spec);
+    const inserted = new Set<string>();
+    for (const [id] of this.sql.exec(Q.INSERT_MANY_SQL, JSON.stringify([...first.values()].map(specValues)), now).raw()) inserted.add(id as string);
+    const existing = new Map<string, JobRow>();
+    if (inserted.size < first.size) {
+      const others = JSON.stringify([...first.keys()].filter((id) => !inserted.has(id)));
+      for (const row of jobRows(this.sql.exec(Q.JOBS_BY_IDS_SQL, others))) existing.set(row.id, row);
+    }
+    if (this.options.transitions?.wanted) for (const id of inserted) this.emit(newSubject(first.get(id)!), null, null);
+    return specs.map((spec) => {
+      const earlier = first.get(spec.id)!;
+      if (earlier === spec && inserted.has(spec.id)) return ok({ status: "queued", at: now });
+      const old = existing.get(spec.id);
+      // A later spec of an id this group inserted is compared with the row as that spec wrote it.
+      const row = old ?? newRow(earlier, now);
+      if (sameIdentity(identityOfRow(row), spec)) return ok({ status: "duplicate", job: toJob(row, this.lane) });
+      return fail("job_conflict", `job id already used with a different spec: ${spec.id}`, { ids: [spec.id] });
+    });
+  }
+
   // ---- read ----
 
   getJob(id: string): Job | null {
@@ -210,6 +238,11 @@ export class JobStore {
       if (!answer.ok) throw new Rollback(answer.error);
       return answer.value;
     });
+  }
+
+  /** Runs `body` in one transaction (one commit): a throw undoes it. */
+  transactionSync<T>(body: () => T): T {
+    return this.storage.transactionSync(body);
   }
 
   /** Runs `body` in a transaction; a `Rollback` thrown inside undoes it and becomes the answer. */

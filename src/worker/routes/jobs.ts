@@ -5,7 +5,7 @@ import { serializeJson } from "../../shared/json.js";
 import { BatchEnqueueResponse, CancelResponse, DependentsResponse, EnqueueResponse, Job, JobList, JobResponse } from "../responses.js";
 import { BatchEnqueueRequest, CancelRequest, EnqueueRequest, ListQuery } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
-import { callLane } from "../lane-call.js";
+import { callLane, enqueueOne } from "../lane-call.js";
 
 const tags = ["jobs"];
 
@@ -103,7 +103,7 @@ export function jobRoutes() {
     .openapi(enqueue, async (c) => {
       const request = c.req.valid("json");
       checkPayload(request.payload);
-      const answer = await callLane(c, (lane) => lane.enqueue(request));
+      const answer = await enqueueOne(c, request);
       if (answer.status === "queued") return c.json(answer, 201);
       return c.json(answer, 200);
     })
