@@ -1,5 +1,6 @@
 /**
- * Producers: each enqueues its share of the jobs across the lanes, in batches and one by one, resends
+ * Producers: each enqueues its share of the jobs across the lanes, in batches, one by one and in
+ * bursts of single enqueues at once (which the front worker groups into one commit), resends
  * some ids as duplicates (the same spec: 200 duplicate) and some as conflicts (another payload: 409,
  * nothing changes). An enqueue cut off by a kill is resent unchanged until it is answered.
  */
@@ -72,7 +73,12 @@ export async function produce(runtime: ChaosRuntime, ledger: Ledger, rng: Prng, 
     if (earlier.length > 0 && rng.chance(0.3)) items.splice(rng.int(0, items.length), 0, rng.pick(earlier));
     if (size > 1 && rng.chance(0.1)) items.push(items[0]!);
     if (items.length === 1) await enqueueOne(runtime, ledger, items[0]!);
-    else await enqueueBatch(runtime, ledger, lane, items);
+    else if (rng.chance(0.4)) {
+      // A burst of single enqueues at once: the front worker groups them (group commit). One per id:
+      // two at once of one id could be answered in either order.
+      const unique = [...new Map(items.map((j) => [j.id, j])).values()];
+      await Promise.all(unique.map((job) => enqueueOne(runtime, ledger, job)));
+    } else await enqueueBatch(runtime, ledger, lane, items);
     sent.push(...items);
     if (earlier.length > 0 && rng.chance(0.05)) await conflict(runtime, ledger, rng.pick(earlier));
     await sleep(rng.int(0, Math.round(2 * pause)));
