@@ -20,7 +20,7 @@ export interface Verdict {
   problems: string[];
 }
 
-const COUNT_KEYS = ["queued", "running", "completing", "completed", "failed", "cancelled", "interrupted"] as const;
+const COUNT_KEYS = ["blocked", "queued", "running", "completing", "completed", "failed", "cancelled", "interrupted"] as const;
 
 export async function verify(
   runtime: ChaosRuntime,
