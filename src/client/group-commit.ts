@@ -1,7 +1,7 @@
 /**
  * Group commit: concurrent single calls to one lane, made in one isolate, travel as one call
- * (docs/architecture.md). A call to a lane with nothing in flight goes after one microtask (so that
- * the calls of the same turn go with it); calls made while one is in flight wait, and the
+ * (docs/architecture.md). A call to a lane with nothing in flight goes at once, after one microtask
+ * (so that the calls of the same turn go with it); calls made while one is in flight wait, and the
  * first of them, once it returns, takes them all along (at most `maxItems` and about `maxBytes`).
  * Each caller gets its own answer, whatever the others' were. A lone call waits one microtask, never
  * more; under load the groups are as large as the callers who waited.
@@ -86,7 +86,8 @@ export class GroupCommit<I, O> {
     try {
       await entry.turn.promise;
       if (!entry.taken) {
-        // This caller leads. Its wait above took a microtask: every call of its turn has joined.
+        // This caller leads: one more microtask for the calls of this turn, then the group goes.
+        await Promise.resolve();
         const call = this.lead(key, group, send);
         keepAlive?.(call);
         await call;
