@@ -105,8 +105,8 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
 
     const verdict = await verify(runtime, ledger, LANES, logLines, incarnations);
     const leaks = secretsInLog(logLines, bearer, new Set(ledger.tokens.keys()));
-    const bucket = bucketOverflows(logLines, RATE_LIMITED.lane, RATE_LIMITED.rateLimit);
-    console.log(`chaos: rate-limited ${RATE_LIMITED.lane} (${RATE_LIMITED.rateLimit.limit} per ${RATE_LIMITED.rateLimit.periodMs} ms): ${bucket.starts} starts, bucketExceeded=${bucket.overflows.length}`);
+    const bucket = bucketOverflows(logLines, incarnations, RATE_LIMITED.lane, RATE_LIMITED.rateLimit);
+    console.log(`chaos: rate-limited ${RATE_LIMITED.lane} (${RATE_LIMITED.rateLimit.limit} per ${RATE_LIMITED.rateLimit.periodMs} ms): ${bucket.starts} starts (${bucket.retracted} start lines retracted by a later incarnation), bucketExceeded=${bucket.overflows.length}`);
     const seconds = ((Date.now() - started) / 1000).toFixed(0);
     console.log(`chaos: outcomes ${JSON.stringify(verdict.outcomes)} phantomSettleLines=${verdict.phantomSettles} tally ${JSON.stringify(ledger.tally)} stale ${JSON.stringify(ledger.staleAnswers)} logLines=${logLines.length} ${seconds}s`);
     for (const problem of [...verdict.problems, ...leaks].slice(0, Number(process.env.CHAOS_PROBLEMS ?? 40))) console.log(`chaos: PROBLEM ${problem}`);

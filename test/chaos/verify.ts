@@ -194,17 +194,35 @@ export function secretsInLog(lines: readonly string[], bearer: string, leaseToke
 }
 
 /**
- * Starts of `lane` (queued → running transitions) that break its bucket: spans between two starts
- * holding more than `limit` + `limit`·T/`periodMs` of them. A claim whose write a kill undid may have
- * printed its line and then been made again at the same generation: a start counts once per job and
- * generation (the last one printed).
+ * Whether the rate-limited lane ever started more jobs than its bucket allows over a span, from the
+ * start lines of the log (their `at`: the claim's own instant). A start line printed for a claim that
+ * a kill then lost is retracted by the log itself, as settlementsInLog retracts settlements: a later
+ * incarnation shows the job at an earlier generation (it was never claimed that time: cancelled,
+ * say, while still queued) or claims that same generation again. Its token was lost with it.
  */
-export function bucketOverflows(lines: readonly string[], lane: string, rate: { limit: number; periodMs: number }): { starts: number; overflows: string[] } {
-  const starts = new Map<string, number>();
-  for (const line of lines) {
+export function bucketOverflows(
+  lines: readonly string[],
+  incarnations: readonly number[],
+  lane: string,
+  rate: { limit: number; periodMs: number },
+): { starts: number; overflows: string[]; retracted: number } {
+  const byJob = new Map<string, (TransitionLine & { at: number })[]>();
+  for (const [i, line] of lines.entries()) {
     if (!line.includes('"job.transition"') || !line.includes(`"lane":"${lane}"`)) continue;
-    const event = JSON.parse(line.slice(line.indexOf("{"))) as TransitionLine & { at: number };
-    if (event.from === "queued" && event.to === "running") starts.set(`${event.jobId}#${event.generation}`, event.at);
+    const event = { ...(JSON.parse(line.slice(line.indexOf("{"))) as TransitionLine & { at: number }), incarnation: incarnations[i] ?? 0 };
+    byJob.set(event.jobId, [...(byJob.get(event.jobId) ?? []), event]);
+  }
+  const starts = new Map<string, number>();
+  let retracted = 0;
+  for (const events of byJob.values()) {
+    for (const [i, event] of events.entries()) {
+      if (event.from !== "queued" || event.to !== "running") continue;
+      const lost = events
+        .slice(i + 1)
+        .some((later) => later.incarnation > event.incarnation && (later.generation < event.generation || (later.from === "queued" && later.to === "running" && later.generation === event.generation)));
+      if (lost) retracted++;
+      else starts.set(`${event.jobId}#${event.generation}`, event.at);
+    }
   }
   const times = [...starts.values()].sort((a, b) => a - b);
   const overflows: string[] = [];
@@ -217,5 +235,5 @@ export function bucketOverflows(lines: readonly string[], lane: string, rate: { 
       }
     }
   }
-  return { starts: times.length, overflows };
+  return { starts: times.length, overflows, retracted };
 }
