@@ -26,9 +26,13 @@ export function tokensAt(rate: RateLimit, state: BucketState, now: number): numb
   return Math.floor(unitsAt(rate, state, now) / rate.periodMs);
 }
 
-/** The bucket after `taken` tokens are drawn at `now` (never below zero: the caller took at most what was there). */
+/**
+ * The bucket after `taken` tokens are drawn at `now` (never below zero: the caller took at most what
+ * was there). Its instant never moves back: a clock stepped backwards refills nothing until it has
+ * passed the last draw again, rather than refilling the same span twice.
+ */
 export function draw(rate: RateLimit, state: BucketState, now: number, taken: number): { units: number; at: number } {
-  return { units: Math.max(0, unitsAt(rate, state, now) - taken * rate.periodMs), at: now };
+  return { units: Math.max(0, unitsAt(rate, state, now) - taken * rate.periodMs), at: Math.max(now, state.at ?? now) };
 }
 
 /** The first instant at or after `now` at which the bucket holds a whole token. */

@@ -12,7 +12,7 @@
  *   CHAOS_JOBS=<n> CHAOS_KILLS=<k>           size it (defaults 3000 jobs, 5 kills)
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
@@ -106,10 +106,12 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
     const verdict = await verify(runtime, ledger, LANES, logLines, incarnations);
     const leaks = secretsInLog(logLines, bearer, new Set(ledger.tokens.keys()));
     const bucket = bucketOverflows(logLines, incarnations, RATE_LIMITED.lane, RATE_LIMITED.rateLimit);
+    // CHAOS_LOG=<file>: every line the runtime printed, with its incarnation, to read a failure by.
+    if (process.env.CHAOS_LOG) writeFileSync(process.env.CHAOS_LOG, logLines.map((line, i) => `${incarnations[i]} ${line}`).join("\n"));
     console.log(`chaos: rate-limited ${RATE_LIMITED.lane} (${RATE_LIMITED.rateLimit.limit} per ${RATE_LIMITED.rateLimit.periodMs} ms): ${bucket.starts} starts (${bucket.retracted} start lines retracted by a later incarnation), bucketExceeded=${bucket.overflows.length}`);
     const seconds = ((Date.now() - started) / 1000).toFixed(0);
     console.log(`chaos: outcomes ${JSON.stringify(verdict.outcomes)} phantomSettleLines=${verdict.phantomSettles} tally ${JSON.stringify(ledger.tally)} stale ${JSON.stringify(ledger.staleAnswers)} logLines=${logLines.length} ${seconds}s`);
-    for (const problem of [...verdict.problems, ...leaks].slice(0, Number(process.env.CHAOS_PROBLEMS ?? 40))) console.log(`chaos: PROBLEM ${problem}`);
+    for (const problem of [...verdict.problems, ...leaks, ...bucket.overflows].slice(0, Number(process.env.CHAOS_PROBLEMS ?? 40))) console.log(`chaos: PROBLEM ${problem}`);
     console.log(
       `chaos: enqueued=${verdict.enqueued} settled=${verdict.settled} lost=${verdict.lost} settledTwice=${verdict.settledTwice} kills=${runtime.kills} seed=${SEED}`,
     );

@@ -212,7 +212,7 @@ export function bucketOverflows(
     const event = { ...(JSON.parse(line.slice(line.indexOf("{"))) as TransitionLine & { at: number }), incarnation: incarnations[i] ?? 0 };
     byJob.set(event.jobId, [...(byJob.get(event.jobId) ?? []), event]);
   }
-  const starts = new Map<string, number>();
+  const starts = new Map<string, { at: number; incarnation: number }>();
   let retracted = 0;
   for (const events of byJob.values()) {
     for (const [i, event] of events.entries()) {
@@ -221,16 +221,19 @@ export function bucketOverflows(
         .slice(i + 1)
         .some((later) => later.incarnation > event.incarnation && (later.generation < event.generation || (later.from === "queued" && later.to === "running" && later.generation === event.generation)));
       if (lost) retracted++;
-      else starts.set(`${event.jobId}#${event.generation}`, event.at);
+      else starts.set(`${event.jobId}#${event.generation}`, { at: event.at, incarnation: event.incarnation });
     }
   }
-  const times = [...starts.values()].sort((a, b) => a - b);
+  const sorted = [...starts.entries()].sort((a, b) => a[1].at - b[1].at);
+  const times = sorted.map(([, s]) => s.at);
   const overflows: string[] = [];
   for (let i = 0; i < times.length && overflows.length < 10; i++) {
     for (let j = i; j < times.length; j++) {
       const allowed = rate.limit + Math.floor((rate.limit * (times[j]! - times[i]!)) / rate.periodMs);
       if (j - i + 1 > allowed) {
-        overflows.push(`${j - i + 1} starts of ${lane} in ${times[j]! - times[i]!} ms (the bucket allows ${allowed})`);
+        // The span's starts (job#generation@incarnation+ms from its first), so a failure can be read.
+        const span = sorted.slice(i, j + 1).map(([key, s]) => `${key}@${s.incarnation}+${s.at - times[i]!}`).join(" ");
+        overflows.push(`${j - i + 1} starts of ${lane} in ${times[j]! - times[i]!} ms (the bucket allows ${allowed}) from ${times[i]}: ${span}`);
         break;
       }
     }

@@ -45,4 +45,25 @@ describe("the transition log", () => {
       errors.mockRestore();
     }
   });
+
+  it("tells a transition written while a wait is in flight only after a wait asked for after it", async () => {
+    const waits: (() => void)[] = [];
+    const { log, told } = logWith(() => new Promise<void>((resolve) => waits.push(resolve)));
+    log.record({ job: subject("first"), from: null, to: "queued", durationMs: null });
+    log.record({ job: subject("same-stretch"), from: null, to: "queued", durationMs: null });
+    await settle();
+    expect(waits.length).toBe(1);
+    // Written after that wait was asked for: it does not cover this write.
+    log.record({ job: subject("later"), from: null, to: "queued", durationMs: null });
+    await settle();
+    expect(waits.length).toBe(1);
+    waits[0]!();
+    await settle();
+    expect(told.map((e) => e.jobId)).toEqual(["first", "same-stretch"]);
+    expect(waits.length).toBe(2);
+    waits[1]!();
+    await settle();
+    expect(told.map((e) => e.jobId)).toEqual(["first", "same-stretch", "later"]);
+    expect(waits.length).toBe(2);
+  });
 });

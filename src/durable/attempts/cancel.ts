@@ -52,7 +52,7 @@ export class Cancels {
   settle(row: JobRow, now: number, reason: string | null = null): Job {
     const to = this.store.endState();
     const updated = oneJobRow(this.sql.exec(L.SETTLE_CANCELLED_SQL, row.seq, row.state, to, reason, to === "settled" ? now : null, now));
-    this.store.emit(updated, stateOf(row), row.state === "running" ? now - (row.claimed_at ?? now) : null);
+    this.store.emit(updated, stateOf(row), row.state === "running" ? now - (row.claimed_at ?? now) : null, now);
     return toJob(updated, this.store.lane);
   }
 

@@ -111,7 +111,7 @@ export const CLAIM_SQL = `UPDATE jobs SET state = 'running', attempts = attempts
  */
 export const QUEUES_STARTED_SQL = `UPDATE queues SET
     bucket_units = CASE WHEN rate_limit IS NULL THEN NULL ELSE MAX(0, ${queueTokensUnits()} - s.s_jobs * rate_period_ms) END,
-    bucket_at = CASE WHEN rate_limit IS NULL THEN NULL ELSE ?1 END,
+    bucket_at = CASE WHEN rate_limit IS NULL THEN NULL ELSE MAX(COALESCE(bucket_at, ?1), ?1) END,
     last_started_at = ?1
   FROM (SELECT value->>0 AS s_queue, value->>1 AS s_jobs FROM json_each(?2)) AS s
   WHERE queues.name = s.s_queue`;

@@ -107,7 +107,8 @@ export class Claims {
     const sink = this.host.transitions;
     const told = sink?.wanted === true;
     return claimed.map((row) => {
-      if (told) sink!.record({ job: row, from: "queued", to: row.state, durationMs: null });
+      // At the claim's instant (the one its bucket was drawn at), not whenever this line runs.
+      if (told) sink!.record({ job: row, from: "queued", to: row.state, durationMs: null, at: now });
       seqs?.set(row.id, row.seq);
       return toClaimedJob(row, this.host.lane);
     });

@@ -49,7 +49,7 @@ export class FencedWrites {
       const row = firstJobRow(this.sql.exec(L.COMPLETE_SQL, id, token, now, to, resultJson, to === "settled" ? now : null));
       if (!row) return this.missed(id, token, "complete");
       deleteCompletedCheckpoints(this.sql, [row]);
-      this.store.emit(row, "running", now - (row.claimed_at ?? now));
+      this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
       return ok(toJob(row, this.store.lane));
     });
   }
@@ -76,7 +76,7 @@ export class FencedWrites {
       deleteCompletedCheckpoints(this.sql, rows.filter((r) => stepped.has(r.id)));
       return rows;
     });
-    for (const row of rows) this.store.emit(row, "running", now - (row.claimed_at ?? now));
+    for (const row of rows) this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
     return new Set(rows.map((r) => r.id));
   }
 
@@ -96,7 +96,7 @@ export class FencedWrites {
       const row = decision.retry
         ? oneJobRow(this.sql.exec(L.RETRY_SQL, held.seq, decision.runAt, message, now))
         : oneJobRow(this.sql.exec(L.FAIL_SQL, held.seq, to, message, to === "settled" ? now : null, now));
-      this.store.emit(row, "running", now - (row.claimed_at ?? now));
+      this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
       return ok(toJob(row, this.store.lane));
     });
   }
@@ -106,7 +106,7 @@ export class FencedWrites {
     const now = this.clock.now();
     const row = firstJobRow(this.sql.exec(L.RELEASE_SQL, id, token, now));
     if (!row) return this.missed(id, token, "release");
-    this.store.emit(row, "running", now - (row.claimed_at ?? now));
+    this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
     return ok(toJob(row, this.store.lane));
   }
 
@@ -118,7 +118,7 @@ export class FencedWrites {
     const now = this.clock.now();
     const row = firstJobRow(this.sql.exec(L.SNOOZE_SQL, id, token, now, now + delayMs));
     if (!row) return this.missed(id, token, "snooze");
-    this.store.emit(row, "running", now - (row.claimed_at ?? now));
+    this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
     return ok(toJob(row, this.store.lane));
   }
 

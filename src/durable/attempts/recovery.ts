@@ -47,7 +47,7 @@ export class Recovery {
         const updated = decision.recover
           ? oneJobRow(this.sql.exec(L.RECOVER_SQL, row.seq, now, decision.count, decision.windowStart, decision.message))
           : oneJobRow(this.sql.exec(L.INTERRUPT_SQL, row.seq, now, to, decision.message, to === "settled" ? now : null));
-        this.store.emit(updated, "running", now - (row.claimed_at ?? now));
+        this.store.emit(updated, "running", now - (row.claimed_at ?? now), now);
       }
       return expired.length;
     });
@@ -62,7 +62,7 @@ export class Recovery {
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
       const givenBack = this.sql.exec<SubjectRow>(L.GIVE_BACK_LANE_LEASES_SQL, now, this.version).toArray();
-      for (const row of givenBack) this.store.emit(row, "running", now - (row.claimed_at ?? now));
+      for (const row of givenBack) this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
       const expired = this.sql.exec(L.EXPIRE_LANE_LEASES_SQL, now).rowsWritten;
       return { givenBack: givenBack.length, expired };
     });

@@ -17,8 +17,10 @@ export interface TransitionLogOptions {
 }
 
 export class TransitionLog {
-  /** Transitions written but not yet known durable, so not yet told. */
+  /** Transitions written whose wait for durability has not been asked for yet. */
   private unannounced: TransitionEvent[] = [];
+  /** Whether a wait for durability is in flight (the transitions it covers are its own). */
+  private confirming = false;
   private readonly listeners = new Set<(event: TransitionEvent) => void>();
 
   constructor(private readonly options: TransitionLogOptions) {}
@@ -47,30 +49,41 @@ export class TransitionLog {
       attempt: t.job.attempts,
       generation: t.job.generation,
       durationMs: t.durationMs,
-      at: this.options.now(),
+      at: t.at ?? this.options.now(),
     });
     // Told only once the write is durable: a crash before the commit must not leave a line (or a hook
     // call) for a transition that never happened. The price: a crash right after the commit can lose
-    // the line instead. A wait that fails says so and drops what it held, so that the transitions
-    // written after it are told as usual (they wait on a wait of their own).
-    if (this.unannounced.length === 1) {
-      void this.options.durable().then(
-        () => this.announce(),
-        (error: unknown) => this.unconfirmed(error),
-      );
-    }
+    // the line instead. The wait is asked for after the write (at the end of its synchronous stretch,
+    // so a claim of many jobs waits once), and covers only what was written before it: transitions
+    // written while an earlier wait is in flight wait for one of their own, asked for when it ends.
+    if (this.unannounced.length === 1 && !this.confirming) queueMicrotask(() => this.confirm());
   }
 
-  /** The wait for durability failed: those transitions cannot be told as durable, and are dropped (logged). */
-  private unconfirmed(error: unknown): void {
-    const dropped = this.unannounced;
+  /** Waits for durability of the transitions written so far, tells them, then does the same for any written meanwhile. */
+  private confirm(): void {
+    const batch = this.unannounced;
     this.unannounced = [];
-    log({ event: "lane.transitions_unconfirmed", lane: this.options.lane, count: dropped.length, message: describeError(error) });
+    if (batch.length === 0) return;
+    this.confirming = true;
+    const next = () => {
+      this.confirming = false;
+      this.confirm();
+    };
+    void this.options.durable().then(
+      () => {
+        this.announce(batch);
+        next();
+      },
+      (error: unknown) => {
+        // A wait that fails says so and drops what it held, so that the transitions written after it
+        // are told as usual (they wait on a wait of their own).
+        log({ event: "lane.transitions_unconfirmed", lane: this.options.lane, count: batch.length, message: describeError(error) });
+        next();
+      },
+    );
   }
 
-  private announce(): void {
-    const events = this.unannounced;
-    this.unannounced = [];
+  private announce(events: readonly TransitionEvent[]): void {
     for (const event of events) {
       if (this.options.log) log(event);
       this.tell("onTransition", this.options.onTransition, event);

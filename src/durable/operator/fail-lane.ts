@@ -73,7 +73,7 @@ export class LaneFailure {
       if (sink?.wanted) {
         for (const row of changed) {
           const from: JobState = wasRunning.has(row.id) ? "running" : "queued";
-          sink.record({ job: row, from, to: row.state, durationMs: from === "running" ? now - (row.claimed_at ?? now) : null });
+          sink.record({ job: row, from, to: row.state, durationMs: from === "running" ? now - (row.claimed_at ?? now) : null, at: now });
         }
       }
       return {

@@ -22,6 +22,8 @@ export interface Transition {
   to: JobState;
   /** Milliseconds since the attempt was claimed, for transitions that end an attempt. */
   durationMs: number | null;
+  /** The instant the write used (its `now`), when the writer has it; else the log's own now. */
+  at?: number;
 }
 
 /** Who is told of transitions as they are written (events/transitions.ts): `wanted` says whether anyone listens at all. */
@@ -226,9 +228,9 @@ export class JobStore {
   }
 
   /** Tells the transition sink of a change just written, when anyone listens. */
-  emit(job: TransitionSubject, from: JobState | null, durationMs: number | null): void {
+  emit(job: TransitionSubject, from: JobState | null, durationMs: number | null, at?: number): void {
     const sink = this.options.transitions;
-    if (sink?.wanted) sink.record({ job, from, to: job.state, durationMs });
+    if (sink?.wanted) sink.record({ job, from, to: job.state, durationMs, ...(at === undefined ? {} : { at }) });
   }
 
   /** Runs `body` in one transaction, all or nothing: a refusal it answers undoes everything it wrote. */
