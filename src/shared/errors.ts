@@ -5,6 +5,7 @@
 export type ErrorCode =
   | "invalid_request"
   | "unauthorized"
+  | "forbidden"
   | "job_not_found"
   | "not_found"
   | "job_conflict"

@@ -47,7 +47,9 @@ export type LogEvent =
   /** A delivery of the outbox's notices to a dependent's lane failed, or that lane refused it: they are sent again after a backoff. */
   | { event: "lane.outbox_failed"; lane: string; to: string; notices: number; message: string }
   /** The belt could not reach a lane it watches (it tries again on its next run). */
-  | { event: "belt.check_failed"; lane: string; message: string };
+  | { event: "belt.check_failed"; lane: string; message: string }
+  /** The worker has no usable token configuration (none set, or API_KEYS does not parse): it refuses every /v1 request. Said once per configuration. */
+  | { event: "auth.not_configured"; message: string };
 
 /** A `job.transition` line: every change of a job's state, once durable. */
 export type TransitionEvent = Extract<LogEvent, { event: "job.transition" }>;
@@ -57,6 +59,6 @@ export type LostEvent = Extract<LogEvent, { event: "job.lost" }>;
 /** Writes one event as one JSON line: errors to stderr, the rest to stdout. */
 export function log(event: LogEvent): void {
   const line = JSON.stringify(event);
-  if (event.event.endsWith("_failed") || event.event === "http.internal_error" || event.event === "lane.transitions_unconfirmed") console.error(line);
+  if (event.event.endsWith("_failed") || event.event === "http.internal_error" || event.event === "lane.transitions_unconfirmed" || event.event === "auth.not_configured") console.error(line);
   else console.log(line);
 }

@@ -1,10 +1,10 @@
 /**
- * The front worker: bearer auth and body checks on `/v1`, the routes of docs/api.md, the OpenAPI
+ * The front worker: bearer auth and scoped access (access.ts) and body checks on `/v1`, the routes of docs/api.md, the OpenAPI
  * document, and one error handler. A library user mounts `createApp()` as their worker's fetch.
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import { except } from "hono/combine";
-import { requireBearer } from "./auth.js";
+import { requireAccess } from "./access.js";
 import { jsonBody } from "./body.js";
 import { onError, onNotFound } from "./errors.js";
 import { dashboardRoutes } from "./dashboard/routes.js";
@@ -32,7 +32,7 @@ export function createApp() {
   app.onError(onError);
   app.notFound(onNotFound);
   // The events socket authenticates with a ticket instead (routes/events.ts).
-  app.use("/v1/*", except(EVENTS_PATH, requireBearer), jsonBody);
+  app.use("/v1/*", except(EVENTS_PATH, requireAccess), jsonBody);
   const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())

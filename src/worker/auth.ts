@@ -1,12 +1,8 @@
 /**
- * Bearer auth of every `/v1` route. `API_TOKEN` is a comma-separated list so a token can be rotated in
- * before the old one is removed. Unset or empty, the API fails closed (503 `auth_not_configured`).
- * Tokens are never logged, and every configured token is compared, so timing says nothing about
- * which one (or whether any) matched.
+ * Bearer tokens: `API_TOKEN` is a comma-separated list so a token can be rotated in before the old one
+ * is removed. Tokens are never logged, and every configured token is compared, so timing says
+ * nothing about which one (or whether any) matched. Who may call what: access.ts.
  */
-import type { MiddlewareHandler } from "hono";
-import { QueueError } from "../shared/errors.js";
-import type { AppEnv } from "./openapi.js";
 
 const encoder = new TextEncoder();
 
@@ -27,27 +23,20 @@ export function bearerToken(header: string | undefined): string | null {
 
 /**
  * Constant-time membership: both sides are hashed with SHA-256 first, so `timingSafeEqual` compares
- * equal-length buffers and a token's length leaks nothing either.
+ * equal-length buffers and a token's length leaks nothing either; every token is compared, matched or not.
  */
 export async function tokenMatches(candidate: string, tokens: readonly string[]): Promise<boolean> {
+  return (await matchingToken(candidate, tokens)) >= 0;
+}
+
+/** The index of the token `candidate` equals (-1: none), found in constant time as tokenMatches is. */
+export async function matchingToken(candidate: string, tokens: readonly string[]): Promise<number> {
   const digest = (text: string) => crypto.subtle.digest("SHA-256", encoder.encode(text));
   const given = await digest(candidate);
-  let matched = false;
-  for (const token of tokens) {
+  let matched = -1;
+  for (const [i, token] of tokens.entries()) {
     const equal = crypto.subtle.timingSafeEqual(given, await digest(token));
-    matched = matched || equal;
+    matched = equal && matched < 0 ? i : matched;
   }
   return matched;
 }
-
-export const requireBearer: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const tokens = configuredTokens(c.env.API_TOKEN);
-  if (tokens.length === 0) {
-    throw new QueueError("auth_not_configured", "the API has no token configured (API_TOKEN); it refuses every request");
-  }
-  const candidate = bearerToken(c.req.header("authorization"));
-  if (candidate === null || !(await tokenMatches(candidate, tokens))) {
-    throw new QueueError("unauthorized", "missing or wrong bearer token");
-  }
-  await next();
-};

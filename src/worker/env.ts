@@ -14,4 +14,6 @@ export interface WorkerEnv extends Omit<SwitchyardEnv, "LANE" | "REGISTRY"> {
    * single enqueues to one lane in this isolate go as one call (group commit, client/group-commit.ts).
    */
   GROUP_COMMIT?: string;
+  /** Scoped tokens: a JSON array of `{"token", "role", "lanes"?}` (docs/api.md, Access; src/worker/access.ts). A secret. */
+  API_KEYS?: string;
 }

@@ -3,13 +3,14 @@
  * (with the validation hook), path parameters, body and response helpers, the bearer scheme.
  */
 import { OpenAPIHono, z } from "@hono/zod-openapi";
+import { rolesFor, type Principal } from "./access.js";
 import type { WorkerEnv } from "./env.js";
 import { ErrorResponse } from "./responses.js";
 import { JobId, Name } from "../shared/schemas.js";
 import { validationHook } from "./errors.js";
 
-/** The bindings the library reads (src/durable/env.ts). */
-export type AppEnv = { Bindings: WorkerEnv };
+/** The bindings the library reads (src/durable/env.ts), and who is calling (set by access.ts). */
+export type AppEnv = { Bindings: WorkerEnv; Variables: { principal: Principal } };
 
 /** A router whose validation failures are `invalid_request` with one detail per problem. */
 export function createRouter(): OpenAPIHono<AppEnv> {
@@ -38,6 +39,7 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
 const ERROR_DESCRIPTIONS = {
   400: "invalid_request: malformed JSON, wrong types, names that break the pattern, out-of-range numbers",
   401: "unauthorized: missing or wrong bearer token",
+  403: "forbidden: the token's role or lanes do not reach this route on this lane (docs/api.md, Access)",
   404: "job_not_found, or schedule_not_found on a schedule's route",
   409: "a refusal of the job's state or lease (see the code)",
   413: "payload_too_large: payload, result, checkpoint, progress or body over its limit",
@@ -47,22 +49,38 @@ const ERROR_DESCRIPTIONS = {
 
 type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
 
-/** Error responses of a `/v1` route: always 400, 401 and 503, plus `extra`. */
+/** Error responses of a `/v1` route: always 400, 401, 403 and 503, plus `extra`. */
 export function errorResponses<const S extends readonly ErrorStatus[]>(...extra: S) {
   const responses: Partial<Record<ErrorStatus, ReturnType<typeof jsonResponse<typeof ErrorResponse>>>> = {};
-  for (const status of [400, 401, 503, ...extra] as const) responses[status] = jsonResponse(ErrorResponse, ERROR_DESCRIPTIONS[status]);
-  return responses as Record<400 | 401 | 503 | S[number], ReturnType<typeof jsonResponse<typeof ErrorResponse>>>;
+  for (const status of [400, 401, 403, 503, ...extra] as const) responses[status] = jsonResponse(ErrorResponse, ERROR_DESCRIPTIONS[status]);
+  return responses as Record<400 | 401 | 403 | 503 | S[number], ReturnType<typeof jsonResponse<typeof ErrorResponse>>>;
 }
 
-/** Serves the OpenAPI 3.1 document of `app` at `path`, with the bearer scheme declared. */
+/** Serves the OpenAPI 3.1 document of `app` at `path`, with the bearer scheme declared and each route's roles (`x-roles`, access.ts). */
 export function serveDocument(app: OpenAPIHono<AppEnv>, path: string): void {
   app.openAPIRegistry.registerComponent("securitySchemes", BEARER_SCHEME, { type: "http", scheme: "bearer" });
-  app.doc31(path, {
+  const config = {
     openapi: "3.1.0",
     info: {
       title: "Switchyard",
       version: "1",
       description: "A durable job queue on Cloudflare Workers: one Durable Object with its own SQLite per lane.",
     },
+  } as const;
+  let document: ReturnType<typeof app.getOpenAPI31Document> | null = null;
+  app.get(path, (c) => {
+    document ??= withRoles(app.getOpenAPI31Document(config));
+    return c.json(document);
   });
+}
+
+/** The document with every `/v1` operation marked with the roles that may call it. */
+function withRoles<D extends { paths?: Record<string, unknown> }>(document: D): D {
+  for (const [template, operations] of Object.entries(document.paths ?? {})) {
+    if (!template.startsWith("/v1/")) continue;
+    for (const [method, operation] of Object.entries(operations as Record<string, Record<string, unknown>>)) {
+      operation["x-roles"] = [...rolesFor(method, template)];
+    }
+  }
+  return document;
 }

@@ -5,6 +5,7 @@ import type { ErrorCode } from "../shared/errors.js";
 export const ERROR_STATUS = {
   invalid_request: 400,
   unauthorized: 401,
+  forbidden: 403,
   job_not_found: 404,
   not_found: 404,
   schedule_not_found: 404,

@@ -4,11 +4,13 @@
  * so a bearer-authenticated `POST /v1/tickets` mints a short-lived ticket that the socket's URL
  * carries instead.
  *
- * A ticket is `v1.<claims>.<mac>`: base64url JSON claims `{"lane", "exp"}` (lane null: every lane)
- * and an HMAC-SHA256 over `v1.<claims>` under a key derived (HKDF) from an API token, never the
- * token itself. Nothing is stored: a ticket signed under any token `API_TOKEN` lists verifies, so a
- * rotation behaves as it does for bearer auth, and removing a token revokes its tickets at once.
+ * A ticket is `v1.<claims>.<mac>`: base64url JSON claims `{"lane", "exp", "lanes"?}` (lane null:
+ * every lane the issuer reaches, its `lanes` patterns when it is scoped) and an HMAC-SHA256 over
+ * `v1.<claims>` under a key derived (HKDF) from the issuer's token, never the token itself. Nothing
+ * is stored: a ticket signed under any configured token verifies, so a rotation behaves as it does
+ * for bearer auth, and removing a token revokes its tickets at once.
  */
+import { reachesLane } from "./access.js";
 
 /** How long a ticket opens sockets: docs/api.md allows at most 60 s. */
 export const TICKET_TTL_MS = 30_000;
@@ -31,18 +33,23 @@ export type TicketCheck = "ok" | "malformed" | "bad_signature" | "expired" | "wr
 interface Claims {
   lane: string | null;
   exp: number;
+  /** With lane null: the issuer's lane patterns (absent: every lane). */
+  lanes?: string[];
 }
 
 const encoder = new TextEncoder();
 /** Derived keys by token: HKDF per request would cost more than the check itself. */
 const keys = new Map<string, Promise<CryptoKey>>();
 
-/** Mints a ticket for one lane (or, with null, every lane), signed under the first listed token. */
-export async function issueTicket(tokens: readonly string[], lane: string | null, nowMs: number): Promise<Ticket> {
+/**
+ * Mints a ticket for one lane (or, with null, every lane of `lanes`: null, every lane at all), signed
+ * under the first listed token.
+ */
+export async function issueTicket(tokens: readonly string[], lane: string | null, nowMs: number, lanes: readonly string[] | null = null): Promise<Ticket> {
   const signer = tokens[0];
   if (signer === undefined) throw new Error("no API token to sign a ticket with");
   const expiresAt = nowMs + TICKET_TTL_MS;
-  const claims: Claims = { lane, exp: expiresAt };
+  const claims: Claims = lane === null && lanes !== null ? { lane, exp: expiresAt, lanes: [...lanes] } : { lane, exp: expiresAt };
   const signed = `${VERSION}.${toBase64Url(encoder.encode(JSON.stringify(claims)))}`;
   const mac = await crypto.subtle.sign("HMAC", await ticketKey(signer), encoder.encode(signed));
   return { ticket: `${signed}.${toBase64Url(new Uint8Array(mac))}`, expiresAt };
@@ -69,7 +76,8 @@ export async function checkTicket(ticket: string, tokens: readonly string[], lan
   const claims = parseClaims(parts[1]!);
   if (claims === null) return "malformed";
   if (nowMs >= claims.exp || claims.exp - nowMs > MAX_TTL_MS) return "expired";
-  return claims.lane === null || claims.lane === lane ? "ok" : "wrong_lane";
+  const opens = claims.lane === null ? reachesLane(claims.lanes ?? null, lane) : claims.lane === lane;
+  return opens ? "ok" : "wrong_lane";
 }
 
 /** The HMAC key of a token: HKDF-SHA256 with a purpose label, so the key serves tickets only. */
@@ -101,7 +109,8 @@ function parseClaims(encoded: string): Claims | null {
     if (typeof claims !== "object" || claims === null) return null;
     if (!Number.isSafeInteger(claims.exp)) return null;
     if (claims.lane !== null && typeof claims.lane !== "string") return null;
-    return { lane: claims.lane, exp: claims.exp! };
+    if (claims.lanes !== undefined && !(Array.isArray(claims.lanes) && claims.lanes.every((p) => typeof p === "string"))) return null;
+    return claims.lanes === undefined ? { lane: claims.lane, exp: claims.exp! } : { lane: claims.lane, exp: claims.exp!, lanes: claims.lanes };
   } catch {
     return null;
   }

@@ -7,7 +7,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { QueueError, type ErrorBody } from "../../shared/errors.js";
 import { Name } from "../../shared/schemas.js";
-import { configuredTokens } from "../auth.js";
+import { accessConfig, reachesLane } from "../access.js";
 import { laneOf } from "../lane-call.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse } from "../openapi.js";
 import { checkTicket, issueTicket, TICKET_TTL_MS, type TicketCheck } from "../tickets.js";
@@ -48,14 +48,16 @@ export function eventRoutes() {
     createRouter()
       .openapi(mintTicket, async (c) => {
         const { lane } = c.req.valid("json") ?? {};
-        return c.json(await issueTicket(configuredTokens(c.env.API_TOKEN), lane ?? null, Date.now()), 200);
+        // A ticket reaches what its issuer does: a scoped token's ticket for every lane opens only its lanes.
+        const principal = c.get("principal");
+        if (lane !== undefined && !reachesLane(principal.lanes, lane)) throw new QueueError("forbidden", "this token does not reach this lane");
+        return c.json(await issueTicket([principal.token], lane ?? null, Date.now(), principal.lanes), 200);
       })
       // Not in the OpenAPI document: it answers 101 and then speaks WebSocket, which OpenAPI cannot describe.
       .get("/lanes/:lane/events", async (c) => {
-        const tokens = configuredTokens(c.env.API_TOKEN);
-        if (tokens.length === 0) {
-          throw new QueueError("auth_not_configured", "the API has no token configured (API_TOKEN); it refuses every request");
-        }
+        const config = accessConfig(c.env);
+        if (!config.ok) throw new QueueError("auth_not_configured", config.reason);
+        const tokens = config.principals.map((p) => p.token);
         const lane = c.req.param("lane");
         const ticket = c.req.query("ticket");
         if (ticket === undefined || ticket === "") throw new QueueError("unauthorized", "the events route needs a ?ticket= from POST /v1/tickets");

@@ -1,5 +1,6 @@
 /** Admin routes of lanes: the list of lanes (through the registry), a lane's info and settings, sweeping, failing a lane. */
 import { createRoute, z } from "@hono/zod-openapi";
+import { reachesLane } from "../access.js";
 import { REGISTRY_NAME } from "../../durable/registry.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../../shared/defaults.js";
 import { FailLaneResponse, LaneInfo, LaneList, SweepResponse } from "../responses.js";
@@ -69,8 +70,11 @@ export function laneRoutes() {
     .openapi(listLanes, async (c) => {
       const { limit, cursor } = c.req.valid("query");
       const page = await c.env.REGISTRY.getByName(REGISTRY_NAME).list(cursor ?? null, limit);
+      // A scoped token sees only its lanes (a page may then hold fewer than `limit`; the cursor goes on).
+      const { lanes: reach } = c.get("principal");
+      const visible = page.lanes.filter((lane) => reachesLane(reach, lane));
       // One call per listed lane, in parallel, each reading one row of kept counts: O(page), whatever the lanes hold.
-      const lanes = await Promise.all(page.lanes.map(async (lane) => ({ lane, counts: await callLane(c, (stub) => stub.counts(), lane) })));
+      const lanes = await Promise.all(visible.map(async (lane) => ({ lane, counts: await callLane(c, (stub) => stub.counts(), lane) })));
       return c.json({ lanes, cursor: page.more ? (page.lanes.at(-1) ?? null) : null }, 200);
     })
     .openapi(getLane, async (c) => c.json(await callLane(c, (stub) => stub.info()), 200))
