@@ -468,6 +468,15 @@ export const MIGRATIONS: readonly Migration[] = [
       END`,
     ],
   },
+  {
+    version: 14,
+    name: "the trace context a job was enqueued with",
+    statements: [
+      // The W3C `traceparent` header of the enqueue (validated, lower-case), handed to the executor and
+      // to claimed jobs; NULL: none. Not part of the spec: a duplicate with another trace is a duplicate.
+      `ALTER TABLE jobs ADD COLUMN traceparent TEXT`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
