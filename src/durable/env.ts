@@ -51,4 +51,10 @@ export interface SwitchyardEnv {
    * their jobs' recovery budget. Without it every instance counts as the same version.
    */
   CF_VERSION_METADATA?: VersionMetadata;
+  /**
+   * `"off"` turns off the lane's recording: its per-minute history and its metrics reports
+   * (docs/operations.md, "History"); anything else, or unset, leaves it on. Read through
+   * `recordingOn` (history/recording.ts); a lane class may override it.
+   */
+  RECORDING?: string;
 }

@@ -1,0 +1,15 @@
+/**
+ * The switch that turns a lane's recording off: its per-minute history (docs/operations.md, "History")
+ * and its metrics reports. On unless the Worker's `RECORDING` variable is `"off"`; a lane class may
+ * override it (the bench binds a class whose recording is off beside one whose recording is on).
+ */
+
+/** What the switch reads: the Worker's `RECORDING` variable, when it has one. */
+export interface RecordingEnv {
+  RECORDING?: string;
+}
+
+/** Whether a lane records history and metrics under this environment: anything but `"off"` is on. */
+export function recordingOn(env: RecordingEnv): boolean {
+  return env.RECORDING?.trim().toLowerCase() !== "off";
+}
