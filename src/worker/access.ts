@@ -92,6 +92,7 @@ const READERS: NonAdmin[] = ["viewer", "producer", "consumer"];
  * settings, schedules' writes, requeue) allow no one else.
  */
 export const ACCESS_RULES: readonly { method: Method; path: string; roles: readonly NonAdmin[] }[] = [
+  { method: "GET", path: "/v1/access", roles: ["viewer", "producer", "consumer"] },
   { method: "GET", path: "/v1/lanes", roles: ["viewer"] },
   { method: "GET", path: "/v1/lanes/{lane}", roles: ["viewer"] },
   { method: "POST", path: "/v1/lanes/{lane}/jobs", roles: ["producer"] },

@@ -9,6 +9,7 @@ import { jsonBody } from "./body.js";
 import { onError, onNotFound } from "./errors.js";
 import { dashboardRoutes } from "./dashboard/routes.js";
 import { createRouter, jsonResponse, serveDocument } from "./openapi.js";
+import { accessRoutes } from "./routes/access.js";
 import { ackRoutes } from "./routes/acks.js";
 import { checkpointRoutes } from "./routes/checkpoints.js";
 import { consumerRoutes } from "./routes/consumers.js";
@@ -42,6 +43,7 @@ export function createApp() {
     .route("/v1", checkpointRoutes())
     .route("/v1", ackRoutes())
     .route("/v1", eventRoutes())
+    .route("/v1", accessRoutes())
     .route("/", dashboardRoutes());
   serveDocument(routes, "/openapi.json");
   return routes;

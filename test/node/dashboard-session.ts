@@ -30,8 +30,8 @@ export class Dashboard {
   }
 
   /** The runtime and the browser; when either fails to start, the other is stopped and the state removed. */
-  static async start(stateDir = mkdtempSync(join(tmpdir(), "switchyard-dashboard-"))): Promise<Dashboard> {
-    const [runtime, browser] = await Promise.allSettled([LocalRuntime.start({ persistDir: stateDir }), launchChromium()]);
+  static async start(stateDir = mkdtempSync(join(tmpdir(), "switchyard-dashboard-")), vars: Record<string, string> = {}): Promise<Dashboard> {
+    const [runtime, browser] = await Promise.allSettled([LocalRuntime.start({ persistDir: stateDir, vars }), launchChromium()]);
     if (runtime.status === "fulfilled" && browser.status === "fulfilled") return new Dashboard(runtime.value, browser.value, stateDir);
     // A missing Chromium used to leave its `wrangler dev` running after the test run.
     if (runtime.status === "fulfilled") await runtime.value.stop();

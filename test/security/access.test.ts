@@ -84,6 +84,28 @@ describe("the access table", () => {
   });
 });
 
+describe("GET /v1/access", () => {
+  it("tells each token its role, lanes and the routes the table allows it, for a page to offer only those", async () => {
+    for (const role of ROLES) {
+      const answer = await send("GET", "/v1/access", TOKENS[role]);
+      expect(answer.status, role).toBe(200);
+      expect(answer.body.role).toBe(role);
+      expect(answer.body.lanes).toBeNull();
+      const expected = ACCESS_RULES.filter((rule) => rolesFor(rule.method, rule.path).includes(role)).map((rule) => `${rule.method} ${rule.path}`);
+      expect(answer.body.allows, role).toEqual(expected);
+    }
+    const admin = (await send("GET", "/v1/access", TOKENS.admin)).body.allows as string[];
+    expect(admin).toContain("PATCH /v1/lanes/{lane}");
+    const producer = (await send("GET", "/v1/access", TOKENS.producer)).body.allows as string[];
+    expect(producer).toContain("POST /v1/lanes/{lane}/jobs");
+    expect(producer).not.toContain("PATCH /v1/lanes/{lane}");
+    expect(producer).not.toContain("POST /v1/lanes/{lane}/claims");
+    const scoped = await send("GET", "/v1/access", SCOPED_PRODUCER);
+    expect(scoped.body).toMatchObject({ role: "producer", lanes: ["orders-*", "billing"] });
+    expect((await send("GET", "/v1/access", null)).status).toBe(401);
+  });
+});
+
 describe("a refusal changes nothing", () => {
   it("a viewer's enqueue, a producer's PATCH and claim, a consumer's cancel", async () => {
     const lane = fresh();

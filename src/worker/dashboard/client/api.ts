@@ -11,12 +11,31 @@ export class ApiError extends Error {
   }
 }
 
+/** What the token may do (`GET /v1/access`): its role, lanes (null: every lane) and allowed routes. */
+export interface Access {
+  role: string;
+  lanes: string[] | null;
+  allows: string[];
+}
+
 export class Api {
+  private readonly allows: Set<string>;
+
   constructor(
     readonly token: string,
+    /** What the server says the token may do; the page offers nothing else. */
+    readonly access: Access,
     /** Called when the server refuses the token (401): the page asks for it again. */
     private readonly onUnauthorized: (error: ApiError) => void = () => {},
-  ) {}
+  ) {
+    this.allows = new Set(access.allows);
+  }
+
+  /** Whether the token may call `method` on the route `template` (`/v1/lanes/{lane}/…`), on `lane` when given. */
+  can(method: string, template: string, lane?: string): boolean {
+    if (!this.allows.has(`${method} ${template}`)) return false;
+    return lane === undefined || reaches(this.access.lanes, lane);
+  }
 
   get<T>(path: string): Promise<T> {
     return this.request("GET", path);
@@ -67,6 +86,16 @@ export class Api {
     if (response.status === 401) this.onUnauthorized(failure);
     throw failure;
   }
+}
+
+/** Whether lane patterns (names, or prefixes ending in `*`; null: every lane) reach `lane`, as the server decides. */
+export function reaches(lanes: readonly string[] | null, lane: string): boolean {
+  return lanes === null || lanes.some((p) => (p.endsWith("*") ? lane.startsWith(p.slice(0, -1)) : lane === p));
+}
+
+/** Asks the server what `token` may do; refuses as any call does (401 for a wrong token). */
+export function fetchAccess(token: string): Promise<Access> {
+  return new Api(token, { role: "", lanes: null, allows: [] }).get<Access>("/v1/access");
 }
 
 export const lanePath = (lane: string): string => `/v1/lanes/${encodeURIComponent(lane)}`;

@@ -3,9 +3,9 @@
  * the server, then shows the view the URL's hash names. A refused token brings the question back with
  * the reason, never a blank page.
  */
-import { useMemo, useState } from "hono/jsx/dom";
+import { useEffect, useMemo, useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
-import { Api, ApiError } from "./api.js";
+import { Api, ApiError, fetchAccess, type Access } from "./api.js";
 import { Alert } from "./components.js";
 import { EnqueueForm } from "./enqueue-form.js";
 import { JobView } from "./job-view.js";
@@ -16,36 +16,43 @@ import { forgetToken, loadToken, saveToken } from "./token.js";
 
 export function App() {
   const [token, setToken] = useState(loadToken);
+  // What the token may do (GET /v1/access): the page offers only that.
+  const [access, setAccess] = useState<Access | null>(null);
   const [refusal, setRefusal] = useState<string | null>(null);
-  const api = useMemo(
-    () =>
-      token === null
-        ? null
-        : new Api(token, (error) => {
-            forgetToken();
-            setToken(null);
-            setRefusal(explainRefusal(error));
-          }),
-    [token],
-  );
+  const refuse = (error: unknown) => {
+    forgetToken();
+    setToken(null);
+    setAccess(null);
+    setRefusal(explainRefusal(error));
+  };
+  const api = useMemo(() => (token === null || access === null ? null : new Api(token, access, refuse)), [token, access]);
+  // A token kept from earlier in this tab session: ask again what it may do.
+  useEffect(() => {
+    if (token !== null && access === null) fetchAccess(token).then(setAccess, refuse);
+  }, [token, access]);
   const route = useRoute();
-  if (api === null) {
+  if (token === null) {
     return (
       <TokenForm
         refusal={refusal}
-        onAccepted={(accepted) => {
+        onAccepted={(accepted, granted) => {
           saveToken(accepted);
           setRefusal(null);
+          setAccess(granted);
           setToken(accepted);
         }}
       />
     );
   }
+  if (api === null) return <main class="login"><p class="muted">Checking the token…</p></main>;
   const forget = () => {
     forgetToken();
     setRefusal(null);
+    setAccess(null);
     setToken(null);
   };
+  const lister = api.can("GET", "/v1/lanes");
+  const producer = api.can("POST", "/v1/lanes/{lane}/jobs");
   return (
     <div class="page">
       <header class="top">
@@ -53,13 +60,21 @@ export function App() {
           Switchyard
         </a>
         <nav>
-          <a href={href({ view: "lanes" })} class={route.view === "lanes" ? "current" : ""}>
-            Lanes
-          </a>
-          <a href={href({ view: "enqueue", lane: "lane" in route ? route.lane : null })} class={route.view === "enqueue" ? "current" : ""}>
-            Enqueue
-          </a>
+          {lister && (
+            <a href={href({ view: "lanes" })} class={route.view === "lanes" ? "current" : ""}>
+              Lanes
+            </a>
+          )}
+          {producer && (
+            <a href={href({ view: "enqueue", lane: "lane" in route ? route.lane : null })} class={route.view === "enqueue" ? "current" : ""}>
+              Enqueue
+            </a>
+          )}
         </nav>
+        <span class="muted" data-testid="role" title={api.access.lanes === null ? "every lane" : `lanes: ${api.access.lanes.join(", ")}`}>
+          {api.access.role}
+          {api.access.lanes === null ? "" : ` · ${api.access.lanes.join(", ")}`}
+        </span>
         <button type="button" class="quiet" onClick={forget}>
           Forget token
         </button>
@@ -74,7 +89,7 @@ export function App() {
   );
 }
 
-function TokenForm({ refusal, onAccepted }: { refusal: string | null; onAccepted: (token: string) => void }) {
+function TokenForm({ refusal, onAccepted }: { refusal: string | null; onAccepted: (token: string, access: Access) => void }) {
   const [problem, setProblem] = useState<string | null>(refusal);
   const [checking, setChecking] = useState(false);
   const alive = useAlive();
@@ -82,12 +97,11 @@ function TokenForm({ refusal, onAccepted }: { refusal: string | null; onAccepted
     event.preventDefault();
     const input = (event.target as HTMLFormElement).elements.namedItem("token") as HTMLInputElement;
     const token = input.value.trim();
-    if (token === "") return setProblem("Enter the API token: one of the tokens in the worker's API_TOKEN secret.");
+    if (token === "") return setProblem("Enter the API token: one of the tokens in the worker's API_TOKEN or API_KEYS secret.");
     setChecking(true);
     try {
-      // Any authenticated read proves the token; nothing is stored until it does.
-      await new Api(token).get("/v1/lanes?limit=1");
-      onAccepted(token);
+      // Asking what the token may do proves it, whatever its role; nothing is stored until it does.
+      onAccepted(token, await fetchAccess(token));
     } catch (error) {
       if (!alive.current) return;
       setProblem(explainRefusal(error));
@@ -116,8 +130,8 @@ function TokenForm({ refusal, onAccepted }: { refusal: string | null; onAccepted
 
 function explainRefusal(error: unknown): string {
   if (error instanceof ApiError) {
-    if (error.status === 401) return "The server refused this token (401 unauthorized). Use one of the tokens listed in the worker's API_TOKEN secret.";
-    if (error.code === "auth_not_configured") return "The server has no API token configured (API_TOKEN is unset), so it refuses every request until one is set.";
+    if (error.status === 401) return "The server refused this token (401 unauthorized). Use one of the tokens listed in the worker's API_TOKEN or API_KEYS secret.";
+    if (error.code === "auth_not_configured") return "The server has no usable token configuration (API_TOKEN unset, or API_KEYS unreadable: its log says why), so it refuses every request.";
     if (error.status === 0) return "The server could not be reached. Is the worker running?";
     return `The server answered ${error.status} ${error.code}: ${error.message}`;
   }

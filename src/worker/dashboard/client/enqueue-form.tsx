@@ -40,6 +40,13 @@ export function EnqueueForm({ api, lane }: { api: Api; lane: string | null }) {
     }
   };
 
+  if (!api.can("POST", "/v1/lanes/{lane}/jobs")) {
+    return (
+      <Section title="Enqueue a job">
+        <p class="muted">This {api.access.role} token cannot enqueue jobs.</p>
+      </Section>
+    );
+  }
   return (
     <Section title="Enqueue a job">
       <form class="enqueue" onSubmit={submit} data-testid="enqueue">

@@ -85,8 +85,8 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
     );
   }
   if (job === null) return <Section title={`Job ${id}`}>{problem ? <Alert message={problem} /> : <p class="muted">Loading…</p>}</Section>;
-  const cancellable = (job.state === "blocked" || job.state === "queued" || job.state === "running") && !job.cancelRequested;
-  const requeueable = job.state === "settled" && job.outcome !== null && REQUEUEABLE.includes(job.outcome);
+  const cancellable = api.can("POST", "/v1/lanes/{lane}/jobs/{id}/cancel", lane) && (job.state === "blocked" || job.state === "queued" || job.state === "running") && !job.cancelRequested;
+  const requeueable = api.can("POST", "/v1/lanes/{lane}/jobs/{id}/requeue", lane) && job.state === "settled" && job.outcome !== null && REQUEUEABLE.includes(job.outcome);
 
   return (
     <div class="job-view" data-testid="job" data-state={job.state} data-outcome={job.outcome ?? ""}>

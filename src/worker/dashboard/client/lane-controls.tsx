@@ -13,6 +13,9 @@ export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInf
   const { busy, problem, notice, run } = useAction();
   const path = lanePath(info.lane);
   const alive = useAlive();
+  // Lane settings and sweeps are an admin's (docs/api.md "Access"): others see the settings only.
+  const admin = api.can("PATCH", "/v1/lanes/{lane}", info.lane);
+  const sweeper = api.can("POST", "/v1/lanes/{lane}/sweep", info.lane);
 
   const configure = (patch: Record<string, unknown>, said: string) =>
     run(async () => {
@@ -51,9 +54,11 @@ export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInf
         <span class={info.paused ? "badge badge-paused" : "badge badge-running"} data-testid="paused">
           {info.paused ? "paused" : "dispatching"}
         </span>
-        <button type="button" disabled={busy} onClick={() => void configure({ paused: !info.paused }, info.paused ? "Resumed." : "Paused: nothing new starts.")}>
-          {info.paused ? "Resume" : "Pause"}
-        </button>
+        {admin && (
+          <button type="button" disabled={busy} onClick={() => void configure({ paused: !info.paused }, info.paused ? "Resumed." : "Paused: nothing new starts.")}>
+            {info.paused ? "Resume" : "Pause"}
+          </button>
+        )}
       </div>
       <div class="control" data-testid="flow">
         <span>
@@ -63,6 +68,14 @@ export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInf
           Fairness <strong data-testid="lane-fairness">{info.fairness ?? "fifo"}</strong>
         </span>
       </div>
+      {!admin && (
+        <div class="control">
+          <span>
+            Concurrency <strong data-testid="lane-concurrency">{String(info.concurrency)}</strong>
+          </span>
+        </div>
+      )}
+      {admin && (
       <form class="control" onSubmit={setConcurrency}>
         <label>
           Concurrency <input name="concurrency" type="number" min="1" max="1000" required value={String(info.concurrency)} />
@@ -71,7 +84,8 @@ export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInf
           Set
         </button>
       </form>
-      {info.retention && (
+      )}
+      {admin && info.retention && (
         <form class="control" onSubmit={setRetention}>
           <label>
             Keep completed (h) <input name="completedHours" type="number" min="0" step="any" placeholder="forever" value={hoursOf(info.retention.completedMs)} />
@@ -84,6 +98,7 @@ export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInf
           </button>
         </form>
       )}
+      {sweeper && (
       <form class="control" onSubmit={sweep}>
         <label>
           Sweep settled jobs older than (h) <input name="olderThanHours" type="number" min="0" step="any" required value="24" />
@@ -92,6 +107,7 @@ export function LaneControls({ api, info, onChanged }: { api: Api; info: LaneInf
           Sweep…
         </button>
       </form>
+      )}
       <Alert message={problem} />
       <Notice message={notice} />
     </div>

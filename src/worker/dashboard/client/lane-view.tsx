@@ -78,7 +78,7 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
         title={`Lane ${lane}`}
         actions={
           <span class={`live live-${live}`} data-testid="live" title="the lane's events socket">
-            {live === "live" ? "● live" : live === "connecting" ? "○ connecting…" : "○ offline, retrying"}
+            {live === "live" ? "● live" : live === "connecting" ? "○ connecting…" : live === "denied" ? "○ not live: this token opens no events" : "○ offline, retrying"}
           </span>
         }
       >
@@ -97,9 +97,11 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
           />
         )}
         <FailLane api={api} lane={lane} />
-        <p>
-          <a href={href({ view: "enqueue", lane })}>Enqueue a job in this lane</a>
-        </p>
+        {api.can("POST", "/v1/lanes/{lane}/jobs", lane) && (
+          <p>
+            <a href={href({ view: "enqueue", lane })}>Enqueue a job in this lane</a>
+          </p>
+        )}
       </Section>
       <div class="columns">
         <JobTable api={api} lane={lane} changes={changes} />

@@ -50,7 +50,11 @@ export function LanesView({ api }: { api: Api }) {
   const [sort, setSort] = useState({ key: "lane", descending: false });
   const previous = useRef(new Map<string, { at: number; done: number }>());
 
+  // Listing lanes is a viewer's (docs/api.md "Access"): a producer's or consumer's token cannot.
+  const lister = api.can("GET", "/v1/lanes");
+
   useEffect(() => {
+    if (!lister) return;
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const refresh = async () => {
@@ -84,6 +88,21 @@ export function LanesView({ api }: { api: Api }) {
   const sorted = [...(rows ?? [])].sort((a, b) => compare(column.value(a), column.value(b)) * (sort.descending ? -1 : 1));
   const toggle = (key: string) => setSort((s) => ({ key, descending: s.key === key ? !s.descending : key !== "lane" }));
 
+  if (!lister) {
+    return (
+      <Section title="Lanes">
+        <p class="muted" data-testid="cannot-list">
+          This {api.access.role} token cannot list lanes.
+          {api.can("POST", "/v1/lanes/{lane}/jobs") ? (
+            <>
+              {" "}
+              <a href={href({ view: "enqueue", lane: null })}>Enqueue a job.</a>
+            </>
+          ) : null}
+        </p>
+      </Section>
+    );
+  }
   return (
     <Section title="Lanes">
       <Alert message={problem} />

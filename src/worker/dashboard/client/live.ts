@@ -26,7 +26,8 @@ export interface TransitionMessage {
   at: number;
 }
 
-export type LiveState = "connecting" | "live" | "offline";
+/** `denied`: the token may not mint tickets, so the view stays as read. */
+export type LiveState = "connecting" | "live" | "offline" | "denied";
 
 /** Keeps the socket's idle connection open; the lane answers without waking (events.ts). */
 const PING_EVERY_MS = 30_000;
@@ -43,6 +44,8 @@ export function useLaneEvents(api: Api, lane: string, onMessage: (message: LaneM
   const handler = useRef(onMessage);
   handler.current = onMessage;
   useEffect(() => {
+    // Tickets are minted for viewers and admins only (docs/api.md "Access"): other tokens never go live.
+    if (!api.can("POST", "/v1/tickets", lane)) return setState("denied");
     let socket: WebSocket | null = null;
     let stopped = false;
     let batch: LaneMessage[] = [];

@@ -94,11 +94,13 @@ export function QueuePanel({ api, lane, changes }: { api: Api; lane: string; cha
             <dt>Rate limit</dt>
             <dd data-testid="queue-rate-limit">{rateText(shown.rateLimit ?? null)}</dd>
           </dl>
-          <p>
-            <button type="button" class="danger" disabled={busy || shown.queued === 0} onClick={purge}>
-              Purge queued jobs…
-            </button>
-          </p>
+          {api.can("POST", "/v1/lanes/{lane}/queues/{queue}/purge", lane) && (
+            <p>
+              <button type="button" class="danger" disabled={busy || shown.queued === 0} onClick={purge}>
+                Purge queued jobs…
+              </button>
+            </p>
+          )}
         </div>
       )}
       <Alert message={problem} />

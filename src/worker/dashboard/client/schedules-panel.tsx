@@ -22,6 +22,8 @@ export function SchedulesPanel({ api, lane, fires }: { api: Api; lane: string; f
   const [page, setPage] = useState<SchedulePage | null>(null);
   const [unreadable, setUnreadable] = useState<string | null>(null);
   const { busy, problem, notice, run } = useAction();
+  // Pausing and deleting schedules is an admin's (docs/api.md "Access").
+  const writer = api.can("PUT", "/v1/lanes/{lane}/schedules/{name}", lane);
   const current = cursors[cursors.length - 1] ?? null;
   const alive = useAlive();
   const schedulePath = (name: string) => `${lanePath(lane)}/schedules/${encodeURIComponent(name)}`;
@@ -109,14 +111,16 @@ export function SchedulesPanel({ api, lane, fires }: { api: Api; lane: string; f
                   </td>
                   <td>{s.paused ? <span class="badge badge-paused">paused</span> : <span class="badge badge-running">active</span>}</td>
                   <td>
-                    <span class="actions">
-                      <button type="button" disabled={busy} onClick={() => setPaused(s, !s.paused)}>
-                        {s.paused ? "Resume" : "Pause"}
-                      </button>
-                      <button type="button" class="danger" disabled={busy} onClick={() => remove(s)}>
-                        Delete…
-                      </button>
-                    </span>
+                    {writer && (
+                      <span class="actions">
+                        <button type="button" disabled={busy} onClick={() => setPaused(s, !s.paused)}>
+                          {s.paused ? "Resume" : "Pause"}
+                        </button>
+                        <button type="button" class="danger" disabled={busy} onClick={() => remove(s)}>
+                          Delete…
+                        </button>
+                      </span>
+                    )}
                   </td>
                 </tr>
               ))}
