@@ -6,5 +6,7 @@ declare namespace Cloudflare {
     HOOK_LANE: DurableObjectNamespace<import("./helpers/test-worker").HookLane>;
     /** A lane whose outcome hook and observers throw what a test names (helpers/hook-throws.ts). */
     THROWING_LANE: DurableObjectNamespace<import("./helpers/test-worker").ThrowingLane>;
+    /** A pull-only lane class whose recording (history and metrics) is off. */
+    QUIET_LANE: DurableObjectNamespace<import("./helpers/test-worker").QuietLane>;
   }
 }

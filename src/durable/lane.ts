@@ -10,6 +10,7 @@ import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/
 import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../shared/defaults.js";
 import { fail, ok, type Result } from "../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
+import { DEFAULT_HISTORY_WINDOW_MS, HistoryRequest, type HistoryAnswer } from "../shared/history.js";
 import { serializeJson } from "../shared/json.js";
 import type { LostEvent, TransitionEvent } from "../shared/log.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
@@ -163,6 +164,15 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   async info(): Promise<Result<LaneInfo>> {
     return this.answer(() => this.rooms.laneInfo());
+  }
+
+  /** The per-minute buckets of the last `windowMs` (default an hour), oldest first (docs/api.md, "Metrics"). */
+  async history(input?: unknown): Promise<Result<HistoryAnswer>> {
+    return this.answer(() => {
+      const request = parse(HistoryRequest, input ?? {});
+      if (!request.ok) return request;
+      return ok({ buckets: this.rooms.history.read(request.value.windowMs ?? DEFAULT_HISTORY_WINDOW_MS) });
+    });
   }
 
   /** The instant the lane's alarm is stored for (null: none), as the platform has it. For inspection and tests. */

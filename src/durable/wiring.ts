@@ -38,6 +38,8 @@ import { JobStore } from "./store/job-store.js";
 import { migrate, type SchemaState, SCHEMA_VERSION } from "./store/migrations.js";
 import { LaneSettingsStore } from "./store/settings.js";
 import { Belt, type WakeCheck } from "./wake/belt.js";
+import { History } from "./history/history.js";
+import { recordingOn } from "./history/recording.js";
 import { WakeComputer } from "./wake/compute.js";
 import { WakeReads } from "./wake/reads.js";
 import { Wake, type Pump } from "./wake/wake.js";
@@ -62,6 +64,11 @@ export interface LaneOptions<E = SwitchyardEnv> {
   log?: boolean;
   /** How long an aborted executor that has not returned keeps its slot (default 30 s). */
   abortGraceMs?: number;
+  /**
+   * Whether this lane class records its per-minute history and metrics; overrides the Worker's
+   * `RECORDING` (history/recording.ts). Unset: as `RECORDING` says (on unless `"off"`).
+   */
+  recording?: boolean;
 }
 
 /** How often, at most, the alarm drops the rows of kinds and queues left with nothing. */
@@ -99,6 +106,9 @@ export class LaneWiring {
   readonly dependencies: Dependencies;
   /** The notices this lane owes other jobs' lanes (deps/outbox.ts). */
   readonly outbox: Outbox;
+  /** The per-minute history (history/history.ts), and whether this lane records it. */
+  readonly history: History;
+  readonly recording: boolean;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -114,6 +124,8 @@ export class LaneWiring {
     const version = (env as Partial<SwitchyardEnv>).CF_VERSION_METADATA?.id ?? UNVERSIONED;
     const deliverOutcomes = options.onOutcome !== undefined;
     const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
+    this.recording = recordingOn(env as Partial<SwitchyardEnv>, options.recording);
+    this.history = new History(storage, clock);
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => storage.sync(), now: clock.now });
     const store = (this.store = new JobStore(storage, clock, entropy, { lane, deliverOutcomes, transitions: this.transitions }));
     this.cancels = new Cancels(storage, clock, store);
@@ -182,6 +194,7 @@ export class LaneWiring {
       log({ event: "lane.schema_too_new", lane: this.lane, stored: this.schema.stored, supported: SCHEMA_VERSION });
       return;
     }
+    this.history.start(this.recording);
     this.wake.know(await this.ctx.storage.getAlarm());
     // Jobs whose executors died with a previous instance are given back or recovered now, not at lease expiry.
     const { givenBack, expired } = this.recovery.afterRestart();

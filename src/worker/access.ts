@@ -95,6 +95,7 @@ export const ACCESS_RULES: readonly { method: Method; path: string; roles: reado
   { method: "GET", path: "/v1/access", roles: ["viewer", "producer", "consumer"] },
   { method: "GET", path: "/v1/lanes", roles: ["viewer"] },
   { method: "GET", path: "/v1/lanes/{lane}", roles: ["viewer"] },
+  { method: "GET", path: "/v1/lanes/{lane}/history", roles: ["viewer"] },
   { method: "POST", path: "/v1/lanes/{lane}/jobs", roles: ["producer"] },
   { method: "POST", path: "/v1/lanes/{lane}/jobs/batch", roles: ["producer"] },
   { method: "GET", path: "/v1/lanes/{lane}/jobs", roles: ["viewer", "producer"] },

@@ -12,6 +12,7 @@ import { createRouter, jsonResponse, serveDocument } from "./openapi.js";
 import { accessRoutes } from "./routes/access.js";
 import { ackRoutes } from "./routes/acks.js";
 import { checkpointRoutes } from "./routes/checkpoints.js";
+import { historyRoutes } from "./routes/history.js";
 import { consumerRoutes } from "./routes/consumers.js";
 import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
 import { jobRoutes } from "./routes/jobs.js";
@@ -37,6 +38,7 @@ export function createApp() {
   const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
+    .route("/v1", historyRoutes())
     .route("/v1", consumerRoutes())
     .route("/v1", queueRoutes())
     .route("/v1", scheduleRoutes())

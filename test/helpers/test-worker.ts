@@ -49,6 +49,9 @@ export class TestLane extends testable(
 /** PLAIN_LANE in tests: no executors (pull-only semantics). */
 export class PlainLane extends testable(Lane) {}
 
+/** QUIET_LANE in tests: no executors, and its recording (history and metrics) off by its class. */
+export class QuietLane extends testable(defineLane({ recording: false })) {}
+
 /** HOOK_LANE in tests: outcomes are recorded `completing`, handed to a hook, then settled. */
 export class HookLane extends testable(
   defineLane({

@@ -10,6 +10,7 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/jobs/{id}/cancel",
   "post /v1/lanes/{lane}/jobs/{id}/requeue",
   "get /v1/lanes/{lane}",
+  "get /v1/lanes/{lane}/history",
   "patch /v1/lanes/{lane}",
   "get /v1/lanes",
   "post /v1/lanes/{lane}/sweep",

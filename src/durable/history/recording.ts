@@ -9,7 +9,10 @@ export interface RecordingEnv {
   RECORDING?: string;
 }
 
-/** Whether a lane records history and metrics under this environment: anything but `"off"` is on. */
-export function recordingOn(env: RecordingEnv): boolean {
-  return env.RECORDING?.trim().toLowerCase() !== "off";
+/**
+ * Whether a lane records history and metrics under this environment: anything but `"off"` is on.
+ * `override`: the lane class's own choice (`defineLane({ recording })`), which wins when given.
+ */
+export function recordingOn(env: RecordingEnv, override?: boolean): boolean {
+  return override ?? env.RECORDING?.trim().toLowerCase() !== "off";
 }

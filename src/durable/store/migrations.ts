@@ -477,6 +477,27 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE jobs ADD COLUMN traceparent TEXT`,
     ],
   },
+  {
+    version: 15,
+    name: "per-minute history: a ring of 24 hours",
+    statements: [
+      // One row per minute of the last 24 hours: slot = minute % 1440, so never more than 1440 rows; a
+      // row carries its minute, and one of an older minute is reset when its slot is written again.
+      // Kept by triggers the lane makes at start-up while its recording is on (history/history.ts).
+      `CREATE TABLE history (
+        slot INTEGER PRIMARY KEY CHECK (slot BETWEEN 0 AND 1439),
+        minute INTEGER NOT NULL,
+        enqueued INTEGER NOT NULL,
+        started INTEGER NOT NULL,
+        completed INTEGER NOT NULL,
+        failed INTEGER NOT NULL,
+        depth INTEGER NOT NULL
+      )`,
+      // One row: the depth (queued jobs not blocked) as the triggers keep it, and the last minute they wrote.
+      `CREATE TABLE history_now (id INTEGER PRIMARY KEY CHECK (id = 1), minute INTEGER, depth INTEGER NOT NULL)`,
+      `INSERT INTO history_now (id, minute, depth) VALUES (1, NULL, 0)`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

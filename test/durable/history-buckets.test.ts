@@ -1,0 +1,170 @@
+/**
+ * The lane's per-minute history (docs/operations.md, "History"): buckets that count a scripted
+ * sequence exactly, a ring that never holds more than 1440 rows, nothing older than 24 hours, written
+ * in the statement of the transition it counts, and nothing at all with recording off.
+ */
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { History } from "../../src/durable/history/history.js";
+import { ManualClock } from "../../src/shared/clock.js";
+import { HISTORY_MINUTES, MINUTE_MS, type HistoryBucket } from "../../src/shared/history.js";
+import { T0, claimOne, enqueue, fireAlarm, inject, refusal, row, setup, sql, value, type LaneStub } from "../helpers/lane.js";
+
+/** The first minute boundary at or after T0. */
+const M0 = Math.ceil(T0 / MINUTE_MS) * MINUTE_MS;
+
+async function history(stub: LaneStub, windowMs?: number): Promise<HistoryBucket[]> {
+  return value(await stub.history(windowMs === undefined ? {} : { windowMs })).buckets;
+}
+
+const counts = (b: HistoryBucket) => [b.enqueued, b.started, b.completed, b.failed, b.depth];
+
+describe("buckets", () => {
+  it("count a scripted sequence across minutes exactly, every minute listed, the depth carried", async () => {
+    const { stub, clock } = await setup();
+    clock.set(M0 + 5_000);
+    await enqueue(stub, { id: "a" });
+    await enqueue(stub, { id: "b", maxAttempts: 2 });
+    await enqueue(stub, { id: "c" });
+    const a = await claimOne(stub);
+    value(await stub.complete(a.id, { token: a.lease.token }));
+
+    clock.set(M0 + MINUTE_MS + 1_000);
+    const b1 = await claimOne(stub);
+    expect(b1.id).toBe("b");
+    value(await stub.fail("b", { token: b1.lease.token, error: "once", retryAfterMs: 0 })); // a retry: not failed
+    const b2 = await claimOne(stub);
+    value(await stub.fail("b", { token: b2.lease.token, error: "twice" }));
+
+    clock.set(M0 + 3 * MINUTE_MS + 59_999);
+    await enqueue(stub, { id: "d" });
+    value(await stub.cancel("c", {}));
+
+    clock.set(M0 + 4 * MINUTE_MS + 30_000);
+    const buckets = await history(stub, 5 * MINUTE_MS);
+    expect(buckets.map((b) => b.at)).toEqual([0, 1, 2, 3, 4].map((m) => M0 + m * MINUTE_MS));
+    expect(buckets.map(counts)).toEqual([
+      [3, 1, 1, 0, 2],
+      [0, 2, 0, 1, 1],
+      [0, 0, 0, 0, 1],
+      [1, 0, 0, 0, 1],
+      [0, 0, 0, 0, 1],
+    ]);
+    // The default window is the last hour: 60 minutes, this one last.
+    const hour = await history(stub);
+    expect(hour).toHaveLength(60);
+    expect(hour.at(-1)!.at).toBe(M0 + 4 * MINUTE_MS);
+    expect(hour.slice(-5)).toEqual(buckets);
+    expect(hour[0]).toMatchObject({ enqueued: 0, depth: 0 });
+  });
+
+  it("count a job born running as enqueued and started, and a blocked job in the depth only once released", async () => {
+    const { stub, clock } = await setup();
+    clock.set(M0);
+    await enqueue(stub, { id: "first" });
+    await enqueue(stub, { id: "after", dependsOn: [{ id: "first" }] });
+    expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[2, 0, 0, 0, 1]]);
+    const first = await claimOne(stub);
+    value(await stub.complete(first.id, { token: first.lease.token }));
+    // The dependent is released (queued, unblocked) by the notice the lane tells itself.
+    await expect.poll(async () => (await fireAlarm(stub), (await history(stub, MINUTE_MS))[0]!.depth)).toBe(1);
+    expect((await row(stub, "after"))).toMatchObject({ state: "queued", blocked: 0 });
+    expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[2, 1, 1, 0, 1]]);
+  });
+
+  it("keep at most 1440 rows after more than 24 hours of minutes, and answer only the last 24 hours", async () => {
+    const { stub, clock } = await setup();
+    clock.set(M0);
+    const minutes = HISTORY_MINUTES + 60;
+    for (let m = 0; m < minutes; m++) {
+      clock.set(M0 + m * MINUTE_MS);
+      await enqueue(stub, { id: `j${m}` });
+    }
+    expect(await sql(stub, `SELECT COUNT(*) AS n FROM history`)).toEqual([{ n: HISTORY_MINUTES }]);
+    const day = await history(stub, 86_400_000);
+    expect(day).toHaveLength(HISTORY_MINUTES);
+    expect(day[0]!.at).toBe(M0 + (minutes - HISTORY_MINUTES) * MINUTE_MS);
+    expect(day.every((b) => b.enqueued === 1)).toBe(true);
+    expect(day.map((b) => b.depth)).toEqual(Array.from({ length: HISTORY_MINUTES }, (_, i) => minutes - HISTORY_MINUTES + i + 1));
+  });
+
+  it("never answer a bucket older than 24 hours, even one still in its slot", async () => {
+    const { stub, clock } = await setup();
+    clock.set(M0 + 10_000);
+    for (const id of ["a", "b", "c"]) await enqueue(stub, { id });
+    // Exactly a day later: this minute's slot still holds the minute of a day ago.
+    clock.set(M0 + HISTORY_MINUTES * MINUTE_MS + 10_000);
+    const [stale] = await sql<{ minute: number }>(stub, `SELECT minute FROM history`);
+    expect(stale!.minute).toBe(M0 / MINUTE_MS);
+    const day = await history(stub, 86_400_000);
+    expect(day).toHaveLength(HISTORY_MINUTES);
+    expect(day[0]!.at).toBe(M0 + MINUTE_MS);
+    expect(day.every((b) => b.enqueued === 0 && b.started === 0)).toBe(true);
+    expect(day.every((b) => b.depth === 3)).toBe(true); // carried from before the window
+    // A transition now resets the slot for this minute.
+    await enqueue(stub, { id: "d" });
+    expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[1, 0, 0, 0, 4]]);
+    expect(await sql(stub, `SELECT minute, enqueued FROM history`)).toEqual([{ minute: M0 / MINUTE_MS + HISTORY_MINUTES, enqueued: 1 }]);
+  });
+
+  it("refuse a window that is not a duration of at most 24 hours, changing nothing", async () => {
+    const { stub } = await setup();
+    for (const windowMs of [0, -1, 1.5, 86_400_001, "60000", null]) {
+      const error = refusal(await stub.history({ windowMs }), "invalid_request");
+      expect(error.details).toEqual([expect.objectContaining({ path: ["windowMs"] })]);
+    }
+    refusal(await stub.history({ window: 60_000 }), "invalid_request");
+    expect(await history(stub, 1)).toHaveLength(1);
+    expect(await history(stub, 86_400_000)).toHaveLength(HISTORY_MINUTES);
+  });
+});
+
+describe("written with the transition", () => {
+  it("in the same transaction: visible inside it, gone with it when it fails", async () => {
+    const { stub, clock } = await setup();
+    clock.set(M0);
+    await enqueue(stub, { id: "a" });
+    expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[1, 0, 0, 0, 1]]);
+    await runInDurableObject(stub, (_lane, state) => {
+      const read = () => state.storage.sql.exec(`SELECT started, depth FROM history`).toArray();
+      expect(() =>
+        state.storage.transactionSync(() => {
+          state.storage.sql.exec(
+            `UPDATE jobs SET state = 'running', attempts = 1, generation = 1, lease_token = 'x', lease_until = ?1, claimed_at = ?1, updated_at = ?1 WHERE id = 'a'`,
+            M0 + 1,
+          );
+          expect(read()).toEqual([{ started: 1, depth: 0 }]);
+          throw new Error("rolled back");
+        }),
+      ).toThrow("rolled back");
+      expect(read()).toEqual([{ started: 0, depth: 1 }]);
+    });
+    expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[1, 0, 0, 0, 1]]);
+  });
+
+  it("writes nothing with recording off by the lane class; switched on again, the depth starts from the lane's", async () => {
+    const stub = env.QUIET_LANE.getByName(crypto.randomUUID());
+    const clock = new ManualClock(M0);
+    await inject(stub, clock);
+    for (const id of ["a", "b"]) value(await stub.enqueue({ id, kind: "k" }));
+    const [job] = value(await stub.claim({ max: 1 })).jobs;
+    value(await stub.complete(job!.id, { token: job!.lease.token }));
+    expect(await sql(stub, `SELECT * FROM history`)).toEqual([]);
+    expect(await sql(stub, `SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'jobs_history_%'`)).toEqual([]);
+    expect(value(await stub.history({ windowMs: MINUTE_MS })).buckets.map(counts)).toEqual([[0, 0, 0, 0, 0]]);
+
+    // The same database with recording on (as a lane class that records would start it): triggers
+    // made, the depth taken from the lane's counts; off again: dropped, and nothing more is written.
+    await runInDurableObject(stub, (_lane, state) => {
+      const records = new History(state.storage, clock);
+      records.start(true);
+      expect(state.storage.sql.exec(`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'jobs_history_%'`).one().n).toBe(3);
+      expect(records.read(MINUTE_MS).map(counts)).toEqual([[0, 0, 0, 0, 1]]);
+      records.start(false);
+    });
+    clock.advance(MINUTE_MS);
+    value(await stub.enqueue({ id: "c", kind: "k" }));
+    expect(await sql(stub, `SELECT minute, enqueued, depth FROM history`)).toEqual([{ minute: M0 / MINUTE_MS, enqueued: 0, depth: 1 }]);
+  });
+});
