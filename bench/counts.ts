@@ -70,7 +70,7 @@ export class CountsLane extends defineLane({ log: false }) {
     const now = Date.now();
     const spec = (id: string): JobSpec => ({
       id, kind: PULL_KIND, payload: "{}", queue: null, priority: 0, runAt: now, maxAttempts: 3,
-      backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 60_000, maxRecoveries: 3, recoveryWindowMs: 3_600_000, ttlMs: null, expiresAt: null, debounce: null, debounceKey: null, debounceDeadline: null, dependsOn: null, dependencyFailure: null,
+      backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 60_000, maxRecoveries: 3, recoveryWindowMs: 3_600_000, ttlMs: null, expiresAt: null, debounce: null, debounceKey: null, debounceDeadline: null, dependsOn: null, dependencyFailure: null, traceparent: null,
     });
     for (let round = 0; round < rounds; round++) {
       for (const strategy of ["triggers", "store", "none"] as const) {

@@ -236,7 +236,7 @@ export class PlainLane extends defineLane({ log: false }) {
     const now = Date.now();
     const spec = (i: number, prefix: string): JobSpec => ({
       id: `${prefix}-${i}`, kind: PULL_KIND, payload: `{"i":${i}}`, queue: null, priority: 0, runAt: now, maxAttempts: 3,
-      backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 60_000, maxRecoveries: 3, recoveryWindowMs: 3_600_000, ttlMs: null, expiresAt: null, debounce: null, debounceKey: null, debounceDeadline: null, dependsOn: null, dependencyFailure: null,
+      backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 60_000, maxRecoveries: 3, recoveryWindowMs: 3_600_000, ttlMs: null, expiresAt: null, debounce: null, debounceKey: null, debounceDeadline: null, dependsOn: null, dependencyFailure: null, traceparent: null,
     });
     this.store.settings.configure({ concurrency: 1000 });
     await this.enqueue({ kind: PULL_KIND, payload: null }); // registers the lane: no enqueue below calls the registry

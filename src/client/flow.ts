@@ -26,6 +26,8 @@ export interface FlowRequest {
   parent: Omit<EnqueueRequest, "dependsOn">;
   /** 1..100 children. */
   children: readonly FlowChild[];
+  /** The producer's W3C trace context, stored on the parent and every child (`EnqueueOptions.traceparent`). */
+  traceparent?: string;
 }
 
 export interface FlowAnswer {
@@ -40,6 +42,7 @@ export interface LaneSource {
 
 export async function flow(source: LaneSource, request: FlowRequest): Promise<FlowAnswer> {
   const { lane, parent, children } = request;
+  const options = request.traceparent === undefined ? {} : { traceparent: request.traceparent };
   if (children.length < 1 || children.length > MAX_DEPENDENCIES) {
     throw new QueueError("invalid_request", `a flow has 1..${MAX_DEPENDENCIES} children, not ${children.length}`, [{ path: ["children"], message: `1..${MAX_DEPENDENCIES} children` }]);
   }
@@ -56,14 +59,14 @@ export async function flow(source: LaneSource, request: FlowRequest): Promise<Fl
   };
   // Other lanes' children first: the parent's enqueue checks that each dependency exists.
   await Promise.all(
-    [...byLane].filter(([childLane]) => childLane !== lane).map(async ([childLane, jobs]) => record(childLane, (await source.lane(childLane).enqueueBatch({ jobs })).results)),
+    [...byLane].filter(([childLane]) => childLane !== lane).map(async ([childLane, jobs]) => record(childLane, (await source.lane(childLane).enqueueBatch({ jobs }, options)).results)),
   );
   const own = byLane.get(lane) ?? [];
   const dependsOn = named.map((c) => ({ lane: c.lane, id: c.job.id }));
   const parentJob: EnqueueRequest = { ...parent, dependsOn };
   const batch = [...own, parentJob];
   if (parentJob.id === undefined) parentJob.id = crypto.randomUUID();
-  const { results } = await source.lane(lane).enqueueBatch({ jobs: batch });
+  const { results } = await source.lane(lane).enqueueBatch({ jobs: batch }, options);
   record(lane, results.slice(0, own.length));
   const parentResult = results[own.length]!;
   return {

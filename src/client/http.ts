@@ -14,7 +14,7 @@ import type { JSONParsed } from "hono/utils/types";
 import { QueueError, type ErrorBody } from "../shared/errors.js";
 import type { Counts } from "../shared/job.js";
 import type { AppType } from "../worker/app.js";
-import type { LaneClient } from "./types.js";
+import type { EnqueueOptions, LaneClient } from "./types.js";
 
 export interface HttpClientOptions {
   /** Where the API is served, e.g. `https://queue.example.com` (no `/v1`). */
@@ -62,8 +62,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const job = (id: string) => ({ lane: name, id });
       return {
         name,
-        enqueue: (request) => value(lane.jobs.$post({ param, json: request })),
-        enqueueBatch: (request) => value(lane.jobs.batch.$post({ param, json: request })),
+        enqueue: (request, options = {}) => value(lane.jobs.$post({ param, header: traceHeader(options), json: request })),
+        enqueueBatch: (request, options = {}) => value(lane.jobs.batch.$post({ param, header: traceHeader(options), json: request })),
         get: (id) => value(lane.jobs[":id"].$get({ param: job(id) })),
         list: (query = {}) => value(lane.jobs.$get({ param, query: stringify(query) })),
         info: () => value(lane.$get({ param })),
@@ -93,6 +93,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       };
     },
   };
+}
+
+/** An enqueue's headers: its trace context, if any. */
+function traceHeader(options: EnqueueOptions): { traceparent?: string } {
+  return options.traceparent === undefined ? {} : { traceparent: options.traceparent };
 }
 
 /** Query values as the strings a URL carries; absent ones left out. */

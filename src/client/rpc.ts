@@ -68,21 +68,23 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
       const stub = namespace.getByName(name);
       return {
         name,
-        enqueue: async (request) => {
+        enqueue: async (request, options = {}) => {
           // As JSON text both ways (Lane.enqueueText): a string crosses RPC cheaper than an object, and
           // a new job comes back as its id and creation time, the job built here from the request (enqueue-text.ts).
           // A request JSON cannot carry (a BigInt) goes as it is, for the lane to say what is wrong.
+          // The trace context goes beside the request's fields, where the lane looks for it (durable/input.ts).
+          const sent = options.traceparent === undefined ? request : { ...request, traceparent: options.traceparent };
           let text: string | undefined;
           try {
-            text = JSON.stringify(request);
+            text = JSON.stringify(sent);
           } catch {
             text = undefined;
           }
-          if (typeof text !== "string") return value(stub.enqueue(request));
+          if (typeof text !== "string") return value(stub.enqueue(sent));
           const answer = grouped ? await groups(namespace).call(name, text, text.length, (texts) => sendGroup(stub, texts)) : await stub.enqueueText(text);
           return unwrap(readEnqueueAnswer(text, answer, name));
         },
-        enqueueBatch: (request) => value(stub.enqueueBatch(request)),
+        enqueueBatch: (request, options = {}) => value(stub.enqueueBatch(options.traceparent === undefined ? request : { ...request, traceparent: options.traceparent })),
         get: (id) => value(stub.getJob(id)),
         list: (query) => value(stub.listJobs(query ?? {})),
         info: () => value(stub.info()),

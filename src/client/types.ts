@@ -29,13 +29,23 @@ import type { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
 
 export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo };
 
+/** What goes with an enqueue besides its request. */
+export interface EnqueueOptions {
+  /**
+   * The W3C trace context of the producer (`00-<trace-id>-<parent-id>-<flags>`), stored on the job
+   * (`job.traceparent`; every job of a batch) and handed to its executor; not part of the job's spec.
+   * The HTTP client sends it as the `traceparent` header. A malformed one is refused (`invalid_request`).
+   */
+  traceparent?: string;
+}
+
 export interface LaneClient {
   /** The lane's name. */
   readonly name: string;
   /** Enqueues a job, idempotent by `id`: `queued`, or `duplicate` when the id exists with the same spec. */
-  enqueue(request: EnqueueRequest): Promise<EnqueueAnswer>;
+  enqueue(request: EnqueueRequest, options?: EnqueueOptions): Promise<EnqueueAnswer>;
   /** Enqueues 1..1000 jobs, all or nothing. */
-  enqueueBatch(request: BatchEnqueueRequest): Promise<BatchAnswer>;
+  enqueueBatch(request: BatchEnqueueRequest, options?: EnqueueOptions): Promise<BatchAnswer>;
   get(id: string): Promise<Job>;
   /** A page of jobs in enqueue order; pass `cursor` back to continue (null: the end). */
   list(query?: ListQuery): Promise<JobPage>;

@@ -5,7 +5,8 @@
  */
 import { z, type ZodType } from "zod";
 import { fail, ok, type Result } from "../shared/errors.js";
-import { EnqueueRequest, JobId, Name, ScheduleName, simpleEnqueueRequest, toIssues } from "../shared/schemas.js";
+import { BatchEnqueueRequest, EnqueueRequest, JobId, Name, ScheduleName, simpleEnqueueRequest, toIssues } from "../shared/schemas.js";
+import { parseTraceparent, TRACEPARENT_FORMAT } from "../shared/trace.js";
 
 export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
   const parsed = schema.safeParse(input);
@@ -14,10 +15,47 @@ export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
   return fail("invalid_request", `invalid request: ${details.map((d) => `${d.path.join(".") || "(body)"}: ${d.message}`).join("; ")}`, details);
 }
 
-/** An enqueue request: a plain `{ kind, payload?, id? }` without zod (`simpleEnqueueRequest`), any other by its schema. */
-export function parseEnqueue(input: unknown): Result<EnqueueRequest> {
+/**
+ * An enqueue as a lane takes it: the request of docs/api.md, and the W3C trace context its producer
+ * sent (over HTTP the `traceparent` header, which the front worker puts here), as stored: valid, and
+ * of a later version only its first 55 characters.
+ */
+export type TracedEnqueueRequest = EnqueueRequest & { traceparent?: string };
+
+/** A batch as a lane takes it: the request, and one trace context for all its jobs. */
+export type TracedBatchRequest = BatchEnqueueRequest & { traceparent?: string };
+
+/**
+ * An enqueue request: a plain `{ kind, payload?, id? }` without zod (`simpleEnqueueRequest`), any
+ * other by its schema; a `traceparent` beside its fields is checked apart (it is not a body field).
+ */
+export function parseEnqueue(input: unknown): Result<TracedEnqueueRequest> {
   const simple = simpleEnqueueRequest(input);
-  return simple ? ok(simple) : parse(EnqueueRequest, input);
+  if (simple) return ok(simple);
+  return withTrace(input, (request) => {
+    const plain = simpleEnqueueRequest(request);
+    return plain ? ok(plain) : parse(EnqueueRequest, request);
+  });
+}
+
+/** A batch enqueue request, and the `traceparent` beside its `jobs` (for every job of it), if any. */
+export function parseBatchEnqueue(input: unknown): Result<TracedBatchRequest> {
+  return withTrace(input, (request) => parse(BatchEnqueueRequest, request));
+}
+
+/** `read` of an object without its `traceparent`, then that trace context (valid, as stored) added to what it read. */
+function withTrace<T extends object>(input: unknown, read: (request: unknown) => Result<T>): Result<T & { traceparent?: string }> {
+  if (typeof input !== "object" || input === null || !Object.hasOwn(input, "traceparent")) return read(input);
+  const { traceparent, ...request } = input as { traceparent: unknown };
+  let stored: string | null = null; // null (or undefined) says: none
+  if (traceparent !== undefined && traceparent !== null) {
+    const trace = typeof traceparent === "string" ? parseTraceparent(traceparent) : null;
+    if (!trace) return fail("invalid_request", `invalid request: traceparent: must be ${TRACEPARENT_FORMAT}`, [{ path: ["traceparent"], message: `must be ${TRACEPARENT_FORMAT}` }]);
+    stored = trace.traceparent;
+  }
+  const parsed = read(request);
+  if (!parsed.ok || stored === null) return parsed;
+  return ok({ ...parsed.value, traceparent: stored });
 }
 
 /** The value of a JSON text, or the refusal: what a method spoken in JSON text (`Lane.enqueueText`) reads. */

@@ -22,7 +22,7 @@ import type { FencedWrites } from "./attempts/fenced-writes.js";
 import { enqueueAnswer, enqueueAnswerText, type EnqueueDone } from "./enqueue/enqueue-text.js";
 import { Notices, Registrations, type NoticeAnswer, type RegistrationAnswer } from "./deps/notices.js";
 import type { SwitchyardEnv } from "./env.js";
-import { HoldName, parse, parseId, parseJobCall, parseJsonText, parseName, parseScheduleName } from "./input.js";
+import { HoldName, parse, parseBatchEnqueue, parseId, parseJobCall, parseJsonText, parseName, parseScheduleName } from "./input.js";
 import type { ScheduleStore } from "./schedules/schedules.js";
 import type { CheckpointStore } from "./steps/checkpoints.js";
 import { decodeCursor, encodeCursor } from "./store/cursor.js";
@@ -126,9 +126,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */
   async enqueueBatch(input: unknown): Promise<Result<BatchAnswer>> {
     return this.answer(async () => {
-      const request = parse(S.BatchEnqueueRequest, input);
+      const request = parseBatchEnqueue(input);
       if (!request.ok) return request;
-      const inserted = await this.rooms.enqueue.batch(request.value.jobs);
+      const inserted = await this.rooms.enqueue.batch(request.value.jobs, request.value.traceparent);
       if (!inserted.ok) return inserted;
       await this.rooms.register();
       return ok({ results: inserted.value });

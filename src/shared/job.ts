@@ -55,6 +55,8 @@ export interface Job {
   expiresAt: number | null;
   /** The jobs it waits for (docs/api.md "Dependencies"); empty: none. */
   dependsOn: JobRef[];
+  /** The W3C `traceparent` it was enqueued with (docs/api.md "The job"), or null. */
+  traceparent: string | null;
   createdAt: number;
   updatedAt: number;
   settledAt: number | null;

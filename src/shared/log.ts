@@ -23,6 +23,8 @@ export type LogEvent =
       generation: number;
       durationMs: number | null;
       at: number;
+      /** The trace id (32 hex) of the job's `traceparent`, when it was enqueued with one. */
+      traceId?: string;
     }
   | { event: "job.lost"; lane: string; jobId: string; kind: string; attempt: number; generation: number; cause: LostCause; message: string }
   | { event: "executor.stuck"; lane: string; jobId: string; kind: string; generation: number; abortedForMs: number }

@@ -47,6 +47,10 @@ const jobFields = {
   cancelRequested: z.boolean(),
   expiresAt: epochMs.nullable().openapi({ description: "with ttlMs: the instant after which the job is no longer started; null: none" }),
   dependsOn: z.array(z.object({ lane: z.string(), id: Name })).openapi({ description: "the jobs it waits for (each must settle before it runs); [] when none" }),
+  traceparent: z
+    .string()
+    .nullable()
+    .openapi({ description: "the W3C trace context (traceparent header) it was enqueued with, or null", example: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" }),
   createdAt: epochMs,
   updatedAt: epochMs,
   settledAt: epochMs.nullable(),

@@ -101,12 +101,21 @@ describe("the RPC client", () => {
       },
       { requiredKeys: ["kind"] },
     ).filter((r) => r.runAt === undefined || r.delayMs === undefined);
+    // A trace context, or none: version 00, or a later version with more after its first 55 characters (only those are kept).
+    const hex = (n: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${n}}$`)).filter((h) => /[1-9a-f]/.test(h));
+    const traceparent = fc.option(
+      fc.tuple(fc.constantFrom("00", "01", "cc"), hex(32), hex(16), fc.constantFrom("00", "01", "ff"), fc.constantFrom("", "-more")).map(
+        ([version, traceId, parentId, flags, more]) => `${version}-${traceId}-${parentId}-${flags}${version === "00" ? "" : more}`,
+      ),
+      { nil: undefined },
+    );
     await fc.assert(
       // As plain JSON objects: the object side crosses RPC by structured clone, which refuses fast-check's null-prototype records.
-      fc.asyncProperty(request.map((r) => JSON.parse(JSON.stringify(r)) as typeof r), async (job) => {
+      fc.asyncProperty(request.map((r) => JSON.parse(JSON.stringify(r)) as typeof r), traceparent, async (job, trace) => {
         const [a, b] = [await setup(), await setup()];
-        const answer = await createLaneClient(env.LANE).lane(a.lane).enqueue(job);
-        const direct = await b.stub.enqueue({ ...job, id: answer.job.id });
+        const answer = await createLaneClient(env.LANE).lane(a.lane).enqueue(job, trace === undefined ? {} : { traceparent: trace });
+        expect(answer.job.traceparent).toBe(trace === undefined ? null : trace.slice(0, 55));
+        const direct = await b.stub.enqueue({ ...job, id: answer.job.id, ...(trace === undefined ? {} : { traceparent: trace }) });
         expect(direct.ok).toBe(true);
         expect(answer).toEqual(direct.ok ? { ...direct.value, job: { ...direct.value.job, lane: a.lane } } : null);
         if (job.kind === PULL_KIND) expect(answer.job).toEqual(await a.stub.getJob(answer.job.id).then((got) => (got.ok ? got.value : null)));

@@ -111,6 +111,7 @@ describe("migrations", () => {
         blocked: 0,
         blocked_run_at: null,
         has_dependents: 0,
+        traceparent: null,
       })),
     );
     expect(value(await stub.info())).toMatchObject({

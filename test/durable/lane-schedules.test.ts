@@ -232,7 +232,7 @@ describe("fires repeated", () => {
     await put(stub, "b", { everyMs: MINUTE });
     const taken = `a@${T0 + MINUTE}`;
     await runInDurableObject(stub, (lane: Lane) => {
-      const spec = { id: taken, kind: "other", payload: "null", queue: null, priority: 0, runAt: T0, maxAttempts: 1, backoffBaseMs: 1_000, backoffMaxMs: 1_000, timeoutMs: 1_000, maxRecoveries: 0, recoveryWindowMs: 1_000, ttlMs: null, expiresAt: null, debounce: null, debounceKey: null, debounceDeadline: null, dependsOn: null, dependencyFailure: null };
+      const spec = { id: taken, kind: "other", payload: "null", queue: null, priority: 0, runAt: T0, maxAttempts: 1, backoffBaseMs: 1_000, backoffMaxMs: 1_000, timeoutMs: 1_000, maxRecoveries: 0, recoveryWindowMs: 1_000, ttlMs: null, expiresAt: null, debounce: null, debounceKey: null, debounceDeadline: null, dependsOn: null, dependencyFailure: null, traceparent: null };
       value(lane.store.insertJob(spec, T0));
     });
     clock.set(T0 + MINUTE);

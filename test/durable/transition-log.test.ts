@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 import { TransitionLog } from "../../src/durable/events/transitions.js";
 import type { TransitionEvent } from "../../src/shared/log.js";
 
-const subject = (id: string) => ({ id, kind: "k", state: "queued" as const, outcome: null, attempts: 0, generation: 0 });
+const subject = (id: string, traceparent: string | null = null) => ({ id, kind: "k", state: "queued" as const, outcome: null, attempts: 0, generation: 0, traceparent });
 
 function logWith(durable: () => Promise<void>) {
   const told: TransitionEvent[] = [];

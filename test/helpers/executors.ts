@@ -124,4 +124,6 @@ export const testExecutors: ExecutorRegistry = {
   },
   /** Returns something JSON cannot hold. */
   "test.bad-result": () => ({ big: 1n }),
+  /** Returns the trace context it was handed, and its job's. */
+  "test.trace": (_payload, ctx) => ({ traceparent: ctx.traceparent, job: ctx.job.traceparent }),
 };

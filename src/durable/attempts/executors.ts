@@ -12,6 +12,11 @@ export interface ExecutorContext<E = SwitchyardEnv> {
   attempt: number;
   env: E;
   /**
+   * The W3C `traceparent` the job was enqueued with (`job.traceparent`), or null: make it the parent
+   * of the attempt's span to follow the producer's trace into the job (docs/workers.md).
+   */
+  traceparent: string | null;
+  /**
    * A durable step: the value an earlier attempt of this job recorded under `name`, without running
    * `fn`; else runs `fn`, records its result (JSON, at most 128 KiB) through the fence, and returns it
    * as every later attempt will see it (through JSON). A record the fence refuses aborts the attempt

@@ -13,7 +13,7 @@ import { fail, ok, type Result } from "../../shared/errors.js";
 import type { EnqueueRequest } from "../../shared/schemas.js";
 import type { SwitchyardEnv } from "../env.js";
 import type { Dispatcher } from "../attempts/dispatcher.js";
-import { parseEnqueue } from "../input.js";
+import { parseEnqueue, type TracedEnqueueRequest } from "../input.js";
 import type { Inserted, JobSpec } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import type { Debouncer } from "../flow/debounce.js";
@@ -152,10 +152,11 @@ export class Enqueue {
   /**
    * A batch (1..1000 jobs, all or nothing): the specs at one reading of the clock, one insert, one
    * flush. With dependencies among them, their remote ones are registered first (out of turn).
+   * `traceparent` (valid, as stored): the trace context of every job of it.
    */
-  batch(requests: readonly EnqueueRequest[]): Result<BatchAnswer["results"]> | Promise<Result<BatchAnswer["results"]>> {
+  batch(requests: readonly EnqueueRequest[], traceparent?: string): Result<BatchAnswer["results"]> | Promise<Result<BatchAnswer["results"]>> {
     const now = this.clock.now();
-    const specs = this.toSpecs(requests, now);
+    const specs = this.toSpecs(traceparent === undefined ? requests : requests.map((request) => ({ ...request, traceparent })), now);
     if (!specs.ok) return specs;
     const flushed = (inserted: Result<BatchAnswer["results"]>) => {
       if (inserted.ok) this.host.wake.afterChange(specs.value.some((spec) => this.host.dispatcher.kinds.includes(spec.kind)));
@@ -178,12 +179,12 @@ export class Enqueue {
   }
 
   /** `now`: the enqueue's one reading of the clock, which its insert writes as `createdAt` too. */
-  toSpec(request: EnqueueRequest, now: number): Result<JobSpec> {
+  toSpec(request: TracedEnqueueRequest, now: number): Result<JobSpec> {
     return toSpec(request, now, () => this.entropy.id(), this.host.store.lane);
   }
 
   /** The specs of many requests at one reading of the clock, or the first refusal, its place said (`jobs[i]: …`). */
-  toSpecs(requests: readonly EnqueueRequest[], now: number): Result<JobSpec[]> {
+  toSpecs(requests: readonly TracedEnqueueRequest[], now: number): Result<JobSpec[]> {
     const specs: JobSpec[] = [];
     for (const [index, request] of requests.entries()) {
       const spec = this.toSpec(request, now);

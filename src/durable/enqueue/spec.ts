@@ -10,6 +10,7 @@ import {
 import { fail, ok, type Result } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
 import type { EnqueueRequest } from "../../shared/schemas.js";
+import type { TracedEnqueueRequest } from "../input.js";
 import type { JobSpec } from "../store/job-row.js";
 
 /**
@@ -17,7 +18,7 @@ import type { JobSpec } from "../store/job-row.js";
  * `delayMs`, a debounced job waits its `debounce.delayMs`; with `ttlMs`, it expires at its runAt +
  * ttlMs; a debounce's deadline is its first enqueue + `maxDelayMs`.
  */
-export function toSpec(request: EnqueueRequest, now: number, newId: () => string, lane: string): Result<JobSpec> {
+export function toSpec(request: TracedEnqueueRequest, now: number, newId: () => string, lane: string): Result<JobSpec> {
   const payload = serializeJson(request.payload, "payload");
   if (!payload.ok) return payload;
   const { debounce } = request;
@@ -47,6 +48,7 @@ export function toSpec(request: EnqueueRequest, now: number, newId: () => string
     debounceDeadline: debounce?.maxDelayMs === undefined ? null : now + debounce.maxDelayMs,
     dependsOn: dependsOn.value,
     dependencyFailure: dependsOn.value === null ? null : (request.dependencyFailure ?? "fail"),
+    traceparent: request.traceparent ?? null,
   });
 }
 

@@ -4,6 +4,7 @@
  */
 import { log, type TransitionEvent } from "../../shared/log.js";
 import { describeError } from "../../shared/describe-error.js";
+import { traceIdOf } from "../../shared/trace.js";
 import type { Transition } from "../store/job-store.js";
 
 export interface TransitionLogOptions {
@@ -38,7 +39,7 @@ export class TransitionLog {
 
   /** A transition was written (not yet durable). */
   record(t: Transition): void {
-    this.unannounced.push({
+    const event: TransitionEvent = {
       event: "job.transition",
       lane: this.options.lane,
       jobId: t.job.id,
@@ -50,7 +51,10 @@ export class TransitionLog {
       generation: t.job.generation,
       durationMs: t.durationMs,
       at: t.at ?? this.options.now(),
-    });
+    };
+    // The subject's row gave its traceparent with the columns it was read with: no read of its own.
+    if (t.job.traceparent !== null) event.traceId = traceIdOf(t.job.traceparent);
+    this.unannounced.push(event);
     // Told only once the write is durable: a crash before the commit must not leave a line (or a hook
     // call) for a transition that never happened. The price: a crash right after the commit can lose
     // the line instead. The wait is asked for after the write (at the end of its synchronous stretch,

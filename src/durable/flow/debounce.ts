@@ -1,7 +1,7 @@
 /**
  * Debounce (`debounce: {key, delayMs, maxDelayMs}` on enqueue): while a job of the lane with the same
  * key is queued and not yet started, an enqueue with that key replaces it in place — the new
- * request's kind, payload and options, the same id — and moves its `runAt` to now + `delayMs`, but
+ * request's kind, payload, options and trace context, the same id — and moves its `runAt` to now + `delayMs`, but
  * never past its first enqueue + `maxDelayMs`. Once that job has started, the next enqueue with the
  * key makes a new job. At most one job per key is queued and not yet started (a unique index).
  */
@@ -16,11 +16,12 @@ export const DEBOUNCE_TARGET_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE deboun
 /**
  * The job replaced in place by a new request of its key. ?1 seq, ?2 kind, ?3 payload, ?4 queue,
  * ?5 priority, ?6 run at, ?7 max attempts, ?8 backoff base, ?9 backoff max, ?10 timeout,
- * ?11 max recoveries, ?12 recovery window, ?13 ttl, ?14 expires at, ?15 debounce (JSON), ?16 deadline, ?17 now.
+ * ?11 max recoveries, ?12 recovery window, ?13 ttl, ?14 expires at, ?15 debounce (JSON), ?16 deadline, ?17 now,
+ * ?18 traceparent.
  */
 const REPLACE_SQL = `UPDATE jobs SET kind = ?2, payload = ?3, queue = ?4, priority = ?5, run_at = ?6, max_attempts = ?7,
     backoff_base_ms = ?8, backoff_max_ms = ?9, timeout_ms = ?10, max_recoveries = ?11, recovery_window_ms = ?12,
-    ttl_ms = ?13, expires_at = ?14, debounce = ?15, debounce_deadline = ?16, updated_at = ?17
+    ttl_ms = ?13, expires_at = ?14, debounce = ?15, debounce_deadline = ?16, updated_at = ?17, traceparent = ?18
   WHERE seq = ?1 AND state = 'queued' AND generation = 0 RETURNING ${JOB_COLUMNS}`;
 
 const COUNT_DEBOUNCED_SQL = `UPDATE lane_counts SET total_debounced = total_debounced + 1 WHERE id = 1`;
@@ -48,7 +49,7 @@ export class Debouncer {
     const runAt = deadline === null ? spec.runAt : Math.min(spec.runAt, deadline);
     const expiresAt = spec.ttlMs === null ? null : runAt + spec.ttlMs;
     const row = oneJobRow(this.sql.exec(REPLACE_SQL, target.seq, spec.kind, spec.payload, spec.queue, spec.priority, runAt, spec.maxAttempts,
-      spec.backoffBaseMs, spec.backoffMaxMs, spec.timeoutMs, spec.maxRecoveries, spec.recoveryWindowMs, spec.ttlMs, expiresAt, spec.debounce, deadline, now));
+      spec.backoffBaseMs, spec.backoffMaxMs, spec.timeoutMs, spec.maxRecoveries, spec.recoveryWindowMs, spec.ttlMs, expiresAt, spec.debounce, deadline, now, spec.traceparent));
     this.sql.exec(COUNT_DEBOUNCED_SQL);
     return ok({ status: "debounced", job: toJob(row, this.store.lane) });
   }

@@ -43,7 +43,7 @@ export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progr
  * destructuring of the context sees them as the fields they were.
  */
 export function executorContext<E>(
-  base: Omit<ExecutorContext<E>, keyof DurableSteps | "dependencies">,
+  base: Omit<ExecutorContext<E>, keyof DurableSteps | "dependencies" | "traceparent">,
   steps: () => DurableSteps,
   dependencies: () => DependencyOutcome[],
 ): ExecutorContext<E> {
@@ -53,6 +53,7 @@ export function executorContext<E>(
     job: base.job,
     attempt: base.attempt,
     env: base.env,
+    traceparent: base.job.traceparent,
     get dependencies() {
       return (known ??= dependencies());
     },

@@ -32,6 +32,8 @@ export interface JobSpec {
   dependsOn: string | null;
   /** What a dependency that does not complete does to it (null: it has none). */
   dependencyFailure: "fail" | "ignore" | null;
+  /** The W3C trace context of the enqueue (validated; not part of the identity), or null. */
+  traceparent: string | null;
 }
 
 /** How a job's last attempt went back to `queued` (null: it has not, or a claim came since). */
@@ -86,6 +88,7 @@ export type JobRow = {
   /** Its runAt while blocked (run_at then holds BLOCKED_RUN_AT). */
   blocked_run_at: number | null;
   has_dependents: number;
+  traceparent: string | null;
 };
 
 /** Every column of `JobRow`, in order: what a statement that answers whole rows selects or returns. */
@@ -94,7 +97,7 @@ export const JOB_COLUMNS = `seq, id, kind, payload, queue, priority, run_at, sta
   lease_until, claimed_at, created_at, updated_at, settled_at, max_recoveries, recovery_window_ms,
   recovery_count, recovery_window_start, cancel_reason, lease_holder, attempt_end, errors, progress,
   ttl_ms, expires_at, debounce, debounce_key, debounce_deadline, depends_on, dependency_failure, blocked, blocked_run_at,
-  has_dependents`;
+  has_dependents, traceparent`;
 
 type Cursor = SqlStorageCursor<Record<string, SqlStorageValue>>;
 
@@ -167,11 +170,12 @@ function namedRow(v: SqlStorageValue[]): JobRow {
     blocked: v[40] as number,
     blocked_run_at: v[41] as number | null,
     has_dependents: v[42] as number,
+    traceparent: v[43] as string | null,
   };
 }
 
 /** The columns a transition needs: enough for a log line, without parsing payload or result. */
-export const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at`;
+export const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at, traceparent`;
 
 /** The rows of a statement that answers `seq, ${SUBJECT_COLUMNS}`, read by position as `jobRows` reads whole rows. */
 export function seqSubjectRows(cursor: Cursor): (SubjectRow & { seq: number })[] {
@@ -179,14 +183,14 @@ export function seqSubjectRows(cursor: Cursor): (SubjectRow & { seq: number })[]
   for (const v of cursor.raw()) {
     rows.push({
       seq: v[0] as number, id: v[1] as string, kind: v[2] as string, state: v[3] as RowState, outcome: v[4] as Outcome | null,
-      attempts: v[5] as number, generation: v[6] as number, claimed_at: v[7] as number | null,
+      attempts: v[5] as number, generation: v[6] as number, claimed_at: v[7] as number | null, traceparent: v[8] as string | null,
     });
   }
   return rows;
 }
 
-/** What a transition says of its job. */
-export type TransitionSubject = Pick<Job, "id" | "kind" | "outcome" | "attempts" | "generation"> & { state: JobState };
+/** What a transition says of its job (its trace context: the log line carries its trace id). */
+export type TransitionSubject = Pick<Job, "id" | "kind" | "outcome" | "attempts" | "generation" | "traceparent"> & { state: JobState };
 export type SubjectRow = TransitionSubject & { claimed_at: number | null };
 
 /** The API's job from its row. Pure: the lane's name is given, not remembered. */
@@ -242,6 +246,7 @@ function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, le
     lease,
     expiresAt: row.expires_at,
     dependsOn: row.depends_on === null ? [] : (JSON.parse(row.depends_on) as JobRef[]),
+    traceparent: row.traceparent,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     settledAt: row.settled_at,
@@ -255,7 +260,7 @@ export function stateOf(row: { state: RowState; blocked: number }): JobState {
 
 /** The subject of a new job's first transition (none → `queued`): what a transition reads of `newRow`, without the row. */
 export function newSubject(spec: JobSpec): TransitionSubject {
-  return { id: spec.id, kind: spec.kind, state: "queued", outcome: null, attempts: 0, generation: 0 };
+  return { id: spec.id, kind: spec.kind, state: "queued", outcome: null, attempts: 0, generation: 0, traceparent: spec.traceparent };
 }
 
 /**
@@ -308,6 +313,7 @@ export function newRow(spec: JobSpec, now: number): JobRow {
     blocked: 0,
     blocked_run_at: null,
     has_dependents: 0,
+    traceparent: spec.traceparent,
   };
 }
 
@@ -333,14 +339,16 @@ export function specValues(spec: JobSpec): (string | number | null)[] {
     spec.debounceDeadline,
     spec.dependsOn,
     spec.dependencyFailure,
+    spec.traceparent,
   ];
 }
 
 /**
  * What makes two enqueues with one id the same job (docs/api.md, enqueue): the whole spec after
- * defaults, but `runAt` and what follows from the clock (the expiry, the debounce deadline).
+ * defaults, but `runAt` and what follows from the clock (the expiry, the debounce deadline), and the
+ * trace context (a retry of the same enqueue from another trace is still the same job).
  */
-export type Identity = Omit<JobSpec, "id" | "runAt" | "expiresAt" | "debounceKey" | "debounceDeadline">;
+export type Identity = Omit<JobSpec, "id" | "runAt" | "expiresAt" | "debounceKey" | "debounceDeadline" | "traceparent">;
 
 export function identityOfRow(row: JobRow): Identity {
   return {

@@ -8,46 +8,46 @@ import { JOB_COLUMNS } from "./job-row.js";
 
 const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
   timeout_ms, max_recoveries, recovery_window_ms, ttl_ms, expires_at, debounce, debounce_key, debounce_deadline, depends_on, dependency_failure,
-  state, created_at, updated_at`;
+  traceparent, state, created_at, updated_at`;
 
 // ---- enqueue ----
 
-/** The placeholders of `specValues`, ?1…?19. */
-const SPEC_VALUES = Array.from({ length: 19 }, (_, i) => `?${i + 1}`).join(", ");
+/** The placeholders of `specValues`, ?1…?20. */
+const SPEC_VALUES = Array.from({ length: 20 }, (_, i) => `?${i + 1}`).join(", ");
 
 /**
- * One new job; ?1…?19 `specValues`, ?20 now. Answers its seq, or nothing when the id exists (the
+ * One new job; ?1…?20 `specValues`, ?21 now. Answers its seq, or nothing when the id exists (the
  * store then reads that job to tell a duplicate from a conflict).
  */
-export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (${SPEC_VALUES}, 'queued', ?20, ?20)
+export const INSERT_ONE_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}) VALUES (${SPEC_VALUES}, 'queued', ?21, ?21)
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
 /**
- * One new job that waits for `?21` dependencies not yet settled (0: none; it is queued as any job):
- * while it waits, its row's run_at is ?22 (BLOCKED_RUN_AT) and its runAt waits in blocked_run_at.
- * ?1…?19 `specValues`, ?20 now. Answers its seq, or nothing when the id exists.
+ * One new job that waits for `?22` dependencies not yet settled (0: none; it is queued as any job):
+ * while it waits, its row's run_at is ?23 (BLOCKED_RUN_AT) and its runAt waits in blocked_run_at.
+ * ?1…?20 `specValues`, ?21 now. Answers its seq, or nothing when the id exists.
  */
 export const INSERT_DEPENDENT_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, blocked, blocked_run_at)
-  VALUES (?1, ?2, ?3, ?4, ?5, CASE WHEN ?21 > 0 THEN ?22 ELSE ?6 END, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19,
-    'queued', ?20, ?20, ?21, CASE WHEN ?21 > 0 THEN ?6 END)
+  VALUES (?1, ?2, ?3, ?4, ?5, CASE WHEN ?22 > 0 THEN ?23 ELSE ?6 END, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20,
+    'queued', ?21, ?21, ?22, CASE WHEN ?22 > 0 THEN ?6 END)
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
 /**
  * One new job started at once by the lane's dispatcher: inserted running, its first lease minted,
  * when a slot is free — one statement where a queued insert and a claim take two, and none of the
  * queued-only indexes written. Returns its seq; nothing when the id exists or no slot is free (the
- * caller then enqueues it queued). ?1…?19 `specValues`, ?20 now, ?21 token, ?22 lease until,
- * ?23 slots held besides running rows, ?24 concurrency, ?25 the code's version.
+ * caller then enqueues it queued). ?1…?20 `specValues`, ?21 now, ?22 token, ?23 lease until,
+ * ?24 slots held besides running rows, ?25 concurrency, ?26 the code's version.
  */
 export const INSERT_STARTED_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, attempts, generation, lease_token, lease_until, lease_holder, claimed_at, lease_version)
-  SELECT ${SPEC_VALUES}, 'running', ?20, ?20, 1, 1, ?21, ?22, 'lane', ?20, ?25
-  WHERE (SELECT running FROM lane_counts WHERE id = 1) + ?23 < ?24
+  SELECT ${SPEC_VALUES}, 'running', ?21, ?21, 1, 1, ?22, ?23, 'lane', ?21, ?26
+  WHERE (SELECT running FROM lane_counts WHERE id = 1) + ?24 < ?25
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
 /** Many new jobs from one JSON array of `specValues` rows, in order; returns the ids it inserted. ?1 rows, ?2 now. */
 export const INSERT_MANY_SQL = `INSERT INTO jobs (${INSERT_COLUMNS})
   SELECT value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6, value->>7, value->>8, value->>9,
-    value->>10, value->>11, value->>12, value->>13, value->>14, value->>15, value->>16, value->>17, value->>18, 'queued', ?2, ?2
+    value->>10, value->>11, value->>12, value->>13, value->>14, value->>15, value->>16, value->>17, value->>18, value->>19, 'queued', ?2, ?2
   FROM json_each(?1) WHERE true ORDER BY key
   ON CONFLICT (id) DO NOTHING RETURNING id`;
 

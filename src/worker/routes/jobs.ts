@@ -2,6 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { QueueError } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
+import { parseTraceparent, TRACEPARENT_FORMAT } from "../../shared/trace.js";
 import { BatchEnqueueResponse, CancelResponse, DependentsResponse, EnqueueResponse, Job, JobList, JobResponse } from "../responses.js";
 import { BatchEnqueueRequest, CancelRequest, EnqueueRequest, ListQuery } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
@@ -9,13 +10,35 @@ import { callLane, enqueueOne } from "../lane-call.js";
 
 const tags = ["jobs"];
 
+/**
+ * An enqueue's `traceparent` header (W3C Trace Context): stored on the job (every job of a batch),
+ * handed to its executor and on its claims. A malformed one is a 400 naming it, and nothing is enqueued.
+ */
+const TraceHeaders = z.object({
+  traceparent: z
+    .string()
+    .refine((value) => parseTraceparent(value) !== null, { message: `must be ${TRACEPARENT_FORMAT}` })
+    .optional()
+    .openapi({
+      param: { name: "traceparent", in: "header" },
+      description: "W3C Trace Context of the producer: stored on the job (a later version's first 55 characters)",
+      example: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+    }),
+});
+
+/** The request as the lane takes it: the body, and the header's trace context (as stored) beside its fields. */
+function traced<T extends object>(request: T, header: string | undefined): T & { traceparent?: string } {
+  const trace = header === undefined ? null : parseTraceparent(header);
+  return trace ? { ...request, traceparent: trace.traceparent } : request;
+}
+
 const enqueue = createRoute({
   method: "post",
   path: "/lanes/{lane}/jobs",
   tags,
   summary: "Enqueue a job (idempotent by id)",
   security: bearerAuth,
-  request: { params: LaneParams, body: jsonRequest(EnqueueRequest) },
+  request: { params: LaneParams, headers: TraceHeaders, body: jsonRequest(EnqueueRequest) },
   responses: {
     201: jsonResponse(EnqueueResponse, "enqueued (with dependencies not all settled: state blocked)"),
     200: jsonResponse(EnqueueResponse, "duplicate: the id exists with the same spec"),
@@ -29,7 +52,7 @@ const enqueueBatch = createRoute({
   tags,
   summary: "Enqueue 1..1000 jobs, all or nothing",
   security: bearerAuth,
-  request: { params: LaneParams, body: jsonRequest(BatchEnqueueRequest) },
+  request: { params: LaneParams, headers: TraceHeaders, body: jsonRequest(BatchEnqueueRequest) },
   responses: { 200: jsonResponse(BatchEnqueueResponse, "every job, queued or duplicate, in request order"), ...errorResponses(409, 413, 415) },
 });
 
@@ -103,14 +126,15 @@ export function jobRoutes() {
     .openapi(enqueue, async (c) => {
       const request = c.req.valid("json");
       checkPayload(request.payload);
-      const answer = await enqueueOne(c, request);
+      const answer = await enqueueOne(c, traced(request, c.req.valid("header").traceparent));
       if (answer.status === "queued") return c.json(answer, 201);
       return c.json(answer, 200);
     })
     .openapi(enqueueBatch, async (c) => {
       const request = c.req.valid("json");
       request.jobs.forEach((job, index) => checkPayload(job.payload, index));
-      return c.json(await callLane(c, (stub) => stub.enqueueBatch(request)), 200);
+      const batch = traced(request, c.req.valid("header").traceparent);
+      return c.json(await callLane(c, (stub) => stub.enqueueBatch(batch)), 200);
     })
     .openapi(getJob, async (c) => {
       const { lane, id } = c.req.valid("param");
