@@ -6,6 +6,7 @@
 import { useCallback, useEffect, useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
+import { LaneCharts } from "./charts.js";
 import { Alert, CountsStrip, Section, StateBadge, StatsStrip } from "./components.js";
 import { FailLane } from "./fail-lane.js";
 import { clockTime } from "./format.js";
@@ -103,6 +104,7 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
           </p>
         )}
       </Section>
+      {api.can("GET", "/v1/lanes/{lane}/history", lane) && <LaneCharts api={api} lane={lane} changes={changes} />}
       <div class="columns">
         <JobTable api={api} lane={lane} changes={changes} />
         <Section title="Transitions">
