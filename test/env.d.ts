@@ -8,5 +8,7 @@ declare namespace Cloudflare {
     THROWING_LANE: DurableObjectNamespace<import("./helpers/test-worker").ThrowingLane>;
     /** A pull-only lane class whose recording (history and metrics) is off. */
     QUIET_LANE: DurableObjectNamespace<import("./helpers/test-worker").QuietLane>;
+    /** LANE's executors, with metrics reports to the registry as in production (the suite's other lanes send none). */
+    METRICS_LANE: DurableObjectNamespace<import("./helpers/test-worker").MetricsLane>;
   }
 }

@@ -7,6 +7,7 @@
 
 import type { DependencyPeer } from "./deps/dependencies.js";
 import type { NoticePeer } from "./deps/outbox.js";
+import type { LaneReport } from "./metrics/exposition.js";
 
 /** The registry's one object, by name. */
 export const REGISTRY_NAME = "registry";
@@ -15,6 +16,8 @@ export const REGISTRY_NAME = "registry";
 export interface RegistryPeer {
   register(lane: string, nowMs: number): Promise<void>;
   watch(lane: string): Promise<void>;
+  /** The lane's latest metrics report (metrics/reporter.ts). */
+  report(lane: string, report: LaneReport): Promise<void>;
 }
 
 /**

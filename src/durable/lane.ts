@@ -27,6 +27,7 @@ import type { ScheduleStore } from "./schedules/schedules.js";
 import type { CheckpointStore } from "./steps/checkpoints.js";
 import { decodeCursor, encodeCursor } from "./store/cursor.js";
 import type { JobStore } from "./store/job-store.js";
+import type { MetricsReporter } from "./metrics/reporter.js";
 import type { Belt, WakeCheck } from "./wake/belt.js";
 import type { Outbox } from "./deps/outbox.js";
 import type { WakeReads } from "./wake/reads.js";
@@ -58,6 +59,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** The notices this lane owes, and how many calls it has sent them in (for the benchmark). */
   protected readonly outbox: Outbox;
   protected readonly belt: Belt;
+  /** The lane's metrics reports to the registry (for tests and the benchmark's counts). */
+  protected readonly reporter: MetricsReporter;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
@@ -67,6 +70,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     ({ store: this.store, claims: this.claims, fenced: this.fenced, checkpoints: this.checkpointStore, dispatcher: this.dispatcher, schedules: this.schedules, wake: this.wake, belt: this.belt } = rooms);
     this.wakeReads = rooms.wakeComputer.reads;
     this.outbox = rooms.outbox;
+    this.reporter = rooms.metrics;
     void ctx.blockConcurrencyWhile(() => rooms.start());
   }
 
@@ -398,6 +402,11 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   }
 
   // ---- the operator's lane ----
+
+  /** The lane's metrics in the Prometheus text exposition, read live (docs/api.md "Metrics"). */
+  async metrics(): Promise<Result<string>> {
+    return this.answer(() => ok(this.rooms.metricsText()));
+  }
 
   /** The kept counts alone: what `GET /v1/lanes` shows of each lane, one row read. */
   async counts(): Promise<Result<Counts>> {

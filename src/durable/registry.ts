@@ -1,10 +1,13 @@
 /**
  * The registry: one Durable Object that remembers every lane that has ever had a job, for
  * `GET /v1/lanes`. A lane registers itself once, on its first job, so enqueue never calls it.
- * It also keeps the lanes the belt watches (belt.ts): those that said they have work for their alarm.
+ * It also keeps the lanes the belt watches (belt.ts): those that said they have work for their alarm,
+ * and each lane's latest metrics report, rendered (metrics/), for `GET /v1/metrics`: one call here
+ * answers a scrape of every lane.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { SwitchyardEnv } from "./env.js";
+import { exposition, laneFragments, type LaneReport, type RenderedLane } from "./metrics/exposition.js";
 
 export { REGISTRY_NAME } from "./env.js";
 
@@ -16,8 +19,17 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
       // A lane's seq changes whenever it says it has work again, so the belt unwatches a lane only
       // if nothing came since it found the lane idle. AUTOINCREMENT: a seq is never given twice.
       ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS watched (seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)`);
+      // Each lane's latest metrics report, rendered once as it arrives (a fragment per family, the
+      // oldest due age apart: it moves with the clock), so that a scrape only joins them.
+      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS lane_metrics (
+        name TEXT PRIMARY KEY, reported_at INTEGER NOT NULL, earliest_run_at INTEGER,
+        jobs TEXT NOT NULL, totals TEXT NOT NULL, wait TEXT NOT NULL, run TEXT NOT NULL
+      ) WITHOUT ROWID`);
     });
   }
+
+  /** Calls this instance has served, by method (the benchmark and tests count a scrape's and a lane's calls). */
+  private readonly calls = { report: 0, metrics: 0, byLane: new Map<string, number>() };
 
   /** Idempotent. */
   async register(lane: string, nowMs: number): Promise<void> {
@@ -30,6 +42,41 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
       .exec<{ name: string }>(`SELECT name FROM lanes WHERE name > ? ORDER BY name LIMIT +?`, after ?? "", limit + 1)
       .toArray();
     return { lanes: rows.slice(0, limit).map((r) => r.name), more: rows.length > limit };
+  }
+
+  // ---- metrics ----
+
+  /** A lane's latest metrics report (at most one a second from each lane: metrics/reporter.ts). */
+  async report(lane: string, report: LaneReport): Promise<void> {
+    this.calls.report++;
+    this.calls.byLane.set(lane, (this.calls.byLane.get(lane) ?? 0) + 1);
+    const f = laneFragments(lane, report);
+    this.ctx.storage.sql.exec(
+      `INSERT OR REPLACE INTO lane_metrics (name, reported_at, earliest_run_at, jobs, totals, wait, run) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      lane, Date.now(), report.earliestRunAt, f.jobs, f.totals, f.wait, f.run,
+    );
+  }
+
+  /**
+   * Every reported lane's metrics in the text exposition at `nowMs`, in lane order; `lanes`: only
+   * those names and prefixes (ending in `*`) a scoped token reaches (null: all).
+   */
+  async metrics(nowMs: number, lanes: readonly string[] | null = null): Promise<string> {
+    this.calls.metrics++;
+    const rendered: RenderedLane[] = [];
+    const rows = this.ctx.storage.sql.exec<{ name: string; earliest_run_at: number | null; jobs: string; totals: string; wait: string; run: string }>(
+      `SELECT name, earliest_run_at, jobs, totals, wait, run FROM lane_metrics ORDER BY name`,
+    );
+    for (const r of rows) {
+      if (lanes !== null && !lanes.some((p) => (p.endsWith("*") ? r.name.startsWith(p.slice(0, -1)) : r.name === p))) continue;
+      rendered.push({ lane: r.name, earliestRunAt: r.earliest_run_at, fragments: { jobs: r.jobs, totals: r.totals, wait: r.wait, run: r.run } });
+    }
+    return exposition(rendered, nowMs);
+  }
+
+  /** The calls this instance has served since it started: reports (all, and of `lane`), and scrapes. */
+  async served(lane?: string): Promise<{ reports: number; laneReports: number; scrapes: number }> {
+    return { reports: this.calls.report, laneReports: lane === undefined ? 0 : (this.calls.byLane.get(lane) ?? 0), scrapes: this.calls.metrics };
   }
 
   // ---- the belt ----

@@ -27,6 +27,9 @@ import { Outbox } from "./deps/outbox.js";
 import { Expiry } from "./flow/expiry.js";
 import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events/sockets.js";
+import { exposition, laneFragments } from "./metrics/exposition.js";
+import { readLaneReport } from "./metrics/lane-report.js";
+import { MetricsReporter } from "./metrics/reporter.js";
 import { TransitionLog } from "./events/transitions.js";
 import { LaneFailure } from "./operator/fail-lane.js";
 import { QueueStore } from "./operator/queues.js";
@@ -69,6 +72,11 @@ export interface LaneOptions<E = SwitchyardEnv> {
    * `RECORDING` (history/recording.ts). Unset: as `RECORDING` says (on unless `"off"`).
    */
   recording?: boolean;
+  /**
+   * Whether the lane reports its metrics to the registry for `GET /v1/metrics` (metrics/reporter.ts)
+   * while it records; default true. Off, a pending report is never a term of the lane's wake.
+   */
+  metricsReports?: boolean;
 }
 
 /** How often, at most, the alarm drops the rows of kinds and queues left with nothing. */
@@ -106,6 +114,8 @@ export class LaneWiring {
   readonly dependencies: Dependencies;
   /** The notices this lane owes other jobs' lanes (deps/outbox.ts). */
   readonly outbox: Outbox;
+  /** The lane's metrics reports to the registry (metrics/reporter.ts). */
+  readonly metrics: MetricsReporter;
   /** The per-minute history (history/history.ts), and whether this lane records it. */
   readonly history: History;
   readonly recording: boolean;
@@ -149,6 +159,10 @@ export class LaneWiring {
     this.retention = new RetentionStore(storage, clock);
     this.failure = new LaneFailure(storage, clock, { deliverOutcomes, transitions: this.transitions });
     this.belt = new Belt(storage, { lane, registry: () => this.registry(), waitUntil });
+    this.metrics = new MetricsReporter({
+      lane, clock, recording: this.recording && options.metricsReports !== false, registry: () => this.registry(), read: () => readLaneReport(storage.sql, store.laneCounts), waitUntil,
+      changed: () => this.wake.afterChange(false),
+    });
     this.wake = new Wake({
       computeWake: (pumped) => this.wakeComputer.compute(pumped),
       flushSteps: (pump) => this.flushSteps(pump),
@@ -185,6 +199,7 @@ export class LaneWiring {
       clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings, () => this.queues.anyRateLimited()), cancels: this.cancels,
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, belt: this.belt, deliverOutcomes,
       heldClaims: () => this.waiters.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
+      reportDueAt: () => this.metrics.dueAt(),
     });
   }
 
@@ -260,6 +275,12 @@ export class LaneWiring {
     });
   }
 
+  /** The lane's metrics in the text exposition, read live (docs/api.md "Metrics"). */
+  metricsText(): string {
+    const report = readLaneReport(this.ctx.storage.sql, this.store.laneCounts);
+    return exposition([{ lane: this.lane, fragments: laneFragments(this.lane, report), earliestRunAt: report.earliestRunAt }], this.clock.now());
+  }
+
   /**
    * The registry learns a lane once, on its first job: not a call per enqueue. Null when there is
    * nothing to wait for (known already, or no registry), so that an enqueue can answer in its turn.
@@ -305,6 +326,7 @@ export class LaneWiring {
     if (pump !== "none") this.dispatcher.pump(pump === "freed");
     this.waiters.answer();
     this.outcomes.deliverPending();
+    this.metrics.noteChange();
   }
 
   private recoverExpired(): void {

@@ -116,6 +116,8 @@ export const ACCESS_RULES: readonly { method: Method; path: string; roles: reado
   { method: "GET", path: "/v1/lanes/{lane}/schedules", roles: ["viewer"] },
   { method: "GET", path: "/v1/lanes/{lane}/schedules/{name}", roles: ["viewer"] },
   { method: "POST", path: "/v1/tickets", roles: ["viewer"] },
+  { method: "GET", path: "/v1/metrics", roles: ["viewer"] },
+  { method: "GET", path: "/v1/lanes/{lane}/metrics", roles: ["viewer"] },
   { method: "PATCH", path: "/v1/lanes/{lane}", roles: [] },
   { method: "POST", path: "/v1/lanes/{lane}/sweep", roles: [] },
   { method: "POST", path: "/v1/lanes/{lane}/fail", roles: [] },

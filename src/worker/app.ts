@@ -17,6 +17,7 @@ import { consumerRoutes } from "./routes/consumers.js";
 import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { laneRoutes } from "./routes/lanes.js";
+import { metricsRoutes } from "./routes/metrics.js";
 import { queueRoutes } from "./routes/queues.js";
 import { scheduleRoutes } from "./routes/schedules.js";
 
@@ -45,6 +46,7 @@ export function createApp() {
     .route("/v1", checkpointRoutes())
     .route("/v1", ackRoutes())
     .route("/v1", eventRoutes())
+    .route("/v1", metricsRoutes())
     .route("/v1", accessRoutes())
     .route("/", dashboardRoutes());
   serveDocument(routes, "/openapi.json");

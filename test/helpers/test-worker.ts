@@ -37,17 +37,28 @@ export function testable(base: typeof Lane) {
     async beltSettled(): Promise<void> {
       await this.belt.settled();
     }
+    /** Resolves once no metrics report is in flight; answers how many this instance has sent. */
+    async metricsSettled(): Promise<number> {
+      await this.reporter.settled();
+      return this.reporter.sent;
+    }
   };
 }
 export type TestableLane = InstanceType<ReturnType<typeof testable>>;
 
-/** LANE in tests: the demo executors and the controllable test executors. */
+/**
+ * LANE in tests: the demo executors and the controllable test executors. The suite's lanes send no
+ * metrics reports (their wakes are their jobs' alone, which tests pin to the millisecond); METRICS_LANE does.
+ */
 export class TestLane extends testable(
-  defineLane({ executors: { ...demoExecutors, ...testExecutors }, onTransition: recordTransition, onLost: recordLost, log: false, abortGraceMs: 200 }),
+  defineLane({ executors: { ...demoExecutors, ...testExecutors }, onTransition: recordTransition, onLost: recordLost, log: false, abortGraceMs: 200, metricsReports: false }),
 ) {}
 
 /** PLAIN_LANE in tests: no executors (pull-only semantics). */
-export class PlainLane extends testable(Lane) {}
+export class PlainLane extends testable(defineLane({ metricsReports: false })) {}
+
+/** METRICS_LANE in tests: LANE's executors, and metrics reports to the registry as in production. */
+export class MetricsLane extends testable(defineLane({ executors: { ...demoExecutors, ...testExecutors }, log: false, abortGraceMs: 200 })) {}
 
 /** QUIET_LANE in tests: no executors, and its recording (history and metrics) off by its class. */
 export class QuietLane extends testable(defineLane({ recording: false })) {}
@@ -59,12 +70,13 @@ export class HookLane extends testable(
     onTransition: recordTransition,
     onOutcome: deliverOutcome,
     log: false,
+    metricsReports: false,
   }),
 ) {}
 
 /** THROWING_LANE in tests: its outcome hook and observers throw what a test names (hook-throws.ts). */
 export class ThrowingLane extends testable(
-  defineLane({ executors: { ...demoExecutors, ...testExecutors }, ...throwingHooks, log: false, abortGraceMs: 200 }),
+  defineLane({ executors: { ...demoExecutors, ...testExecutors }, ...throwingHooks, log: false, abortGraceMs: 200, metricsReports: false }),
 ) {}
 
 export default createWorker();

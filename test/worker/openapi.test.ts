@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { EXPOSITION_CONTENT_TYPE } from "../../src/durable/metrics/exposition.js";
 import { get } from "../helpers/http.js";
 
 /** Every route of docs/api.md. */
@@ -34,6 +35,8 @@ const API_ROUTES = [
   "get /v1/lanes/{lane}/jobs/{id}/checkpoints",
   "get /v1/lanes/{lane}/jobs/{id}/dependents",
   "post /v1/lanes/{lane}/jobs/{id}/snooze",
+  "get /v1/metrics",
+  "get /v1/lanes/{lane}/metrics",
   "get /healthz",
 ];
 
@@ -67,7 +70,9 @@ describe("GET /openapi.json", () => {
         if (method === "post" || method === "patch") expect(operation.requestBody?.content["application/json"]?.schema, where).toBeDefined();
         const success = Object.keys(operation.responses).filter((s) => s.startsWith("2"));
         expect(success.length, where).toBeGreaterThan(0);
-        for (const status of success) expect(operation.responses[status]!.content?.["application/json"]?.schema, `${where} ${status}`).toBeDefined();
+        // JSON, but for the metrics routes' Prometheus text.
+        const type = path.endsWith("/metrics") ? EXPOSITION_CONTENT_TYPE : "application/json";
+        for (const status of success) expect(operation.responses[status]!.content?.[type]?.schema, `${where} ${status}`).toBeDefined();
         if (path.startsWith("/v1/")) {
           for (const status of ["400", "401", "503"]) expect(operation.responses[status], `${where} ${status}`).toBeDefined();
         }

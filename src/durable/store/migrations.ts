@@ -23,6 +23,21 @@ const JOB_INDEXES_V1 = [
   `CREATE INDEX jobs_settled ON jobs (settled_at) WHERE state = 'settled'`,
 ];
 
+/**
+ * The upper bounds (ms) of version 16's histogram buckets, one column each. Frozen like the
+ * migrations: other bounds would be a new migration (metrics/exposition.ts renders these).
+ */
+const V16_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 900000, 3600000] as const;
+
+/** Version 16's one statement that adds an observation (the expression `valueMs`) to a histogram's row, made at its first. */
+function observe(histogram: string, outcome: string, valueMs: string): string {
+  const buckets = V16_BOUNDS_MS.map((_, i) => `b${i}`);
+  return `INSERT INTO job_histograms (name, outcome, count, sum_ms, ${buckets.join(", ")})
+          SELECT ${histogram}, ${outcome}, 1, v, ${V16_BOUNDS_MS.map((le) => `v <= ${le}`).join(", ")} FROM (SELECT ${valueMs} AS v) WHERE true
+          ON CONFLICT (name, outcome) DO UPDATE SET count = count + 1, sum_ms = sum_ms + excluded.sum_ms,
+            ${buckets.map((b) => `${b} = ${b} + excluded.${b}`).join(", ")};`;
+}
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -496,6 +511,47 @@ export const MIGRATIONS: readonly Migration[] = [
       // One row: the depth (queued jobs not blocked) as the triggers keep it, and the last minute they wrote.
       `CREATE TABLE history_now (id INTEGER PRIMARY KEY CHECK (id = 1), minute INTEGER, depth INTEGER NOT NULL)`,
       `INSERT INTO history_now (id, minute, depth) VALUES (1, NULL, 0)`,
+    ],
+  },
+  {
+    version: 16,
+    name: "histograms of jobs' waits and runs",
+    statements: [
+      // A row per histogram and outcome (wait: outcome ''; run: the attempt's outcome), with cumulative
+      // bucket counts (b<i>: observations <= V16_BOUNDS_MS[i]), their sum in ms and their count: what
+      // the lane reports for `switchyard_job_wait_seconds` and `switchyard_job_run_seconds`
+      // (docs/operations.md, "Metrics"). A handful of rows, never one per job.
+      `CREATE TABLE job_histograms (
+        name TEXT NOT NULL CHECK (name IN ('wait', 'run')),
+        outcome TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        sum_ms INTEGER NOT NULL,
+        ${V16_BOUNDS_MS.map((_, i) => `b${i} INTEGER NOT NULL`).join(", ")},
+        PRIMARY KEY (name, outcome)
+      ) WITHOUT ROWID`,
+      // Kept by triggers in the statement that starts or ends the attempt, as the counts are. A wait
+      // runs from the later of the job's runAt and when it was last queued (enqueued, queued again,
+      // its dependencies done: the row's updated_at, which nothing else moves while it is queued) to
+      // its start; a job started at once waits from its runAt or its creation. (A row without
+      // claimed_at, which no statement writes, is not observed.)
+      `CREATE TRIGGER jobs_histogram_wait_claim AFTER UPDATE OF state ON jobs
+      WHEN OLD.state = 'queued' AND NEW.state = 'running' AND NEW.claimed_at IS NOT NULL BEGIN
+        ${observe("'wait'", "''", "MAX(0, NEW.claimed_at - MAX(OLD.run_at, OLD.updated_at))")}
+      END`,
+      `CREATE TRIGGER jobs_histogram_wait_insert AFTER INSERT ON jobs WHEN NEW.state = 'running' AND NEW.claimed_at IS NOT NULL BEGIN
+        ${observe("'wait'", "''", "MAX(0, NEW.claimed_at - MAX(NEW.run_at, NEW.created_at))")}
+      END`,
+      // A run lasts from the attempt's start to its end, labelled by how it ended: the job's outcome,
+      // or how it went back to queued (a failure retried, an expired lease recovered, a snooze, a release).
+      `CREATE TRIGGER jobs_histogram_run AFTER UPDATE OF state ON jobs
+      WHEN OLD.state = 'running' AND NEW.state <> 'running' AND OLD.claimed_at IS NOT NULL BEGIN
+        ${observe(
+          "'run'",
+          `CASE WHEN NEW.state <> 'queued' THEN NEW.outcome WHEN NEW.attempt_end IS 'retry' THEN 'retried'
+            WHEN NEW.attempt_end IS 'recovery' THEN 'recovered' WHEN NEW.lease_token IS NULL THEN 'snoozed' ELSE 'released' END`,
+          "MAX(0, NEW.updated_at - OLD.claimed_at)",
+        )}
+      END`,
     ],
   },
 ];

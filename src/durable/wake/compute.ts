@@ -35,11 +35,13 @@ export interface WakeSources {
   readonly outbox: Outbox;
   /** Whether a settlement here may write notices (a job of the lane has dependents). */
   mayNotify(): boolean;
+  /** When the metrics report that waits may go (metrics/reporter.ts; null: none waits). */
+  reportDueAt(): number | null;
 }
 
 export class WakeComputer {
-  /** What the last computed wake saw that a freed slot could change: a full lane (no head term), the retention term. */
-  private lastSaw: { full: boolean; retention: number | null } = { full: true, retention: null };
+  /** What the last computed wake saw that a freed slot could change: a full lane (no head term), the retention term, a metrics report waiting. */
+  private lastSaw: { full: boolean; retention: number | null; report: boolean } = { full: true, retention: null, report: false };
 
   constructor(private readonly sources: WakeSources) {}
 
@@ -59,8 +61,10 @@ export class WakeComputer {
     const heldCancels = rows.cancels > 0 ? cancels.inProcess().filter((c) => dispatcher.holds(c.id)).length : 0;
     const { concurrency, paused, retention: horizons } = settings.read();
     const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.mayNotify() ? this.sources.outbox.nextAt() : null };
-    this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: rooms.retentionPass };
-    const wake = earliest(wakeTerms({ ...rows, ...rooms }, { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels, heldClaims: this.sources.heldClaims() }, clock.now()));
+    const reportDueAt = this.sources.reportDueAt();
+    this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: rooms.retentionPass, report: reportDueAt !== null };
+    const memory = { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels, heldClaims: this.sources.heldClaims(), reportDueAt };
+    const wake = earliest(wakeTerms({ ...rows, ...rooms }, memory, clock.now()));
     belt.noteWake(wake);
     return wake;
   }
@@ -70,13 +74,15 @@ export class WakeComputer {
    * as the last re-arm stored it. Such a completion ends a lease (a later wake) and adds a settled
    * job; it makes the wake earlier only by freeing a slot in a lane that was full (the earliest future
    * head becomes a term), by settling the first job retention keeps an eye on (the retention term
-   * appears), or by an outcome to deliver (a lane with an outcome hook). `leasesTaken`: jobs started
+   * appears), by an outcome to deliver (a lane with an outcome hook), or by a metrics report that comes to wait. `leasesTaken`: jobs started
    * at once since the last re-arm, whose leases are earlier terms while any attempt here runs.
    */
   freedKeepsWake(leasesTaken: boolean): boolean {
     const saw = this.lastSaw;
     if (leasesTaken && this.sources.dispatcher.running) return false;
     if (this.sources.mayNotify()) return false;
+    // A metrics report came to wait since: its term is new (a report's due instant never moves earlier while it waits).
+    if (!saw.report && this.sources.reportDueAt() !== null) return false;
     return !this.sources.deliverOutcomes && !saw.full && (saw.retention !== null || this.sources.settings.read().retention.completedMs === null);
   }
 }

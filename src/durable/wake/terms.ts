@@ -37,6 +37,11 @@ export interface WakeTerms {
    * pause does not stop its schedules: they enqueue, the lane starts nothing new.
    */
   scheduleFire: number | null;
+  /**
+   * The lane's next metrics report to the registry (metrics/reporter.ts): while a change waits to be
+   * reported, a second after the last report (later while reports fail). Never while none waits.
+   */
+  metricsReport: number | null;
 }
 
 /**
@@ -53,6 +58,8 @@ export interface WakeMemory {
   heldCancels: number;
   /** Claims of pull consumers held in the lane (waiting for a job they may take). */
   heldClaims: number;
+  /** When the metrics report that waits may go (null: none waits). */
+  reportDueAt: number | null;
 }
 
 export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): WakeTerms {
@@ -67,6 +74,7 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     retention: rows.retentionPass,
     outbox: rows.nextNotice === null ? null : Math.max(now, rows.nextNotice),
     scheduleFire: rows.nextScheduleFire,
+    metricsReport: memory.reportDueAt === null ? null : Math.max(now, memory.reportDueAt),
   };
 }
 

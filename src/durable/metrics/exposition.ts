@@ -1,0 +1,117 @@
+/**
+ * The Prometheus text exposition (format 0.0.4) of lanes' metrics (docs/api.md "Metrics"): the same
+ * families for one lane (`GET /v1/lanes/{lane}/metrics`, read live) and for every lane (`GET
+ * /v1/metrics`, from the reports the registry keeps). A lane's lines are rendered once per report
+ * into one fragment per family (`laneFragments`), so that a scrape of every lane only joins stored
+ * text and writes each lane's oldest due age, which moves with the clock.
+ */
+import type { Counts, LaneStats } from "../../shared/job.js";
+
+/** The content type of the exposition. */
+export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+/**
+ * The upper bounds (ms) of the histograms' buckets: the columns b0… of `job_histograms` (the lane's
+ * migration 16, which owns them). Rendered in seconds, then `+Inf` (the count).
+ */
+export const HISTOGRAM_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 900000, 3600000] as const;
+
+/** One histogram of a lane: its cumulative bucket counts (one per bound), sum and count. */
+export interface Histogram {
+  /** `wait`: due → started; `run`: started → the attempt's outcome. */
+  name: "wait" | "run";
+  /** The attempt's outcome (run); "" for wait. */
+  outcome: string;
+  count: number;
+  sumMs: number;
+  /** Cumulative: observations at or under each of `HISTOGRAM_BOUNDS_MS`. */
+  buckets: number[];
+}
+
+/** What a lane reports to the registry, and renders for its own metrics. */
+export interface LaneReport {
+  counts: Counts;
+  stats: LaneStats;
+  /** The earliest runAt of a queued job, due or not (null: none): the oldest due age follows from it and the clock. */
+  earliestRunAt: number | null;
+  histograms: Histogram[];
+}
+
+/** A lane's rendered lines, one fragment per family (each line ends in a newline); the oldest due age apart. */
+export interface LaneFragments {
+  jobs: string;
+  totals: string;
+  wait: string;
+  run: string;
+}
+
+/** The families in exposition order: name, type, help. */
+const FAMILIES = {
+  jobs: ["switchyard_jobs", "gauge", "Jobs stored in the lane now, by state (settled jobs by outcome, until retention or a sweep deletes them)."],
+  totals: ["switchyard_jobs_total", "counter", "The lane's lifetime counts of job events (the lane's stats)."],
+  oldest: ["switchyard_oldest_due_age_seconds", "gauge", "How long the longest-waiting due queued job has been due (0: none is due)."],
+  wait: ["switchyard_job_wait_seconds", "histogram", "From when a job was due (its runAt, or when it was last queued, if later) to its attempt's start."],
+  run: ["switchyard_job_run_seconds", "histogram", "From an attempt's start to its outcome, by outcome (a job's outcome, or retried, recovered, released, snoozed)."],
+} as const;
+
+/** A label value escaped as the text format wants it: backslash, double quote and newline. */
+export function escapeLabelValue(value: string): string {
+  return value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+}
+
+/** A sample's value: integers as they are, others with at most millisecond precision (the clocks' grain). */
+function value(n: number): string {
+  return Number.isInteger(n) ? String(n) : String(Math.round(n * 1000) / 1000);
+}
+
+const BOUNDS_SECONDS = HISTOGRAM_BOUNDS_MS.map((ms) => value(ms / 1000));
+
+/** Renders a lane's report as its fragments (docs/api.md "Metrics"). */
+export function laneFragments(lane: string, report: LaneReport): LaneFragments {
+  const l = `lane="${escapeLabelValue(lane)}"`;
+  let jobs = "";
+  for (const [state, n] of Object.entries(report.counts)) jobs += `switchyard_jobs{${l},state="${state}"} ${n}\n`;
+  let totals = "";
+  for (const [event, n] of Object.entries(report.stats)) totals += `switchyard_jobs_total{${l},event="${event}"} ${n}\n`;
+  let wait = "";
+  let run = "";
+  for (const h of report.histograms) {
+    const name = h.name === "wait" ? FAMILIES.wait[0] : FAMILIES.run[0];
+    const labels = h.name === "wait" ? l : `${l},outcome="${escapeLabelValue(h.outcome)}"`;
+    let lines = "";
+    for (let i = 0; i < BOUNDS_SECONDS.length; i++) lines += `${name}_bucket{${labels},le="${BOUNDS_SECONDS[i]}"} ${h.buckets[i] ?? 0}\n`;
+    lines += `${name}_bucket{${labels},le="+Inf"} ${h.count}\n${name}_sum{${labels}} ${value(h.sumMs / 1000)}\n${name}_count{${labels}} ${h.count}\n`;
+    if (h.name === "wait") wait += lines;
+    else run += lines;
+  }
+  return { jobs, totals, wait, run };
+}
+
+/** The oldest due age's line of a lane at `nowMs`. */
+function oldestLine(lane: string, earliestRunAt: number | null, nowMs: number): string {
+  const age = earliestRunAt !== null && earliestRunAt <= nowMs ? (nowMs - earliestRunAt) / 1000 : 0;
+  return `${FAMILIES.oldest[0]}{lane="${escapeLabelValue(lane)}"} ${value(age)}\n`;
+}
+
+/** One lane as the exposition takes it: its fragments and its earliest queued runAt. */
+export interface RenderedLane {
+  lane: string;
+  fragments: LaneFragments;
+  earliestRunAt: number | null;
+}
+
+/** The whole exposition of these lanes at `nowMs`: each family once, its HELP and TYPE, then every lane's lines. */
+export function exposition(lanes: readonly RenderedLane[], nowMs: number): string {
+  const parts: string[] = [];
+  const family = (key: keyof typeof FAMILIES, body: (lane: RenderedLane) => string) => {
+    const [name, type, help] = FAMILIES[key];
+    parts.push(`# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`);
+    for (const lane of lanes) parts.push(body(lane));
+  };
+  family("jobs", (r) => r.fragments.jobs);
+  family("totals", (r) => r.fragments.totals);
+  family("oldest", (r) => oldestLine(r.lane, r.earliestRunAt, nowMs));
+  family("wait", (r) => r.fragments.wait);
+  family("run", (r) => r.fragments.run);
+  return parts.join("");
+}

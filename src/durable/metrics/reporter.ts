@@ -1,0 +1,98 @@
+/**
+ * The lane's metrics reports to the registry (docs/operations.md "Metrics"), so that a scrape of
+ * every lane reads one object, not each lane. After a flush that followed a change, the lane sends
+ * its report if it differs from the last one sent and a second has passed since that one; otherwise
+ * the report waits, and the instant it may go is a term of the lane's one wake (wake/terms.ts): no
+ * timer of its own. At most one report is in flight; one that fails is tried again later (backing
+ * off to a minute) and never holds up the lane's work. An idle lane sends nothing.
+ */
+import type { Clock } from "../../shared/clock.js";
+import { describeError } from "../../shared/describe-error.js";
+import { log } from "../../shared/log.js";
+import type { RegistryPeer } from "../env.js";
+import type { LaneReport } from "./exposition.js";
+
+/** The least time between two reports of a lane. */
+export const REPORT_EVERY_MS = 1_000;
+/** The longest a failing report waits before the next try. */
+const MAX_RETRY_MS = 60_000;
+
+export interface ReporterHost {
+  lane: string;
+  clock: Clock;
+  /** Whether the lane records (history/recording.ts): off, it never reports. */
+  recording: boolean;
+  /** The registry, when the Worker binds one. */
+  registry(): RegistryPeer | undefined;
+  /** The lane's report as its rows say now (lane-report.ts). */
+  read(): LaneReport;
+  waitUntil(promise: Promise<unknown>): void;
+  /** A report waits again after one in flight: the wake takes up its term. */
+  changed(): void;
+}
+
+export class MetricsReporter {
+  /** A change since the last report was built. */
+  private dirty = false;
+  /** The last report the registry took, as JSON (null: none yet in this instance). */
+  private lastSent: string | null = null;
+  /** When the last report was sent (or tried). */
+  private lastAt = Number.NEGATIVE_INFINITY;
+  private failures = 0;
+  private sending: Promise<void> | null = null;
+  /** How many reports this instance has sent (for the benchmark and tests). */
+  sent = 0;
+
+  constructor(private readonly host: ReporterHost) {}
+
+  /** After a flush: the lane may have changed; the report goes now if it may, else it waits for its term. */
+  noteChange(): void {
+    if (!this.host.recording) return;
+    this.dirty = true;
+    this.trySend();
+  }
+
+  /** The wake's term: when a waiting report may go (null: none waits, or one is in flight). */
+  dueAt(): number | null {
+    return this.dirty && this.sending === null ? this.lastAt + this.spacing() : null;
+  }
+
+  /** Resolves once no report is in flight (for tests). */
+  async settled(): Promise<void> {
+    while (this.sending) await this.sending;
+  }
+
+  private spacing(): number {
+    return this.failures === 0 ? REPORT_EVERY_MS : Math.min(MAX_RETRY_MS, REPORT_EVERY_MS * 2 ** this.failures);
+  }
+
+  private trySend(): void {
+    if (!this.dirty || this.sending !== null || this.host.clock.now() < this.lastAt + this.spacing()) return;
+    const registry = this.host.registry();
+    this.dirty = false;
+    if (!registry) return;
+    const report = this.host.read();
+    // A lane that never had a job has nothing to report (a read of an unknown lane must not list it).
+    if (report.stats.enqueued === 0) return;
+    const json = JSON.stringify(report);
+    if (json === this.lastSent) return;
+    this.lastAt = this.host.clock.now();
+    this.sent++;
+    const sending = registry.report(this.host.lane, report).then(
+      () => {
+        this.lastSent = json;
+        this.failures = 0;
+      },
+      (error: unknown) => {
+        this.failures++;
+        this.dirty = true;
+        log({ event: "lane.metrics_report_failed", lane: this.host.lane, failures: this.failures, message: describeError(error) });
+      },
+    );
+    this.sending = sending.finally(() => {
+      this.sending = null;
+      if (this.dirty) this.host.changed();
+    });
+    this.host.waitUntil(this.sending);
+  }
+}
