@@ -1,0 +1,158 @@
+/**
+ * The metrics routes over HTTP (docs/api.md "Metrics"), through the real app with LANE bound to
+ * lanes that report (METRICS_LANE): `GET /v1/metrics` is every lane's latest report from the registry
+ * in one call, equal to each lane's info and stats once it has reported; `GET /v1/lanes/{lane}/metrics`
+ * reads the lane live; both need a token, and a scoped viewer sees only its lanes.
+ */
+import { createExecutionContext, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { REGISTRY_NAME } from "../../src/durable/env.js";
+import { EXPOSITION_CONTENT_TYPE } from "../../src/durable/metrics/exposition.js";
+import { ManualClock } from "../../src/shared/clock.js";
+import { createApp } from "../../src/worker/app.js";
+import { read, request, T0, TOKEN, type Answer } from "../helpers/http.js";
+import { inject, type LaneStub } from "../helpers/lane.js";
+import { histogram, histogramSeries, parseExposition, samplesOf } from "../helpers/prometheus.js";
+import type { TestableLane } from "../helpers/test-worker.js";
+
+const VIEWER = "metrics-viewer-token";
+const app = createApp();
+const registry = () => env.REGISTRY.getByName(REGISTRY_NAME);
+
+async function send(method: string, path: string, options: { json?: unknown; token?: string | null } = {}): Promise<Answer> {
+  const bindings = { ...env, LANE: env.METRICS_LANE, API_KEYS: JSON.stringify([{ token: VIEWER, role: "viewer", lanes: ["mview-*"] }]) };
+  return read(await app.fetch(request(method, path, options), bindings, createExecutionContext()));
+}
+
+async function setup(name: string) {
+  const stub = env.METRICS_LANE.getByName(name) as unknown as LaneStub;
+  const clock = new ManualClock(T0);
+  await inject(stub, clock);
+  return { name, stub, clock, base: `/v1/lanes/${encodeURIComponent(name)}` };
+}
+
+type Fixture = Awaited<ReturnType<typeof setup>>;
+
+/** The lane's report has gone out: a second on, its alarm (the report's term) run, and the call done. */
+async function reported(lane: Fixture): Promise<void> {
+  lane.clock.advance(1000);
+  await runDurableObjectAlarm(lane.stub);
+  await runInDurableObject(lane.stub, (l) => (l as TestableLane).metricsSettled());
+}
+
+/** A scripted set of jobs over HTTP: enqueued, claimed, completed, failed, cancelled, left queued. */
+async function script(lane: Fixture): Promise<void> {
+  for (let i = 0; i < 6; i++) expect((await send("POST", `${lane.base}/jobs`, { json: { id: `j${i}`, kind: "email.send" } })).status).toBe(201);
+  lane.clock.advance(40);
+  const claimed = (await send("POST", `${lane.base}/claims`, { json: { kinds: ["email.send"], max: 3 } })).body.jobs;
+  expect(claimed).toHaveLength(3);
+  lane.clock.advance(120);
+  expect((await send("POST", `${lane.base}/jobs/${claimed[0].id}/complete`, { json: { token: claimed[0].lease.token, result: 1 } })).status).toBe(200);
+  expect((await send("POST", `${lane.base}/jobs/${claimed[1].id}/fail`, { json: { token: claimed[1].lease.token, error: "no", retry: false } })).status).toBe(200);
+  expect((await send("POST", `${lane.base}/jobs/j5/cancel`, { json: {} })).status).toBe(200);
+}
+
+describe("GET /v1/metrics", () => {
+  it("is every lane's families in the text format, equal to each lane's info and stats once it has reported", async () => {
+    const lanes = [await setup(`m-${crypto.randomUUID()}`), await setup(`7:odd.Lane-${crypto.randomUUID().slice(0, 8)}`)];
+    for (const lane of lanes) {
+      await script(lane);
+      await reported(lane);
+    }
+    const answer = await send("GET", "/v1/metrics");
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get("content-type")).toBe(EXPOSITION_CONTENT_TYPE);
+    const exposition = parseExposition(answer.body as string);
+    expect(exposition.families.map((f) => [f.name, f.type])).toEqual([
+      ["switchyard_jobs", "GAUGE"],
+      ["switchyard_jobs_total", "COUNTER"],
+      ["switchyard_oldest_due_age_seconds", "GAUGE"],
+      ["switchyard_job_wait_seconds", "HISTOGRAM"],
+      ["switchyard_job_run_seconds", "HISTOGRAM"],
+    ]);
+    for (const lane of lanes) {
+      const info = (await send("GET", lane.base)).body;
+      const of = (name: string, label: string) => Object.fromEntries(samplesOf(exposition, name, { lane: lane.name }).map((s) => [s.labels[label], s.value]));
+      expect(of("switchyard_jobs", "state")).toEqual(info.counts);
+      expect(of("switchyard_jobs_total", "event")).toEqual(info.stats);
+      // The lanes' clock is far ahead of the worker's: nothing is due yet as the scrape sees it.
+      expect(samplesOf(exposition, "switchyard_oldest_due_age_seconds", { lane: lane.name }).map((s) => s.value)).toEqual([0]);
+      expect(histogram(exposition, "switchyard_job_wait_seconds", { lane: lane.name })).toMatchObject({ count: info.stats.claimed, sum: 0.12 });
+      expect(histogramSeries(exposition, "switchyard_job_run_seconds", { lane: lane.name }).map((l) => l.outcome)).toEqual(["completed", "failed"]);
+      expect(histogram(exposition, "switchyard_job_run_seconds", { lane: lane.name, outcome: "completed" })).toMatchObject({ count: 1, sum: 0.12 });
+    }
+  });
+
+  it("is one call to the registry, however many lanes there are", async () => {
+    const lanes = await Promise.all(Array.from({ length: 12 }, () => setup(`n-${crypto.randomUUID()}`)));
+    for (const lane of lanes) expect((await send("POST", `${lane.base}/jobs`, { json: { kind: "email.send" } })).status).toBe(201);
+    await Promise.all(lanes.map((lane) => runInDurableObject(lane.stub, (l) => (l as TestableLane).metricsSettled())));
+    const before = await registry().served();
+    const answer = await send("GET", "/v1/metrics");
+    const after = await registry().served();
+    expect(after.scrapes - before.scrapes).toBe(1);
+    expect(after.reports).toBe(before.reports);
+    const exposition = parseExposition(answer.body as string);
+    for (const lane of lanes) expect(samplesOf(exposition, "switchyard_jobs", { lane: lane.name, state: "queued" }).map((s) => s.value)).toEqual([1]);
+  });
+
+  it("shows a scoped viewer only the lanes it reaches", async () => {
+    const mine = await setup(`mview-${crypto.randomUUID()}`);
+    const other = await setup(`other-${crypto.randomUUID()}`);
+    for (const lane of [mine, other]) {
+      expect((await send("POST", `${lane.base}/jobs`, { json: { kind: "email.send" } })).status).toBe(201);
+      await runInDurableObject(lane.stub, (l) => (l as TestableLane).metricsSettled());
+    }
+    const answer = await send("GET", "/v1/metrics", { token: VIEWER });
+    expect(answer.status).toBe(200);
+    const lanes = new Set(parseExposition(answer.body as string).samples.map((s) => s.labels.lane));
+    expect(lanes.has(mine.name)).toBe(true);
+    expect([...lanes].every((lane) => lane?.startsWith("mview-"))).toBe(true);
+    expect((await send("GET", `${other.base}/metrics`, { token: VIEWER })).status).toBe(403);
+    expect((await send("GET", `${mine.base}/metrics`, { token: VIEWER })).status).toBe(200);
+  });
+
+  it("needs a token, like every /v1 route", async () => {
+    for (const path of ["/v1/metrics", "/v1/lanes/any/metrics"]) {
+      const answer = await send("GET", path, { token: null });
+      expect(answer.status, path).toBe(401);
+      expect(answer.body.error.code).toBe("unauthorized");
+      expect((await send("GET", path, { token: "wrong" })).status, path).toBe(401);
+    }
+  });
+});
+
+describe("GET /v1/lanes/{lane}/metrics", () => {
+  it("reads the lane live: a change shows at once, before its report is due", async () => {
+    const lane = await setup(`live-${crypto.randomUUID()}`);
+    expect((await send("POST", `${lane.base}/jobs`, { json: { kind: "email.send" } })).status).toBe(201);
+    await runInDurableObject(lane.stub, (l) => (l as TestableLane).metricsSettled());
+    expect((await send("POST", `${lane.base}/jobs`, { json: { kind: "email.send" } })).status).toBe(201);
+    const live = await send("GET", `${lane.base}/metrics`);
+    expect(live.status).toBe(200);
+    expect(live.headers.get("content-type")).toBe(EXPOSITION_CONTENT_TYPE);
+    const queued = (text: string) => samplesOf(parseExposition(text), "switchyard_jobs", { lane: lane.name, state: "queued" }).map((s) => s.value);
+    expect(queued(live.body as string)).toEqual([2]);
+    // The registry has the first report only, until the second's term comes.
+    expect(queued((await send("GET", "/v1/metrics")).body as string)).toEqual([1]);
+    await reported(lane);
+    expect(queued((await send("GET", "/v1/metrics")).body as string)).toEqual([2]);
+  });
+
+  it("refuses a lane name that breaks the pattern, changing nothing", async () => {
+    const answer = await send("GET", "/v1/lanes/bad%20name/metrics");
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe("invalid_request");
+  });
+
+  it("of a lane that never had a job is its zero counts, and puts no lane in /v1/metrics", async () => {
+    const name = `never-${crypto.randomUUID()}`;
+    const answer = await send("GET", `/v1/lanes/${name}/metrics`);
+    expect(answer.status).toBe(200);
+    const exposition = parseExposition(answer.body as string);
+    expect(samplesOf(exposition, "switchyard_jobs", { lane: name }).every((s) => s.value === 0)).toBe(true);
+    expect(histogramSeries(exposition, "switchyard_job_wait_seconds")).toEqual([]);
+    expect((await send("GET", "/v1/metrics")).body).not.toContain(name);
+  });
+});
