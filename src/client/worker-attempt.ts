@@ -19,6 +19,7 @@ import { serializeJson } from "../shared/json.js";
 import type { AckItem } from "../shared/schemas.js";
 import type { AckBatcher } from "./ack-batcher.js";
 import { isTransient, type PulledJob, type WorkerHttp } from "./worker-http.js";
+import type { WorkerTracing } from "./worker-tracing.js";
 
 /** What a handler gets besides the payload: the same as an in-process executor's context, without `env`. */
 export interface WorkerContext {
@@ -28,6 +29,11 @@ export interface WorkerContext {
   job: Job & { dependencies: DependencyOutcome[] };
   /** 1 for the first attempt. */
   attempt: number;
+  /**
+   * The W3C `traceparent` the job was enqueued with (`job.traceparent`), or null. With
+   * `@opentelemetry/api` installed, the handler already runs in a span whose parent it is.
+   */
+  traceparent: string | null;
   /**
    * A durable step: the value an earlier attempt recorded under `name`, without running `fn`; else runs
    * `fn`, records its result (JSON) as a checkpoint through the fence, and returns it as later attempts
@@ -92,6 +98,8 @@ export interface AttemptHost {
   readonly http: WorkerHttp;
   readonly acks: AckBatcher;
   readonly leaseMs: number;
+  /** Runs each handler inside its job's span (worker-tracing.ts); null: no tracing (set once known, before the first claim). */
+  tracing: WorkerTracing | null;
   event(event: WorkerEvent): void;
   count(counter: Counter): void;
 }
@@ -135,8 +143,9 @@ export class Attempt {
     this.leaseUntil = sentAt + host.leaseMs;
     this.fields = { jobId: job.id, kind: job.kind, attempt: job.attempts };
     this.scheduleRenew(host.leaseMs / 3);
+    const run = () => handler(job.payload, this.context());
     this.returned = Promise.resolve()
-      .then(() => handler(job.payload, this.context()))
+      .then(() => (host.tracing ? host.tracing.run(job, run) : run()))
       .then(
         (value) => this.finish({ ok: true, value }),
         (error: unknown) => this.finish({ ok: false, error }),
@@ -183,6 +192,7 @@ export class Attempt {
       signal: this.controller.signal,
       job: { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } },
       attempt: this.job.attempts,
+      traceparent: this.job.traceparent,
       checkpoints: { load, save },
       step: async <T>(name: string, fn: () => T | Promise<T>) => {
         const known = await load();

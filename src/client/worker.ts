@@ -33,8 +33,9 @@ import {
 import { describeError } from "../shared/describe-error.js";
 import { QueueError } from "../shared/errors.js";
 import { AckBatcher } from "./ack-batcher.js";
-import { Attempt, type AttemptHost, type Counter, type WorkerEvent, type WorkerHandler } from "./worker-attempt.js";
+import { Attempt, WorkerSnoozed, type AttemptHost, type Counter, type WorkerEvent, type WorkerHandler } from "./worker-attempt.js";
 import { createWorkerHttp, type PulledJob } from "./worker-http.js";
+import { loadOpenTelemetry, workerTracing } from "./worker-tracing.js";
 
 export type { WorkerAbortCause, WorkerContext, WorkerEvent, WorkerHandler } from "./worker-attempt.js";
 export { WorkerAbortError, WorkerSnoozed } from "./worker-attempt.js";
@@ -161,7 +162,9 @@ export function createWorker(options: WorkerOptions): PullWorker {
     // Not cut short by a stop: the acks of a stopping worker are what it is waiting for.
     sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   });
-  const host: AttemptHost = { http, acks, leaseMs, event, count: (c: Counter) => void counters[c]++ };
+  const host: AttemptHost = { http, acks, leaseMs, tracing: null, event, count: (c: Counter) => void counters[c]++ };
+  // Spans when `@opentelemetry/api` is there (an optional peer dependency): known before the first claim.
+  const tracingLoaded = loadOpenTelemetry().then((api) => void (host.tracing = workerTracing(api, (error) => error instanceof WorkerSnoozed)));
 
   function start(job: PulledJob, sentAt: number): void {
     counters.claims++;
@@ -199,6 +202,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
    * that many claims in flight, so that its throughput is not one claim per round trip.
    */
   async function claimLoop(): Promise<void> {
+    await tracingLoaded;
     let backoffMs = WORKER_BACKOFF_MIN_MS;
     while (!stopping) {
       const free = concurrency - running.size - reserved;
