@@ -40,3 +40,22 @@ it("answers 300 concurrent enqueues of one lane each with its own status, every 
   expect(info.counts.queued).toBe(250);
   expect(info.stats.enqueued).toBe(250);
 });
+
+it("keeps each grouped enqueue's own traceparent header (or none), as answered and as stored", async () => {
+  const lane = `gc-trace-${crypto.randomUUID()}`;
+  const traceparent = (i: number) => (i % 4 === 0 ? undefined : `00-${(i + 1).toString(16).padStart(32, "0")}-${(i + 1).toString(16).padStart(16, "0")}-01`);
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, async (_, i) => {
+      const header = traceparent(i);
+      const response = await fetch(new URL(`/v1/lanes/${lane}/jobs`, runtime.url), {
+        method: "POST",
+        headers: { authorization: `Bearer ${runtime.apiToken}`, "content-type": "application/json", ...(header === undefined ? {} : { traceparent: header }) },
+        body: JSON.stringify({ id: `t${i}`, kind: "pull.k" }),
+      });
+      return { status: response.status, body: (await response.json()) as any };
+    }),
+  );
+  answers.forEach((a, i) => expect([a.status, a.body.job.id, a.body.job.traceparent]).toEqual([201, `t${i}`, traceparent(i) ?? null]));
+  const stored = (await runtime.api("GET", `/v1/lanes/${lane}/jobs?limit=100`)).body.jobs as { id: string; traceparent: string | null }[];
+  expect(Object.fromEntries(stored.map((j) => [j.id, j.traceparent]))).toEqual(Object.fromEntries(answers.map((_, i) => [`t${i}`, traceparent(i) ?? null])));
+});
