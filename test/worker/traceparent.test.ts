@@ -182,3 +182,14 @@ describe("the transition log line", () => {
     ]);
   });
 });
+
+describe("the OpenAPI document", () => {
+  it("names the traceparent header on enqueue and batch enqueue, and the Job's traceparent", async () => {
+    const doc = (await get("/openapi.json", { token: null })).body;
+    for (const path of ["/v1/lanes/{lane}/jobs", "/v1/lanes/{lane}/jobs/batch"]) {
+      expect(doc.paths[path].post.parameters, path).toContainEqual(expect.objectContaining({ name: "traceparent", in: "header", required: false }));
+    }
+    expect(doc.components.schemas.Job.properties.traceparent).toMatchObject({ type: ["string", "null"] });
+    expect(doc.components.schemas.Job.required).toContain("traceparent");
+  });
+});
