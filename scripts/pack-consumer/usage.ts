@@ -4,10 +4,12 @@ import { createHttpClient, QueueError, type EnqueueRequest, type Job } from "swi
 
 const queue = createHttpClient({ baseUrl: "https://queue.example.com", token: "token" });
 
-export async function send(request: EnqueueRequest): Promise<Job> {
-  const { job } = await queue.lane("tenant-7").enqueue(request);
+export async function send(request: EnqueueRequest, traceparent?: string): Promise<Job> {
+  const { job } = await queue.lane("tenant-7").enqueue(request, traceparent === undefined ? {} : { traceparent });
   return job;
 }
+
+export const traceOf = (job: Job): string | null => job.traceparent;
 
 export function codeOf(error: unknown): string | null {
   return error instanceof QueueError ? error.code : null;
