@@ -30,7 +30,7 @@ type Stub = DurableObjectStub<Lane>;
 /** Every state a lane of the previous version can hold, as rows in its columns (absent ones left out). */
 const OLD_ROWS: Record<string, Record<string, unknown>> = {
   queued: { state: "queued" },
-  future: { state: "queued", run_at: T0 + 60_000 },
+  future: { state: "queued", run_at: T0 + 60_000, traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" },
   retrying: { state: "queued", attempts: 1, generation: 1, error: "flaky", attempt_end: "retry" },
   running: { state: "running", attempts: 1, generation: 1, lease_token: "v-tok-run", lease_until: T0 + 30_000, claimed_at: T0 - 500, lease_holder: "consumer" },
   "running-2": { state: "running", attempts: 2, generation: 3, lease_token: "v-tok-run2", lease_until: T0 + 30_000, claimed_at: T0 - 500, lease_holder: "consumer" },
@@ -55,6 +55,7 @@ const DEFAULTS: Record<string, unknown> = {
   settled_at: null, max_recoveries: 3, recovery_window_ms: 3_600_000, recovery_count: 0, recovery_window_start: null, cancel_reason: null, lease_holder: null,
   attempt_end: null, errors: "[]", progress: null, lease_version: null,
   ttl_ms: null, expires_at: null, debounce: null, debounce_key: null, debounce_deadline: null,
+  depends_on: null, dependency_failure: null, blocked: 0, blocked_run_at: null, has_dependents: 0, traceparent: null,
 };
 
 /**
@@ -117,6 +118,7 @@ describe(`upgrade in place from schema version ${PREVIOUS} to ${SCHEMA_VERSION}`
     // Nothing lost (the recorded outcomes and an in-process job of a dead instance may be on their way already).
     expect(Object.values(info.counts).reduce((n, c) => n + c, 0)).toBe(Object.keys(OLD_ROWS).length);
     expect(value(await stub.getJob("completed"))).toMatchObject({ state: "settled", outcome: "completed", result: { ok: true } });
+    expect(value(await stub.getJob("future")).traceparent).toBe(OLD_ROWS.future!.traceparent);
     expect(value(await stub.getJob("cancelling"))).toMatchObject({ state: "running", cancelRequested: true, lease: { generation: 1, expiresAt: T0 + 30_000 } });
     const listed = value(await stub.listJobs({ limit: 500 })).jobs.map((j) => j.id);
     expect(listed).toEqual(Object.keys(OLD_ROWS));
