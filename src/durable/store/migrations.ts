@@ -499,6 +499,8 @@ export const MIGRATIONS: readonly Migration[] = [
       // One row per minute of the last 24 hours: slot = minute % 1440, so never more than 1440 rows; a
       // row carries its minute, and one of an older minute is reset when its slot is written again.
       // Kept by triggers the lane makes at start-up while its recording is on (history/history.ts).
+      // queued_change: queued jobs (not blocked) gained in the minute less those gone; a minute's depth
+      // is the lane's kept count now less the changes of the minutes after it.
       `CREATE TABLE history (
         slot INTEGER PRIMARY KEY CHECK (slot BETWEEN 0 AND 1439),
         minute INTEGER NOT NULL,
@@ -506,11 +508,8 @@ export const MIGRATIONS: readonly Migration[] = [
         started INTEGER NOT NULL,
         completed INTEGER NOT NULL,
         failed INTEGER NOT NULL,
-        depth INTEGER NOT NULL
+        queued_change INTEGER NOT NULL
       )`,
-      // One row: the depth (queued jobs not blocked) as the triggers keep it, and the last minute they wrote.
-      `CREATE TABLE history_now (id INTEGER PRIMARY KEY CHECK (id = 1), minute INTEGER, depth INTEGER NOT NULL)`,
-      `INSERT INTO history_now (id, minute, depth) VALUES (1, NULL, 0)`,
     ],
   },
   {
