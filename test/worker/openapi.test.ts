@@ -21,6 +21,7 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/jobs/{id}/fail",
   "post /v1/lanes/{lane}/jobs/{id}/release",
   "post /v1/tickets",
+  "get /v1/access",
   "post /v1/lanes/{lane}/fail",
   "get /v1/lanes/{lane}/queues/{queue}",
   "post /v1/lanes/{lane}/queues/{queue}/purge",
