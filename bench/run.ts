@@ -18,6 +18,7 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type * as RuntimeModule from "../scripts/local-runtime.js";
 import type * as ProcessWatchModule from "./process-watch.js";
+import type * as MetricsModule from "./metrics-run.js";
 import type * as PullModule from "./pull-worker.js";
 import type * as RepeatModule from "./repeat.js";
 import type * as ReportModule from "./report.js";
@@ -31,6 +32,7 @@ const { buildTargets, printTables, scheduleTargets } = await load<typeof ReportM
 const { medianBy } = await load<typeof RepeatModule>("./repeat.ts");
 const { scheduleWorkload } = await load<typeof ScheduleRunModule>("./schedules-run.ts");
 const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("./pull-worker.ts");
+const { metricsWorkload, metricsTargets } = await load<typeof MetricsModule>("./metrics-run.ts");
 
 type Mode = "full" | "quick" | "smoke";
 
@@ -333,8 +335,11 @@ await workload("scale", async () => {
 
 await workload("schedules", () => scheduleWorkload(bench, mode, run, (lane) => enqueueRpc(1, `${run}-sched`, lane)));
 
+// A Prometheus scrape of every lane: 1,000 active lanes (and every lane the run made before), GET /v1/metrics (bench/metrics-run.ts).
+await workload("metrics", () => metricsWorkload(bench, runtime.url, runtime.apiToken, mode, run));
+
 const finishedAt = new Date();
-const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull)];
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...metricsTargets(results)];
 printTables(results, targets);
 printPull(results.pull);
 

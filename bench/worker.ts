@@ -6,6 +6,7 @@
 import { createApp } from "../src/worker/app.js";
 import { countsWorkloads } from "./counts.js";
 import { flowWorkloads } from "./flow.js";
+import { countingObjectCalls, metricsWorkloads } from "./metrics.js";
 import { scheduleWorkloads } from "./schedules.js";
 import { stepWorkloads } from "./steps.js";
 import { workloads as coreWorkloads, type BenchEnv } from "./workloads.js";
@@ -16,12 +17,13 @@ export { CountsLane } from "./counts.js";
 export { ScheduleBenchLane } from "./schedules.js";
 
 const app = createApp();
-const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads };
+const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads };
 
 export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {
     const { pathname } = new URL(request.url);
-    if (!pathname.startsWith("/bench/")) return app.fetch(request, env as unknown as Env, ctx);
+    // A metrics request counts the object calls it makes (bench/metrics.ts).
+    if (!pathname.startsWith("/bench/")) return app.fetch(request, (pathname.endsWith("/metrics") ? countingObjectCalls(env) : env) as unknown as Env, ctx);
     const workload = workloads[pathname.slice("/bench/".length)];
     if (!workload) return Response.json({ error: `no workload ${pathname}` }, { status: 404 });
     try {

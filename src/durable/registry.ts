@@ -68,7 +68,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
       `SELECT name, earliest_run_at, jobs, totals, wait, run FROM lane_metrics ORDER BY name`,
     );
     for (const r of rows) {
-      if (lanes !== null && !lanes.some((p) => (p.endsWith("*") ? r.name.startsWith(p.slice(0, -1)) : r.name === p))) continue;
+      if (!reaches(lanes, r.name)) continue;
       rendered.push({ lane: r.name, earliestRunAt: r.earliest_run_at, fragments: { jobs: r.jobs, totals: r.totals, wait: r.wait, run: r.run } });
     }
     return exposition(rendered, nowMs);
@@ -98,4 +98,9 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   async unwatch(lane: string, seq: number): Promise<boolean> {
     return this.ctx.storage.sql.exec(`DELETE FROM watched WHERE name = ? AND seq = ? RETURNING seq`, lane, seq).toArray().length > 0;
   }
+}
+
+/** Whether a lane is among `lanes`: names, and prefixes ending in `*` (null: every lane). */
+function reaches(lanes: readonly string[] | null, lane: string): boolean {
+  return lanes === null || lanes.some((p) => (p.endsWith("*") ? lane.startsWith(p.slice(0, -1)) : lane === p));
 }

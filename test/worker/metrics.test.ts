@@ -20,8 +20,9 @@ const VIEWER = "metrics-viewer-token";
 const app = createApp();
 const registry = () => env.REGISTRY.getByName(REGISTRY_NAME);
 
-async function send(method: string, path: string, options: { json?: unknown; token?: string | null } = {}): Promise<Answer> {
-  const bindings = { ...env, LANE: env.METRICS_LANE, API_KEYS: JSON.stringify([{ token: VIEWER, role: "viewer", lanes: ["mview-*"] }]) };
+const bindings = { ...env, LANE: env.METRICS_LANE, API_KEYS: JSON.stringify([{ token: VIEWER, role: "viewer", lanes: ["mview-*"] }]) };
+
+async function send(method: string, path: string, options: { json?: unknown; token?: string | null; headers?: Record<string, string> } = {}): Promise<Answer> {
   return read(await app.fetch(request(method, path, options), bindings, createExecutionContext()));
 }
 

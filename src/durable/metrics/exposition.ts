@@ -45,7 +45,7 @@ export interface LaneFragments {
   run: string;
 }
 
-/** The families in exposition order: name, type, help. */
+/** The families, in exposition order: name, type, help. */
 const FAMILIES = {
   jobs: ["switchyard_jobs", "gauge", "Jobs stored in the lane now, by state (settled jobs by outcome, until retention or a sweep deletes them)."],
   totals: ["switchyard_jobs_total", "counter", "The lane's lifetime counts of job events (the lane's stats)."],
@@ -53,6 +53,16 @@ const FAMILIES = {
   wait: ["switchyard_job_wait_seconds", "histogram", "From when a job was due (its runAt, or when it was last queued, if later) to its attempt's start."],
   run: ["switchyard_job_run_seconds", "histogram", "From an attempt's start to its outcome, by outcome (a job's outcome, or retried, recovered, released, snoozed)."],
 } as const;
+
+/** The families' keys in exposition order. */
+export type Family = keyof typeof FAMILIES;
+export const FAMILY_ORDER: readonly Family[] = ["jobs", "totals", "oldest", "wait", "run"];
+
+/** A family's HELP and TYPE lines. */
+export function familyHeader(key: Family): string {
+  const [name, type, help] = FAMILIES[key];
+  return `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
+}
 
 /** A label value escaped as the text format wants it: backslash, double quote and newline. */
 export function escapeLabelValue(value: string): string {
@@ -88,7 +98,7 @@ export function laneFragments(lane: string, report: LaneReport): LaneFragments {
 }
 
 /** The oldest due age's line of a lane at `nowMs`. */
-function oldestLine(lane: string, earliestRunAt: number | null, nowMs: number): string {
+export function oldestLine(lane: string, earliestRunAt: number | null, nowMs: number): string {
   const age = earliestRunAt !== null && earliestRunAt <= nowMs ? (nowMs - earliestRunAt) / 1000 : 0;
   return `${FAMILIES.oldest[0]}{lane="${escapeLabelValue(lane)}"} ${value(age)}\n`;
 }
@@ -103,15 +113,9 @@ export interface RenderedLane {
 /** The whole exposition of these lanes at `nowMs`: each family once, its HELP and TYPE, then every lane's lines. */
 export function exposition(lanes: readonly RenderedLane[], nowMs: number): string {
   const parts: string[] = [];
-  const family = (key: keyof typeof FAMILIES, body: (lane: RenderedLane) => string) => {
-    const [name, type, help] = FAMILIES[key];
-    parts.push(`# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`);
-    for (const lane of lanes) parts.push(body(lane));
-  };
-  family("jobs", (r) => r.fragments.jobs);
-  family("totals", (r) => r.fragments.totals);
-  family("oldest", (r) => oldestLine(r.lane, r.earliestRunAt, nowMs));
-  family("wait", (r) => r.fragments.wait);
-  family("run", (r) => r.fragments.run);
+  for (const key of FAMILY_ORDER) {
+    parts.push(familyHeader(key));
+    for (const r of lanes) parts.push(key === "oldest" ? oldestLine(r.lane, r.earliestRunAt, nowMs) : r.fragments[key]);
+  }
   return parts.join("");
 }
