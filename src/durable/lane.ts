@@ -516,7 +516,11 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   async registerDependents(input: unknown): Promise<Result<RegistrationAnswer[]>> {
     return this.answer(() => {
       const registrations = parse(Registrations, input);
-      return registrations.ok ? ok(this.rooms.dependencies.register(registrations.value)) : registrations;
+      if (!registrations.ok) return registrations;
+      // A job of a sharded lane may live on another shard than this one: not carried yet, so refused
+      // rather than answered missing (docs/concepts.md "Sharded lanes").
+      if (this.rooms.shard.count() > 1 || this.rooms.shard.index > 0) return fail("invalid_request", `dependencies on jobs of a sharded lane (${this.store.lane}) are not supported yet`, [{ path: ["dependsOn"], message: "a sharded lane" }]);
+      return ok(this.rooms.dependencies.register(registrations.value));
     });
   }
 
