@@ -470,6 +470,38 @@ export class ShardRouter {
     return ok(sum);
   }
 
+  /**
+   * The lane's metrics (Prometheus text): one shard's as it is; a sharded lane's shards merged series
+   * by series, in shard 0's order: every value summed (counts, counters, histogram buckets, sums and
+   * counts) except `switchyard_oldest_due_age_seconds`, the longest wait of any shard.
+   */
+  async metrics(lane: string): Promise<Result<string>> {
+    const texts = await this.all(lane, (stub) => stub.metrics(), false);
+    if (!texts.ok) return texts;
+    if (texts.value.length === 1) return ok(texts.value[0]!);
+    const values = new Map<string, number>();
+    const order: string[] = [];
+    for (const text of texts.value) {
+      for (const line of text.split("\n")) {
+        if (line === "" || line.startsWith("#")) {
+          if (!values.has(line)) {
+            values.set(line, 0);
+            order.push(line);
+          }
+          continue;
+        }
+        const at = line.lastIndexOf(" ");
+        const series = line.slice(0, at);
+        const value = Number(line.slice(at + 1));
+        const before = values.get(series);
+        if (before === undefined) order.push(series);
+        values.set(series, before === undefined ? value : series.startsWith("switchyard_oldest_due_age_seconds") ? Math.max(before, value) : before + value);
+      }
+    }
+    const lines = order.map((series) => (series === "" || series.startsWith("#") ? series : `${series} ${values.get(series)}`));
+    return ok(lines.join("\n").replace(/\n*$/, "\n"));
+  }
+
   /** Failing a lane: every shard, summed. */
   async failLane(lane: string, request: { reason: string }): Promise<Result<FailLaneAnswer>> {
     const answers = await this.all(lane, (stub) => stub.failLane(request));

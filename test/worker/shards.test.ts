@@ -299,6 +299,17 @@ describe("shards: lane-wide routes", () => {
     expect(history.reduce((n: number, b: any) => n + b.enqueued, 0)).toBe(4);
   });
 
+  it("sums the metrics of its shards, series by series", async () => {
+    const fixture = await setupSharded(4);
+    for (let i = 0; i < 4; i++) await enqueue(fixture, { queue: keyOn(i, 4, "q") });
+    await post(`${fixture.base}/claims`, { kinds: [PULL_KIND], max: 1 });
+    const text: string = (await get(`${fixture.base}/metrics`)).body;
+    const value = (series: string) => Number(text.split("\n").find((line) => line.startsWith(`${series} `))?.split(" ")[1]);
+    expect(value(`switchyard_jobs{lane="${fixture.lane}",state="queued"}`)).toBe(3);
+    expect(value(`switchyard_jobs{lane="${fixture.lane}",state="running"}`)).toBe(1);
+    expect(text.split("\n").filter((line) => line.startsWith("# TYPE switchyard_jobs ")).length).toBe(1);
+  });
+
   it("refuses an events shard out of range (400)", async () => {
     const fixture = await setupSharded(4);
     const ticket = (await post("/v1/tickets", { lane: fixture.lane })).body.ticket;
