@@ -27,6 +27,13 @@ export interface LaneNamespace {
 /** How long a router trusts a lane's shard count for lane-wide reads (claims, lists): per-job calls are exact whatever it holds. */
 export const COUNT_TTL_MS = 10_000;
 
+/**
+ * How long a sharded lane's claims go first to the shard that last gave the most jobs, before they
+ * look at every shard again: a claim with work in one shard of many costs one call, and no shard's
+ * due jobs wait longer than this for a look while another shard keeps a router busy.
+ */
+export const CLAIM_LOOK_EVERY_MS = 100;
+
 /** How many times an enqueue is routed again after a `wrong_shard` refusal before that refusal is the answer. */
 const MAX_REROUTES = 4;
 
@@ -69,6 +76,8 @@ function idOnShard(shard: number, shards: number): string {
 
 export class ShardRouter {
   private readonly known = new Map<string, { shards: number; at: number }>();
+  /** Per sharded lane: the shard its claims go to first, and when every shard was last looked at. */
+  private readonly hot = new Map<string, { shard: number; lookedAt: number }>();
 
   constructor(private readonly namespace: LaneNamespace) {}
 
@@ -399,8 +408,9 @@ export class ShardRouter {
   }
 
   /**
-   * A claim. One shard: its claim, as before. Sharded: a look at every shard (`due`), then claims from
-   * those with due work, the longest-waiting first, while short of `max`. A held claim with nothing
+   * A claim. One shard: its claim, as before. Sharded: the shard that gave the most at the last look
+   * first (for `CLAIM_LOOK_EVERY_MS` after that look); short of `max`, a look at every shard (`due`),
+   * then claims from those with due work, the longest-waiting first, while short of `max`. A held claim with nothing
    * claimed waits on every shard at once (`awaitWork`, which claims nothing) and claims from the
    * shard that wakes it, until its `waitMs` is spent: no job is ever claimed to be given back.
    */
@@ -411,16 +421,27 @@ export class ShardRouter {
     if (shards === 1) return hold === null ? this.stub(lane, 0).claim(request) : this.stub(lane, 0).claim(request, hold);
     const max = request.max ?? 1;
     const now = { ...request, waitMs: 0 };
+    const jobs: PulledJob[] = [];
+    const hot = this.hot.get(lane);
+    if (hot && hot.shard < shards && Date.now() - hot.lookedAt < CLAIM_LOOK_EVERY_MS) {
+      const claimed = await this.stub(lane, hot.shard).claim({ ...now, max });
+      if (!claimed.ok) return claimed;
+      if (claimed.value.jobs.length === max) return claimed;
+      jobs.push(...claimed.value.jobs);
+    }
     const looks = await Promise.all(Array.from({ length: shards }, (_, i) => this.stub(lane, i).due()));
     for (const look of looks) if (!look.ok) return look;
     const due = looks.map((look, shard) => ({ shard, ...(look as { value: { oldestDueAt: number | null; epoch: number } }).value }));
-    const jobs: PulledJob[] = [];
+    let most = { shard: -1, jobs: 0 };
     for (const { shard } of due.filter((d) => d.oldestDueAt !== null).sort((a, b) => a.oldestDueAt! - b.oldestDueAt!)) {
       if (jobs.length >= max) break;
       const claimed = await this.stub(lane, shard).claim({ ...now, max: max - jobs.length });
       if (!claimed.ok) return claimed;
       jobs.push(...claimed.value.jobs);
+      if (claimed.value.jobs.length > most.jobs) most = { shard, jobs: claimed.value.jobs.length };
     }
+    if (most.shard >= 0) this.hot.set(lane, { shard: most.shard, lookedAt: Date.now() });
+    else this.hot.delete(lane);
     const waitMs = request.waitMs ?? 0;
     if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
     const deadline = Date.now() + waitMs;
