@@ -38,7 +38,7 @@ export const CLAIM_LOOK_EVERY_MS = 100;
 const MAX_REROUTES = 4;
 
 /** The sum of a lane's shards, with each shard's counts: what `GET /v1/lanes/{lane}` answers for a sharded lane. */
-export type ShardedLaneInfo = LaneInfo & { shardList?: { shard: number; counts: LaneInfo["counts"] }[] };
+export type ShardedLaneInfo = LaneInfo;
 
 type ShardDetails = { shards: number; reservedFor?: number };
 

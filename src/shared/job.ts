@@ -157,6 +157,8 @@ export interface LaneInfo {
   fairness: Fairness;
   /** How many objects the lane is (docs/concepts.md "Sharded lanes"), said only when more than one. */
   shards?: number;
+  /** A sharded lane's shards, each with its counts (the front worker's sum says it; a shard never does). */
+  shardList?: { shard: number; counts: Counts }[];
 }
 
 /** What an enqueue did: a new job, the same one again, or (debounce) the queued job of its key replaced. */
