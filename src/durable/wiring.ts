@@ -28,6 +28,7 @@ import { Expiry } from "./flow/expiry.js";
 import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events/sockets.js";
 import { exposition, laneFragments } from "./metrics/exposition.js";
+import { startHistograms } from "./metrics/histograms.js";
 import { readLaneReport } from "./metrics/lane-report.js";
 import { MetricsReporter } from "./metrics/reporter.js";
 import { TransitionLog } from "./events/transitions.js";
@@ -210,6 +211,7 @@ export class LaneWiring {
       return;
     }
     this.history.start(this.recording);
+    startHistograms(this.ctx.storage, this.recording);
     this.wake.know(await this.ctx.storage.getAlarm());
     // Jobs whose executors died with a previous instance are given back or recovered now, not at lease expiry.
     const { givenBack, expired } = this.recovery.afterRestart();

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { REGISTRY_NAME } from "../../src/durable/env.js";
 import { escapeLabelValue, exposition, HISTOGRAM_BOUNDS_MS, laneFragments, type LaneReport } from "../../src/durable/metrics/exposition.js";
 import { ManualClock } from "../../src/shared/clock.js";
-import { claimOne, enqueue, fireAlarm, inject, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
+import { claimOne, enqueue, fireAlarm, inject, retentionWakeOf, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
 import { histogram, histogramSeries, parseExposition, samplesOf, type Exposition } from "../helpers/prometheus.js";
 import type { TestableLane } from "../helpers/test-worker.js";
 
@@ -174,14 +174,20 @@ describe("a lane's reports to the registry", () => {
     expect(await wake(stub)).toBeNull();
   });
 
-  it("send nothing from a lane whose recording is off", async () => {
+  it("send nothing from a lane whose recording is off, which observes no wait or run either", async () => {
     const name = `quiet-${crypto.randomUUID()}`;
     const stub = env.QUIET_LANE.getByName(name) as unknown as LaneStub;
     await inject(stub, new ManualClock(T0));
     for (let i = 0; i < 3; i++) await enqueue(stub, { id: `q${i}` });
+    const job = await claimOne(stub);
+    value(await stub.complete(job.id, { token: job.lease.token }));
+    const live = parseExposition(value(await stub.metrics()));
+    expect(samplesOf(live, "switchyard_jobs_total", { event: "completed" }).map((s) => s.value)).toEqual([1]);
+    expect(histogramSeries(live, "switchyard_job_wait_seconds")).toEqual([]);
+    expect(histogramSeries(live, "switchyard_job_run_seconds")).toEqual([]);
     expect(await settled(stub)).toBe(0);
     expect((await registry().served(name)).laneReports).toBe(0);
-    expect(await wake(stub)).toBeNull();
+    expect(await wake(stub), "no report's term: the retention of the completed job alone").toBe(retentionWakeOf(T0, "completed"));
     expect(await registry().metrics(T0, [name])).not.toContain(name);
   });
 });
