@@ -11,6 +11,7 @@ import { REGISTRY_NAME } from "../../src/durable/env.js";
 import { escapeLabelValue, exposition, HISTOGRAM_BOUNDS_MS, laneFragments, type LaneReport } from "../../src/durable/metrics/exposition.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import { claimOne, enqueue, fireAlarm, inject, retentionWakeOf, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
+import { gate, waitForTransition } from "../helpers/executors.js";
 import { histogram, histogramSeries, parseExposition, samplesOf, type Exposition } from "../helpers/prometheus.js";
 import type { TestableLane } from "../helpers/test-worker.js";
 
@@ -153,6 +154,28 @@ describe("a lane's reports to the registry", () => {
     // The registry holds the lane's report as it is now: its rendering equals the lane's own.
     expect(await registry().metrics(clock.now(), [name])).toBe(value(await stub.metrics()));
     expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "queued" })[0]?.value).toBe(60);
+  });
+
+  it("arm the waiting report's term after an in-process completion that only frees a slot", async () => {
+    const { name, stub, clock } = await setup();
+    const g = gate();
+    // A settled job first: retention has a term, so a freed slot alone would keep the stored alarm.
+    await enqueue(stub, { id: "done", kind: "demo.echo", payload: 1 }); // reported at once
+    await runInDurableObject(stub, () => waitForTransition("done", (e) => e.lane === name && e.to === "settled"));
+    await enqueue(stub, { id: "held", kind: "test.gate", payload: { gate: g.key } }); // waits for the report's term
+    const held = await g.started();
+    clock.advance(1000);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(2);
+    // Nothing waits now: the alarm is the lease's. The completion frees a slot (no re-arm unless a term appears).
+    clock.advance(10);
+    await runInDurableObject(stub, () => held.open());
+    await runInDurableObject(stub, () => waitForTransition("held", (e) => e.lane === name && e.to === "settled"));
+    expect(await wake(stub), "the report's term").toBe(clock.now() - 10 + 1000);
+    clock.advance(990);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(3);
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "completed" })[0]?.value).toBe(2);
   });
 
   it("stop when the lane is idle: nothing changed, nothing sent, no term of the wake", async () => {

@@ -58,7 +58,7 @@ export class TestLane extends testable(
 export class PlainLane extends testable(defineLane({ metricsReports: false })) {}
 
 /** METRICS_LANE in tests: LANE's executors, and metrics reports to the registry as in production. */
-export class MetricsLane extends testable(defineLane({ executors: { ...demoExecutors, ...testExecutors }, log: false, abortGraceMs: 200 })) {}
+export class MetricsLane extends testable(defineLane({ executors: { ...demoExecutors, ...testExecutors }, onTransition: recordTransition, log: false, abortGraceMs: 200 })) {}
 
 /** QUIET_LANE in tests: no executors, and its recording (history and metrics) off by its class. */
 export class QuietLane extends testable(defineLane({ recording: false })) {}
