@@ -489,9 +489,9 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: [
       // One row per minute of the last 24 hours: slot = minute % 1440, so never more than 1440 rows; a
       // row carries its minute, and one of an older minute is reset when its slot is written again.
-      // Kept by triggers the lane makes at start-up while its recording is on (history/history.ts).
-      // queued_change: queued jobs (not blocked) gained in the minute less those gone; a minute's depth
-      // is the lane's kept count now less the changes of the minutes after it.
+      // Its counts are the minute's (the lane's lifetime totals' growth over it), its depth the queued
+      // jobs (not blocked) at its end. Kept by triggers the lane makes at start-up while its recording
+      // is on (history/history.ts).
       `CREATE TABLE history (
         slot INTEGER PRIMARY KEY CHECK (slot BETWEEN 0 AND 1439),
         minute INTEGER NOT NULL,
@@ -499,8 +499,15 @@ export const MIGRATIONS: readonly Migration[] = [
         started INTEGER NOT NULL,
         completed INTEGER NOT NULL,
         failed INTEGER NOT NULL,
-        queued_change INTEGER NOT NULL
+        depth INTEGER NOT NULL
       )`,
+      // The minute being counted (NULL: none) and the lifetime totals when it began: its counts so far
+      // are the totals now less these. Moved to the ring by the first transition of a later minute.
+      `ALTER TABLE lane_counts ADD COLUMN history_minute INTEGER`,
+      `ALTER TABLE lane_counts ADD COLUMN history_base_enqueued INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE lane_counts ADD COLUMN history_base_started INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE lane_counts ADD COLUMN history_base_completed INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE lane_counts ADD COLUMN history_base_failed INTEGER NOT NULL DEFAULT 0`,
     ],
   },
   {
