@@ -117,7 +117,7 @@ describe("buckets", () => {
     expect((await history(stub, 2 * MINUTE_MS)).map(counts)).toEqual([[1, 0, 0, 0, 5], [1, 0, 0, 0, 6]]);
   });
 
-  it("refuse a window that is not a duration of at most 24 hours, changing nothing", async () => {
+  it("refuse a window that is not a duration of at most 24 hours, naming windowMs", async () => {
     const { stub } = await setup();
     for (const windowMs of [0, -1, 1.5, 86_400_001, "60000", null]) {
       const error = refusal(await stub.history({ windowMs }), "invalid_request");
