@@ -73,6 +73,19 @@ describe("buckets", () => {
     expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[2, 1, 1, 0, 1]]);
   });
 
+  it("lower the depth of the minute being counted when queued jobs are purged (a delete has no instant)", async () => {
+    const { stub, clock } = await setup();
+    clock.set(M0);
+    for (const id of ["a", "b", "c"]) await enqueue(stub, { id, queue: "q" });
+    clock.set(M0 + 2 * MINUTE_MS);
+    expect(value(await stub.purgeQueue("q"))).toMatchObject({ purged: 3 });
+    expect((await history(stub, 3 * MINUTE_MS)).map(counts)).toEqual([
+      [3, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0],
+    ]);
+  });
+
   it("keep at most 1440 rows after more than 24 hours of minutes, and answer only the last 24 hours", async () => {
     const { stub, clock } = await setup();
     clock.set(M0);
