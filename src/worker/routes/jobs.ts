@@ -131,8 +131,9 @@ function checkDependencyLanes(principal: Principal, jobs: readonly { dependsOn?:
   for (const [index, job] of jobs.entries()) {
     for (const [i, dep] of (job.dependsOn ?? []).entries()) {
       if (dep.lane === undefined || reachesLane(principal.lanes, dep.lane)) continue;
-      const path = batch ? `jobs[${index}].dependsOn[${i}]` : `dependsOn[${i}]`;
-      throw new QueueError("forbidden", `${path} names lane ${dep.lane}, which this token does not reach`, { path });
+      const path = batch ? ["jobs", index, "dependsOn", i] : ["dependsOn", i];
+      const message = `${path.join(".")} names lane ${dep.lane}, which this token does not reach`;
+      throw new QueueError("forbidden", message, [{ path, message }]);
     }
   }
 }
