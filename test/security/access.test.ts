@@ -223,6 +223,8 @@ describe("configuration", () => {
       JSON.stringify([{ token: "t", role: "viewer", lanes: ["bad lane*"] }]),
       JSON.stringify([{ token: "t", role: "viewer", lanes: [] }]),
       JSON.stringify([{ token: "t", role: "viewer", extra: 1 }]),
+      JSON.stringify([{ token: TOKEN, role: "viewer", lanes: ["x"] }]),
+      JSON.stringify([{ token: "t", role: "viewer" }, { token: "t", role: "admin" }]),
     ];
     for (const keys of bad) {
       const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);
