@@ -160,8 +160,9 @@ export class LaneWiring {
     this.retention = new RetentionStore(storage, clock);
     this.failure = new LaneFailure(storage, clock, { deliverOutcomes, transitions: this.transitions });
     this.belt = new Belt(storage, { lane, registry: () => this.registry(), waitUntil });
+    const reports = this.recording && options.metricsReports !== false && (env as Partial<SwitchyardEnv>).REGISTRY !== undefined;
     this.metrics = new MetricsReporter({
-      lane, clock, recording: this.recording && options.metricsReports !== false, registry: () => this.registry(), read: () => readLaneReport(storage.sql, store.laneCounts), waitUntil,
+      lane, clock, reports, registry: () => this.registry(), read: () => readLaneReport(storage.sql, store.laneCounts), waitUntil,
       changed: () => this.wake.afterChange(false),
     });
     this.wake = new Wake({
@@ -194,6 +195,7 @@ export class LaneWiring {
     this.outcomes = new OutcomeDelivery<SwitchyardEnv>(storage, { store, clock, env, waitUntil, changed: () => this.wake.afterChange() }, options.onOutcome);
     this.enqueue = new Enqueue(clock, entropy, {
       store, debouncer: new Debouncer(storage, store), dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: this.waiters, version,
+      metrics: this.metrics,
     });
     this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue);
     this.wakeComputer = new WakeComputer({

@@ -156,6 +156,46 @@ describe("a lane's reports to the registry", () => {
     expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "queued" })[0]?.value).toBe(60);
   });
 
+  it("hear of single enqueues of pull-only jobs, which move no term of the wake, the lane knowing its stored alarm as in production", async () => {
+    const { name, stub, clock } = await setup();
+    await runInDurableObject(stub, (lane) => (lane as TestableLane).knowStoredAlarm());
+    for (let i = 0; i < 3; i++) await enqueue(stub, { id: `p${i}` });
+    expect(await settled(stub), "the first enqueue's report goes at once").toBe(1);
+    expect(await wake(stub), "the others wait for the report's term").toBe(T0 + 1000);
+    clock.advance(1000);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(2);
+    expect(await registry().metrics(clock.now(), [name])).toBe(value(await stub.metrics()));
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "queued" })[0]?.value).toBe(3);
+    // A report sent, the next quiet enqueue asks for a flush again: its report waits for its term.
+    clock.advance(5000);
+    await enqueue(stub, { id: "p3" });
+    expect(await settled(stub)).toBe(3);
+    expect(await wake(stub), "nothing waits: the report went at once").toBeNull();
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "queued" })[0]?.value).toBe(4);
+  });
+
+  it("hear of jobs started in their enqueue's turn that move no term of the wake", async () => {
+    const { name, stub, clock } = await setup();
+    await runInDurableObject(stub, (lane) => (lane as TestableLane).knowStoredAlarm());
+    const a = gate();
+    const b = gate();
+    await enqueue(stub, { id: "a", kind: "test.gate", payload: { gate: a.key } }); // its lease is the alarm: reported at once
+    const heldA = await a.started();
+    clock.advance(10);
+    await enqueue(stub, { id: "b", kind: "test.gate", payload: { gate: b.key } }); // its lease expires later: the alarm stays
+    const heldB = await b.started();
+    expect(await settled(stub)).toBe(1);
+    expect(await wake(stub), "the report's term").toBe(T0 + 1000);
+    clock.advance(990);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(2);
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "running" })[0]?.value).toBe(2);
+    await runInDurableObject(stub, () => heldA.open());
+    await runInDurableObject(stub, () => heldB.open());
+    await runInDurableObject(stub, () => waitForTransition("b", (e) => e.lane === name && e.to === "settled"));
+  });
+
   it("arm the waiting report's term after an in-process completion that only frees a slot", async () => {
     const { name, stub, clock } = await setup();
     const g = gate();

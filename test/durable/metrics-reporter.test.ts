@@ -12,7 +12,7 @@ import { ManualClock } from "../../src/shared/clock.js";
 const ZERO = { blocked: 0, queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
 const STATS = { enqueued: 1, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0 };
 
-function setup(options: { recording?: boolean } = {}) {
+function setup(options: { reports?: boolean } = {}) {
   const clock = new ManualClock(1_000_000);
   const state = { queued: 1, failNext: 0, reports: [] as LaneReport[], changed: 0, pending: [] as Promise<unknown>[] };
   const registry: RegistryPeer = {
@@ -29,7 +29,7 @@ function setup(options: { recording?: boolean } = {}) {
   const reporter = new MetricsReporter({
     lane: "unit",
     clock,
-    recording: options.recording ?? true,
+    reports: options.reports ?? true,
     registry: () => registry,
     read: () => ({ counts: { ...ZERO, queued: state.queued }, stats: STATS, earliestRunAt: null, histograms: [] }),
     waitUntil: (p) => void state.pending.push(p),
@@ -86,7 +86,7 @@ describe("the metrics reporter", () => {
   });
 
   it("sends nothing and asks for no wake while recording is off", async () => {
-    const { state, reporter } = setup({ recording: false });
+    const { state, reporter } = setup({ reports: false });
     reporter.noteChange();
     await reporter.settled();
     expect(state.reports).toHaveLength(0);

@@ -33,6 +33,13 @@ export function testable(base: typeof Lane) {
       if (entropy) this.time.entropy = entropy;
       this.wake.know(undefined);
     }
+    /**
+     * Learns the stored alarm, as a lane does at its start in production (`useClock` forgets it, so
+     * that every enqueue after it flushes: tests of the quiet paths call this after it).
+     */
+    async knowStoredAlarm(): Promise<void> {
+      this.wake.know(await this.ctx.storage.getAlarm());
+    }
     /** Resolves once the lane is done telling the registry that it has work (the belt's watch list). */
     async beltSettled(): Promise<void> {
       await this.belt.settled();
