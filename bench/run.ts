@@ -20,6 +20,7 @@ import type * as RuntimeModule from "../scripts/local-runtime.js";
 import type * as ProcessWatchModule from "./process-watch.js";
 import type * as MetricsModule from "./metrics-run.js";
 import type * as PullModule from "./pull-worker.js";
+import type * as RecordingModule from "./recording-run.js";
 import type * as RepeatModule from "./repeat.js";
 import type * as ReportModule from "./report.js";
 import type { Target } from "./report.js";
@@ -33,6 +34,7 @@ const { buildTargets, printTables, scheduleTargets } = await load<typeof ReportM
 const { medianBy } = await load<typeof RepeatModule>("./repeat.ts");
 const { scheduleWorkload } = await load<typeof ScheduleRunModule>("./schedules-run.ts");
 const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("./pull-worker.ts");
+const { recordingWorkload, recordingTargets } = await load<typeof RecordingModule>("./recording-run.ts");
 const { metricsWorkload, metricsTargets } = await load<typeof MetricsModule>("./metrics-run.ts");
 
 type Mode = "full" | "quick" | "smoke";
@@ -254,6 +256,9 @@ await workload("drain", async () => ({
   c16_noAlarmWrites: await bench("drain", { n: sizes.drainN, concurrency: 16, skipAlarmWrites: true }),
 }));
 
+// What recording (history and metrics) costs the drain: on and off in the same run (bench/recording-run.ts).
+await workload("recording", () => recordingWorkload(bench, mode, run, sizes.drainN));
+
 await workload("single", () => bench("single", { n: sizes.singleN }));
 await workload("serialQueues", () => bench("serialQueues", { queues: 16, perQueue: sizes.serialPerQueue }));
 
@@ -379,7 +384,7 @@ function shardTargets(): Target[] {
 }
 
 const finishedAt = new Date();
-const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...metricsTargets(results), ...shardTargets()];
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets()];
 printTables(results, targets);
 printPull(results.pull);
 

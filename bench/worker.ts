@@ -16,6 +16,7 @@ export { LaneRegistry } from "../src/durable/registry.js";
 export { BenchLane, PlainLane } from "./lanes.js";
 export { CountsLane } from "./counts.js";
 export { ScheduleBenchLane } from "./schedules.js";
+export { QuietBenchLane } from "./recording.js";
 
 const app = createApp();
 const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads };

@@ -16,6 +16,8 @@ export interface BenchEnv {
   LANE: DurableObjectNamespace<BenchLane>;
   PLAIN_LANE: DurableObjectNamespace<PlainLane>;
   REGISTRY: DurableObjectNamespace<LaneRegistry>;
+  /** LANE's class with its recording (history and metrics) off (bench/recording.ts). */
+  QUIET_LANE: DurableObjectNamespace<BenchLane>;
 }
 
 type Params = Record<string, unknown>;
@@ -344,9 +346,12 @@ export const workloads: Record<string, Workload> = {
     const concurrency = int(params, "concurrency", 16);
     const run = str(params, "run");
     const steps = int(params, "steps", 0); // each job records this many checkpoints (bench/steps.ts)
-    const names = Array.from({ length: lanes }, (_, l) => `drain-c${concurrency}-l${lanes}-${l}-${run}${steps ? `-s${steps}` : ""}${params.limit ? "-rl" : ""}`);
-    const clients = names.map((name) => createLaneClient(env.LANE).lane(name));
-    const stubs = names.map((name) => env.LANE.getByName(name));
+    // With `recording: "off"`, on the same lane class with its recording off (bench/recording.ts).
+    const quiet = params.recording === "off";
+    const namespace = quiet ? env.QUIET_LANE : env.LANE;
+    const names = Array.from({ length: lanes }, (_, l) => `drain-c${concurrency}-l${lanes}-${l}-${run}${steps ? `-s${steps}` : ""}${params.limit ? "-rl" : ""}${quiet ? "-quiet" : ""}`);
+    const clients = names.map((name) => createLaneClient(namespace).lane(name));
+    const stubs = names.map((name) => namespace.getByName(name));
     // With `limit`, the lane has a rate limit of that many jobs per 100 ms: set high, it never bites, and the drain pays only its draws.
     const limit = int(params, "limit", 0);
     const rateLimit = limit > 0 ? { limit, periodMs: 100 } : null;

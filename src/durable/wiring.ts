@@ -28,6 +28,7 @@ import { Expiry } from "./flow/expiry.js";
 import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events/sockets.js";
 import { exposition, laneFragments } from "./metrics/exposition.js";
+import { startHistograms } from "./metrics/histograms.js";
 import { readLaneReport } from "./metrics/lane-report.js";
 import { MetricsReporter } from "./metrics/reporter.js";
 import { TransitionLog } from "./events/transitions.js";
@@ -171,9 +172,10 @@ export class LaneWiring {
     this.failure = new LaneFailure(storage, clock, { deliverOutcomes, transitions: this.transitions });
     // The belt watches objects, not lanes: a shard's own name, so that the cron checks each shard's alarm.
     this.belt = new Belt(storage, { lane: objectName, registry: () => this.registry(), waitUntil });
+    // Shards >= 1 do not report: the registry knows the lane once, by shard 0 (docs/concepts.md "Sharded lanes").
+    const reports = this.recording && options.metricsReports !== false && (env as Partial<SwitchyardEnv>).REGISTRY !== undefined && index === 0;
     this.metrics = new MetricsReporter({
-      // Shards >= 1 do not report: the registry knows the lane once, by shard 0 (docs/concepts.md "Sharded lanes").
-      lane, clock, recording: this.recording && options.metricsReports !== false && index === 0, registry: () => this.registry(), read: () => readLaneReport(storage.sql, store.laneCounts), waitUntil,
+      lane, clock, reports, registry: () => this.registry(), read: () => readLaneReport(storage.sql, store.laneCounts), waitUntil,
       changed: () => this.wake.afterChange(false),
     });
     this.wake = new Wake({
@@ -210,6 +212,7 @@ export class LaneWiring {
     this.outcomes = new OutcomeDelivery<SwitchyardEnv>(storage, { store, clock, env, waitUntil, changed: () => this.wake.afterChange() }, options.onOutcome);
     this.enqueue = new Enqueue(clock, entropy, {
       store, debouncer: new Debouncer(storage, store), dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: held, version, shard: this.shard,
+      metrics: this.metrics,
     });
     this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue);
     this.wakeComputer = new WakeComputer({
@@ -227,6 +230,7 @@ export class LaneWiring {
       return;
     }
     this.history.start(this.recording);
+    startHistograms(this.ctx.storage, this.recording);
     this.wake.know(await this.ctx.storage.getAlarm());
     // Jobs whose executors died with a previous instance are given back or recovered now, not at lease expiry.
     const { givenBack, expired } = this.recovery.afterRestart();

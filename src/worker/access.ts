@@ -70,6 +70,14 @@ function parseAccess(apiToken: string | undefined, apiKeys: string | undefined):
     for (const key of keys.data) principals.push({ role: key.role, lanes: key.lanes?.includes("*") ? null : (key.lanes ?? null), token: key.token });
   }
   if (principals.length === 0) return { ok: false, reason: "the API has no token configured (API_TOKEN or API_KEYS); it refuses every request" };
+  // A key whose token is listed before it (in API_TOKEN, or earlier in API_KEYS) would have the rights
+  // of whichever came first: refuse to guess. Checked once per configuration, not per request.
+  const admins = configuredTokens(apiToken).length;
+  const seen = new Set(principals.slice(0, admins).map((p) => p.token));
+  for (const [i, key] of principals.slice(admins).entries()) {
+    if (seen.has(key.token)) return { ok: false, reason: `API_KEYS.${i}.token repeats a token listed before it (in API_TOKEN or API_KEYS): each token has one role` };
+    seen.add(key.token);
+  }
   return { ok: true, principals };
 }
 
@@ -164,7 +172,8 @@ export function laneOfPath(path: string): string | null {
 /**
  * Auth of every `/v1` route but the events socket (which takes a ticket): the bearer token names a
  * principal (401 when none), whose role and lanes must reach the route (403 `forbidden` otherwise),
- * checked before the body is read, so a refusal changes nothing. Handlers find it as `principal`.
+ * checked before the body is read, so a refusal changes nothing (an enqueue's `dependsOn` is checked
+ * against the lanes once parsed, before any lane is called: routes/jobs.ts). Handlers find it as `principal`.
  */
 export const requireAccess: MiddlewareHandler<{ Bindings: WorkerEnv; Variables: { principal: Principal } }> = async (c, next) => {
   const config = accessConfig(c.env);

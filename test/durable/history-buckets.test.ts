@@ -67,10 +67,23 @@ describe("buckets", () => {
     expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[2, 0, 0, 0, 1]]);
     const first = await claimOne(stub);
     value(await stub.complete(first.id, { token: first.lease.token }));
-    // The dependent is released (queued, unblocked) by the notice the lane tells itself.
-    await expect.poll(async () => (await fireAlarm(stub), (await history(stub, MINUTE_MS))[0]!.depth)).toBe(1);
+    // The dependent is released (queued, unblocked) by the notice the lane's alarm tells itself.
+    await fireAlarm(stub);
     expect((await row(stub, "after"))).toMatchObject({ state: "queued", blocked: 0 });
     expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[2, 1, 1, 0, 1]]);
+  });
+
+  it("lower the depth of the minute being counted when queued jobs are purged (a delete has no instant)", async () => {
+    const { stub, clock } = await setup();
+    clock.set(M0);
+    for (const id of ["a", "b", "c"]) await enqueue(stub, { id, queue: "q" });
+    clock.set(M0 + 2 * MINUTE_MS);
+    expect(value(await stub.purgeQueue("q"))).toMatchObject({ purged: 3 });
+    expect((await history(stub, 3 * MINUTE_MS)).map(counts)).toEqual([
+      [3, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0],
+      [0, 0, 0, 0, 0],
+    ]);
   });
 
   it("keep at most 1440 rows after more than 24 hours of minutes, and answer only the last 24 hours", async () => {
@@ -91,24 +104,33 @@ describe("buckets", () => {
 
   it("never answer a bucket older than 24 hours, even one still in its slot", async () => {
     const { stub, clock } = await setup();
+    const m0 = M0 / MINUTE_MS;
     clock.set(M0 + 10_000);
     for (const id of ["a", "b", "c"]) await enqueue(stub, { id });
+    clock.set(M0 + MINUTE_MS); // the first transition of the next minute moves the minute before to the ring
+    await enqueue(stub, { id: "d" });
+    const ring = () => sql<{ slot: number; minute: number; enqueued: number }>(stub, `SELECT slot, minute, enqueued FROM history WHERE minute >= ? ORDER BY minute`, m0);
+    expect(await ring()).toEqual([{ slot: m0 % HISTORY_MINUTES, minute: m0, enqueued: 3 }]);
     // Exactly a day later: this minute's slot still holds the minute of a day ago.
     clock.set(M0 + HISTORY_MINUTES * MINUTE_MS + 10_000);
-    const [stale] = await sql<{ minute: number }>(stub, `SELECT minute FROM history`);
-    expect(stale!.minute).toBe(M0 / MINUTE_MS);
     const day = await history(stub, 86_400_000);
     expect(day).toHaveLength(HISTORY_MINUTES);
-    expect(day[0]!.at).toBe(M0 + MINUTE_MS);
-    expect(day.every((b) => b.enqueued === 0 && b.started === 0)).toBe(true);
-    expect(day.every((b) => b.depth === 3)).toBe(true); // carried from before the window
-    // A transition now resets the slot for this minute.
-    await enqueue(stub, { id: "d" });
-    expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[1, 0, 0, 0, 4]]);
-    expect(await sql(stub, `SELECT minute, enqueued FROM history`)).toEqual([{ minute: M0 / MINUTE_MS + HISTORY_MINUTES, enqueued: 1 }]);
+    expect(day[0]).toMatchObject({ at: M0 + MINUTE_MS, enqueued: 1 });
+    expect(day.slice(1).every((b) => b.enqueued === 0 && b.started === 0)).toBe(true);
+    expect(day.every((b) => b.depth === 4)).toBe(true);
+    // Transitions now and in the next minute: this minute's row goes to the old minute's slot, reset.
+    await enqueue(stub, { id: "e" });
+    expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[1, 0, 0, 0, 5]]);
+    clock.advance(MINUTE_MS);
+    await enqueue(stub, { id: "f" });
+    expect(await ring()).toEqual([
+      { slot: (m0 + 1) % HISTORY_MINUTES, minute: m0 + 1, enqueued: 1 },
+      { slot: m0 % HISTORY_MINUTES, minute: m0 + HISTORY_MINUTES, enqueued: 1 },
+    ]);
+    expect((await history(stub, 2 * MINUTE_MS)).map(counts)).toEqual([[1, 0, 0, 0, 5], [1, 0, 0, 0, 6]]);
   });
 
-  it("refuse a window that is not a duration of at most 24 hours, changing nothing", async () => {
+  it("refuse a window that is not a duration of at most 24 hours, naming windowMs", async () => {
     const { stub } = await setup();
     for (const windowMs of [0, -1, 1.5, 86_400_001, "60000", null]) {
       const error = refusal(await stub.history({ windowMs }), "invalid_request");
@@ -127,20 +149,24 @@ describe("written with the transition", () => {
     await enqueue(stub, { id: "a" });
     expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[1, 0, 0, 0, 1]]);
     await runInDurableObject(stub, (_lane, state) => {
-      const read = () => state.storage.sql.exec(`SELECT started, queued_change FROM history`).toArray();
+      const records = new History(state.storage, clock);
+      const ring = () => state.storage.sql.exec(`SELECT minute, enqueued, depth FROM history WHERE minute >= ?`, M0 / MINUTE_MS).toArray();
+      // A claim in the next minute: the minute before goes to the ring, and this one counts the start.
+      clock.set(M0 + MINUTE_MS);
       expect(() =>
         state.storage.transactionSync(() => {
           state.storage.sql.exec(
             `UPDATE jobs SET state = 'running', attempts = 1, generation = 1, lease_token = 'x', lease_until = ?1, claimed_at = ?1, updated_at = ?1 WHERE id = 'a'`,
-            M0 + 1,
+            M0 + MINUTE_MS,
           );
-          expect(read()).toEqual([{ started: 1, queued_change: 0 }]);
+          expect(ring()).toEqual([{ minute: M0 / MINUTE_MS, enqueued: 1, depth: 1 }]);
+          expect(records.read(2 * MINUTE_MS).map(counts)).toEqual([[1, 0, 0, 0, 1], [0, 1, 0, 0, 0]]);
           throw new Error("rolled back");
         }),
       ).toThrow("rolled back");
-      expect(read()).toEqual([{ started: 0, queued_change: 1 }]);
+      expect(ring()).toEqual([]);
+      expect(records.read(2 * MINUTE_MS).map(counts)).toEqual([[1, 0, 0, 0, 1], [0, 0, 0, 0, 1]]);
     });
-    expect((await history(stub, MINUTE_MS)).map(counts)).toEqual([[1, 0, 0, 0, 1]]);
   });
 
   it("writes nothing with recording off by the lane class; switched on or off, the ring starts afresh", async () => {
@@ -151,6 +177,7 @@ describe("written with the transition", () => {
     const [job] = value(await stub.claim({ max: 1 })).jobs;
     value(await stub.complete(job!.id, { token: job!.lease.token }));
     expect(await sql(stub, `SELECT * FROM history`)).toEqual([]);
+    expect(await sql(stub, `SELECT history_minute FROM lane_counts`)).toEqual([{ history_minute: null }]);
     expect(await sql(stub, `SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'jobs_history_%'`)).toEqual([]);
     // No counts; the depth is the lane's (one job queued), carried over the window.
     expect(value(await stub.history({ windowMs: 2 * MINUTE_MS })).buckets.map(counts)).toEqual([[0, 0, 0, 0, 1], [0, 0, 0, 0, 1]]);
@@ -161,17 +188,24 @@ describe("written with the transition", () => {
       const records = new History(state.storage, clock);
       const triggers = () => state.storage.sql.exec(`SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'jobs_history_%'`).one().n;
       records.start(true);
-      expect(triggers()).toBe(3);
+      expect(triggers()).toBe(2);
       state.storage.sql.exec(`UPDATE jobs SET state = 'settled', outcome = 'cancelled', settled_at = ?1, updated_at = ?1 WHERE state = 'queued'`, M0 + 1);
       expect(records.read(MINUTE_MS).map(counts)).toEqual([[0, 0, 0, 0, 0]]);
-      expect(state.storage.sql.exec(`SELECT queued_change FROM history`).toArray()).toEqual([{ queued_change: -1 }]);
+      // Counting from the minute it started, the depth then kept as the minute before's.
+      const kept = () => ({
+        counting: state.storage.sql.exec(`SELECT history_minute AS minute FROM lane_counts`).one().minute,
+        ring: state.storage.sql.exec(`SELECT minute, depth FROM history`).toArray(),
+      });
+      expect(kept()).toEqual({ counting: M0 / MINUTE_MS, ring: [{ minute: M0 / MINUTE_MS - 1, depth: 1 }] });
+      expect(records.read(2 * MINUTE_MS).map(counts)).toEqual([[0, 0, 0, 0, 1], [0, 0, 0, 0, 0]]);
       records.start(true); // as it is: nothing to do
-      expect(state.storage.sql.exec(`SELECT COUNT(*) AS n FROM history`).one().n).toBe(1);
+      expect(kept()).toEqual({ counting: M0 / MINUTE_MS, ring: [{ minute: M0 / MINUTE_MS - 1, depth: 1 }] });
       records.start(false);
       expect(triggers()).toBe(0);
     });
     clock.advance(MINUTE_MS);
     value(await stub.enqueue({ id: "c", kind: "k" }));
     expect(await sql(stub, `SELECT * FROM history`)).toEqual([]);
+    expect(await sql(stub, `SELECT history_minute FROM lane_counts`)).toEqual([{ history_minute: null }]);
   });
 });

@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import { REGISTRY_NAME } from "../../src/durable/env.js";
 import { escapeLabelValue, exposition, HISTOGRAM_BOUNDS_MS, laneFragments, type LaneReport } from "../../src/durable/metrics/exposition.js";
 import { ManualClock } from "../../src/shared/clock.js";
-import { claimOne, enqueue, fireAlarm, inject, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
+import { claimOne, enqueue, fireAlarm, inject, retentionWakeOf, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
+import { gate, waitForTransition } from "../helpers/executors.js";
 import { histogram, histogramSeries, parseExposition, samplesOf, type Exposition } from "../helpers/prometheus.js";
 import type { TestableLane } from "../helpers/test-worker.js";
 
@@ -155,6 +156,68 @@ describe("a lane's reports to the registry", () => {
     expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "queued" })[0]?.value).toBe(60);
   });
 
+  it("hear of single enqueues of pull-only jobs, which move no term of the wake, the lane knowing its stored alarm as in production", async () => {
+    const { name, stub, clock } = await setup();
+    await runInDurableObject(stub, (lane) => (lane as TestableLane).knowStoredAlarm());
+    for (let i = 0; i < 3; i++) await enqueue(stub, { id: `p${i}` });
+    expect(await settled(stub), "the first enqueue's report goes at once").toBe(1);
+    expect(await wake(stub), "the others wait for the report's term").toBe(T0 + 1000);
+    clock.advance(1000);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(2);
+    expect(await registry().metrics(clock.now(), [name])).toBe(value(await stub.metrics()));
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "queued" })[0]?.value).toBe(3);
+    // A report sent, the next quiet enqueue asks for a flush again: its report waits for its term.
+    clock.advance(5000);
+    await enqueue(stub, { id: "p3" });
+    expect(await settled(stub)).toBe(3);
+    expect(await wake(stub), "nothing waits: the report went at once").toBeNull();
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "queued" })[0]?.value).toBe(4);
+  });
+
+  it("hear of jobs started in their enqueue's turn that move no term of the wake", async () => {
+    const { name, stub, clock } = await setup();
+    await runInDurableObject(stub, (lane) => (lane as TestableLane).knowStoredAlarm());
+    const a = gate();
+    const b = gate();
+    await enqueue(stub, { id: "a", kind: "test.gate", payload: { gate: a.key } }); // its lease is the alarm: reported at once
+    const heldA = await a.started();
+    clock.advance(10);
+    await enqueue(stub, { id: "b", kind: "test.gate", payload: { gate: b.key } }); // its lease expires later: the alarm stays
+    const heldB = await b.started();
+    expect(await settled(stub)).toBe(1);
+    expect(await wake(stub), "the report's term").toBe(T0 + 1000);
+    clock.advance(990);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(2);
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "running" })[0]?.value).toBe(2);
+    await runInDurableObject(stub, () => heldA.open());
+    await runInDurableObject(stub, () => heldB.open());
+    await runInDurableObject(stub, () => waitForTransition("b", (e) => e.lane === name && e.to === "settled"));
+  });
+
+  it("arm the waiting report's term after an in-process completion that only frees a slot", async () => {
+    const { name, stub, clock } = await setup();
+    const g = gate();
+    // A settled job first: retention has a term, so a freed slot alone would keep the stored alarm.
+    await enqueue(stub, { id: "done", kind: "demo.echo", payload: 1 }); // reported at once
+    await runInDurableObject(stub, () => waitForTransition("done", (e) => e.lane === name && e.to === "settled"));
+    await enqueue(stub, { id: "held", kind: "test.gate", payload: { gate: g.key } }); // waits for the report's term
+    const held = await g.started();
+    clock.advance(1000);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(2);
+    // Nothing waits now: the alarm is the lease's. The completion frees a slot (no re-arm unless a term appears).
+    clock.advance(10);
+    await runInDurableObject(stub, () => held.open());
+    await runInDurableObject(stub, () => waitForTransition("held", (e) => e.lane === name && e.to === "settled"));
+    expect(await wake(stub), "the report's term").toBe(clock.now() - 10 + 1000);
+    clock.advance(990);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(3);
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "completed" })[0]?.value).toBe(2);
+  });
+
   it("stop when the lane is idle: nothing changed, nothing sent, no term of the wake", async () => {
     const { name, stub, clock } = await setup();
     await enqueue(stub, { id: "x" });
@@ -174,14 +237,20 @@ describe("a lane's reports to the registry", () => {
     expect(await wake(stub)).toBeNull();
   });
 
-  it("send nothing from a lane whose recording is off", async () => {
+  it("send nothing from a lane whose recording is off, which observes no wait or run either", async () => {
     const name = `quiet-${crypto.randomUUID()}`;
     const stub = env.QUIET_LANE.getByName(name) as unknown as LaneStub;
     await inject(stub, new ManualClock(T0));
     for (let i = 0; i < 3; i++) await enqueue(stub, { id: `q${i}` });
+    const job = await claimOne(stub);
+    value(await stub.complete(job.id, { token: job.lease.token }));
+    const live = parseExposition(value(await stub.metrics()));
+    expect(samplesOf(live, "switchyard_jobs_total", { event: "completed" }).map((s) => s.value)).toEqual([1]);
+    expect(histogramSeries(live, "switchyard_job_wait_seconds")).toEqual([]);
+    expect(histogramSeries(live, "switchyard_job_run_seconds")).toEqual([]);
     expect(await settled(stub)).toBe(0);
     expect((await registry().served(name)).laneReports).toBe(0);
-    expect(await wake(stub)).toBeNull();
+    expect(await wake(stub), "no report's term: the retention of the completed job alone").toBe(retentionWakeOf(T0, "completed"));
     expect(await registry().metrics(T0, [name])).not.toContain(name);
   });
 });

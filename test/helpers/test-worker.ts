@@ -33,6 +33,13 @@ export function testable(base: typeof Lane) {
       if (entropy) this.time.entropy = entropy;
       this.wake.know(undefined);
     }
+    /**
+     * Learns the stored alarm, as a lane does at its start in production (`useClock` forgets it, so
+     * that every enqueue after it flushes: tests of the quiet paths call this after it).
+     */
+    async knowStoredAlarm(): Promise<void> {
+      this.wake.know(await this.ctx.storage.getAlarm());
+    }
     /** Resolves once the lane is done telling the registry that it has work (the belt's watch list). */
     async beltSettled(): Promise<void> {
       await this.belt.settled();
@@ -58,7 +65,7 @@ export class TestLane extends testable(
 export class PlainLane extends testable(defineLane({ metricsReports: false })) {}
 
 /** METRICS_LANE in tests: LANE's executors, and metrics reports to the registry as in production. */
-export class MetricsLane extends testable(defineLane({ executors: { ...demoExecutors, ...testExecutors }, log: false, abortGraceMs: 200 })) {}
+export class MetricsLane extends testable(defineLane({ executors: { ...demoExecutors, ...testExecutors }, onTransition: recordTransition, log: false, abortGraceMs: 200 })) {}
 
 /** QUIET_LANE in tests: no executors, and its recording (history and metrics) off by its class. */
 export class QuietLane extends testable(defineLane({ recording: false })) {}

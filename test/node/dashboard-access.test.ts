@@ -71,6 +71,14 @@ describe("the dashboard under scoped tokens", () => {
     await form.locator("button[type=submit]").click();
     await dashboard.jobUntil("team-b-1", "from-producer", (job) => job.state === "settled");
 
+    // A producer's job page: no lane link, no checkpoints (a producer reads neither), no error shown.
+    await producer.goto(new URL("/dashboard#/lanes/team-b-1/jobs/from-producer", dashboard.runtime.url).href);
+    await producer.locator("[data-testid=job]").waitFor();
+    await new Promise((r) => setTimeout(r, 500)); // the page's reads have answered by then
+    expect(await producer.getByRole("link", { name: "team-b-1", exact: true }).count()).toBe(0);
+    expect(await producer.getByRole("heading", { name: "Checkpoints" }).count()).toBe(0);
+    expect(await producer.locator(".alert").count()).toBe(0);
+
     const scoped = await signedIn(SCOPED, "lanes");
     await scoped.locator("[data-testid=lanes]").getByRole("link", { name: "team-a-1" }).waitFor();
     expect(await scoped.locator("[data-testid=lanes]").getByRole("link", { name: "team-b-1" }).count()).toBe(0);

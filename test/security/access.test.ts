@@ -137,6 +137,27 @@ describe("lane patterns", () => {
     }
   });
 
+  it("a scoped producer's enqueue may not wait for a job of a lane it does not reach (nothing registered, nothing enqueued)", async () => {
+    const suffix = crypto.randomUUID().slice(0, 8);
+    const mine = `orders-${suffix}`;
+    const theirs = `other-${suffix}`;
+    expect((await send("POST", `/v1/lanes/${theirs}/jobs`, TOKENS.admin, { id: "secret", kind: "email.send" })).status).toBe(201);
+    const single = await send("POST", `/v1/lanes/${mine}/jobs`, SCOPED_PRODUCER, { id: "p1", kind: "email.send", dependsOn: [{ lane: theirs, id: "secret" }] });
+    expect(single.status).toBe(403);
+    expect(single.body.error.code).toBe("forbidden");
+    expect(single.body.error.details[0].path).toEqual(["dependsOn", 0]);
+    const batch = await send("POST", `/v1/lanes/${mine}/jobs/batch`, SCOPED_PRODUCER, {
+      jobs: [{ id: "b1", kind: "email.send" }, { id: "b2", kind: "email.send", dependsOn: [{ id: "b1" }, { lane: theirs, id: "secret" }] }],
+    });
+    expect(batch.status).toBe(403);
+    expect(batch.body.error.details[0].path).toEqual(["jobs", 1, "dependsOn", 1]);
+    for (const id of ["p1", "b1", "b2"]) expect((await send("GET", `/v1/lanes/${mine}/jobs/${id}`, TOKENS.admin)).status, id).toBe(404);
+    expect((await send("GET", `/v1/lanes/${theirs}/jobs/secret/dependents`, TOKENS.admin)).body.dependents).toEqual([]);
+    // Its own lanes, and the lane of the request itself, it may name.
+    const own = await send("POST", `/v1/lanes/${mine}/jobs`, SCOPED_PRODUCER, { id: "p2", kind: "email.send", dependsOn: [{ lane: "billing", id: "nope" }] });
+    expect(own.body.error?.code).toBe("dependency_not_found");
+  });
+
   it("GET /v1/lanes lists only the lanes a scoped viewer reaches", async () => {
     const mine = fresh("team-a");
     const theirs = fresh("team-b");
@@ -202,6 +223,8 @@ describe("configuration", () => {
       JSON.stringify([{ token: "t", role: "viewer", lanes: ["bad lane*"] }]),
       JSON.stringify([{ token: "t", role: "viewer", lanes: [] }]),
       JSON.stringify([{ token: "t", role: "viewer", extra: 1 }]),
+      JSON.stringify([{ token: TOKEN, role: "viewer", lanes: ["x"] }]),
+      JSON.stringify([{ token: "t", role: "viewer" }, { token: "t", role: "admin" }]),
     ];
     for (const keys of bad) {
       const errors = vi.spyOn(console, "error").mockImplementation(() => undefined);

@@ -38,6 +38,8 @@ export interface EnqueueHost {
   readonly version: string;
   /** This object's shard: a job whose routing key it does not own is refused (shards/shard-state.ts). */
   readonly shard: ShardState;
+  /** The metrics report (metrics/reporter.ts), told of an enqueue that no flush follows. */
+  readonly metrics: { noteQuietChange(): void };
 }
 
 export class Enqueue {
@@ -238,6 +240,7 @@ export class Enqueue {
     if (!started) return null;
     dispatcher.start(started.job, started.seq);
     wake.leaseTaken(started.job.lease.expiresAt);
+    this.host.metrics.noteQuietChange(); // the lease may move no term: the report hears of it all the same
     return ok({ status: "queued", at: started.at });
   }
 
@@ -248,7 +251,9 @@ export class Enqueue {
     const inProcess = this.host.dispatcher.kinds.includes(job.kind);
     // A due job of a pull-only kind outside any queue changes no wake term (none counts due pull jobs,
     // and it heads no queue): the alarm stays as it is, unless held claims wait for it (the flush answers them).
+    // The metrics report alone hears of it (a flag, while a report waits already).
     const quiet = job.queue === null && job.runAt <= now && !inProcess && this.host.waiters.size === 0;
-    if (!(quiet && this.host.wake.storedAlarm !== undefined)) this.host.wake.afterChange(inProcess);
+    if (quiet && this.host.wake.storedAlarm !== undefined) this.host.metrics.noteQuietChange();
+    else this.host.wake.afterChange(inProcess);
   }
 }

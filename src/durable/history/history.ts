@@ -1,92 +1,84 @@
 /**
  * The lane's per-minute history (docs/operations.md, "History"): 24 hours of buckets in a ring of
  * 1440 rows (slot = minute % 1440, each row carrying its minute; a row of an older minute is reset
- * when its slot is written again), kept by triggers on the jobs table in the very statement that
- * changes a job, so in the same transaction, one upsert of one row per transition that counts, and
+ * when its slot is written again), written in the same transaction as the transitions it counts,
  * never a row per job.
+ *
+ * What a minute counts is what the lane's lifetime totals (`lane_counts`, kept by the count triggers
+ * in every transition's statement) grew by over it, so counting costs a transition no write of its
+ * own: the lane's counts row remembers the minute being counted and the totals when it began
+ * (`history_minute`, `history_base_*`), and the first transition of a later minute moves that
+ * minute to the ring, in its own statement, before the transition changes anything (a BEFORE
+ * trigger, which reads one row in every other transition). So a minute's counts are:
+ * - `enqueued`: new rows (`stats.enqueued`; a debounced enqueue that replaces its queued job is not
+ *   a new one, nor is a requeue);
+ * - `started`: a job moved into running (`stats.claimed`: claims and starts, every attempt);
+ * - `completed` / `failed`: outcomes recorded (`stats.completed`, `stats.failed`: a `completing` job
+ *   counts when it enters completing; a retry is no outcome, so not `failed`);
+ * - `depth`: queued jobs that are not blocked (`counts.queued`) when the minute ended, or now for the
+ *   minute being counted. A job deleted while queued (a purge) has no instant of its own: it lowers
+ *   the minute being counted.
  *
  * The triggers belong to the lane's start-up, not to a migration: with recording on (history/
  * recording.ts) the lane makes sure they exist as defined here, with it off it drops them, so that a
- * lane that records nothing pays nothing per transition (no trigger runs at all: cheaper than any
- * flag a trigger would have to read). Migration 15 made the table.
- *
- * What a bucket counts, at the instant of the statement (the row's `updated_at`):
- * - `enqueued`: new rows (a debounced enqueue that replaces its queued job is not a new one);
- * - `started`: a job moved into running (a claim, a start, a row born running), every attempt;
- * - `completed` / `failed`: the outcome recorded, when the row gets it (a `completing` job counts
- *   when it enters completing, as the lane's stats do; its delivery settles it without a count); a
- *   retry is no outcome, so not `failed`;
- * - `queued_change`: queued jobs (not blocked: `counts.queued`) gained less those gone. The depth at
- *   a minute's end is read backwards from the lane's kept count now: now less the changes of the
- *   minutes after it. So the depth of this minute is always `counts.queued`, never drifts, and
- *   nothing but the ring is written. A job deleted while queued (a purge) has no instant of its own:
- *   its change lands in the latest minute written.
+ * lane that records nothing pays nothing per transition. Either change starts the history afresh.
  */
 import { HISTORY_MINUTES, MINUTE_MS, type HistoryBucket } from "../../shared/history.js";
 import type { Clock } from "../../shared/clock.js";
 
-/** One bucket's upsert: the ring row of minute `m` gains the counts (from zero, if it held another minute). */
-const bucket = (m: string, enqueued: string, started: string, completed: string, failed: string, queued: string) =>
-  `INSERT INTO history (slot, minute, enqueued, started, completed, failed, queued_change)
-    VALUES ((${m}) % ${HISTORY_MINUTES}, ${m}, ${enqueued}, ${started}, ${completed}, ${failed}, ${queued})
-    ON CONFLICT (slot) DO UPDATE SET
-      enqueued = excluded.enqueued + IIF(minute = excluded.minute, enqueued, 0),
-      started = excluded.started + IIF(minute = excluded.minute, started, 0),
-      completed = excluded.completed + IIF(minute = excluded.minute, completed, 0),
-      failed = excluded.failed + IIF(minute = excluded.minute, failed, 0),
-      queued_change = excluded.queued_change + IIF(minute = excluded.minute, queued_change, 0),
-      minute = excluded.minute;`;
+/** Moves the minute being counted to the ring (added, if its slot holds that minute already) and starts counting minute `m`. */
+const roll = (m: string) => `
+      INSERT INTO history (slot, minute, enqueued, started, completed, failed, depth)
+        SELECT history_minute % ${HISTORY_MINUTES}, history_minute, total_enqueued - history_base_enqueued, total_claimed - history_base_started,
+          total_completed - history_base_completed, total_failed - history_base_failed, queued - blocked
+        FROM lane_counts WHERE id = 1 AND history_minute IS NOT NULL
+        ON CONFLICT (slot) DO UPDATE SET
+          enqueued = excluded.enqueued + IIF(minute = excluded.minute, enqueued, 0),
+          started = excluded.started + IIF(minute = excluded.minute, started, 0),
+          completed = excluded.completed + IIF(minute = excluded.minute, completed, 0),
+          failed = excluded.failed + IIF(minute = excluded.minute, failed, 0),
+          depth = excluded.depth, minute = excluded.minute;
+      UPDATE lane_counts SET history_minute = ${m}, history_base_enqueued = total_enqueued, history_base_started = total_claimed,
+        history_base_completed = total_completed, history_base_failed = total_failed
+      WHERE id = 1;`;
 
-const QUEUED_NEW = `(NEW.state = 'queued' AND NEW.blocked = 0)`;
-const QUEUED_OLD = `(OLD.state = 'queued' AND OLD.blocked = 0)`;
-const STARTED = `(NEW.state = 'running' AND OLD.state <> 'running')`;
-const MINUTE_NEW = `NEW.updated_at / ${MINUTE_MS}`;
+const MINUTE_NEW = `(NEW.updated_at / ${MINUTE_MS})`;
+/** Whether this transition is the first of another minute: one row read. */
+const NEW_MINUTE = `(SELECT history_minute FROM lane_counts WHERE id = 1) IS NOT ${MINUTE_NEW}`;
 
 /** The triggers recording keeps, by name; their text is compared with the stored one at start-up. */
 export const HISTORY_TRIGGERS: readonly { name: string; sql: string }[] = [
   {
     name: "jobs_history_insert",
-    sql: `CREATE TRIGGER jobs_history_insert AFTER INSERT ON jobs BEGIN
-      ${bucket(MINUTE_NEW, "1", "NEW.state = 'running'", "NEW.outcome IS 'completed'", "NEW.outcome IS 'failed'", QUEUED_NEW)}
+    sql: `CREATE TRIGGER jobs_history_insert BEFORE INSERT ON jobs WHEN ${NEW_MINUTE} BEGIN${roll(MINUTE_NEW)}
     END`,
   },
   {
-    // Only the updates that count: a delivery's settlement, a renewal or a cancel request write nothing.
+    // Every update that may move the totals or the depth (a BEFORE trigger changes no job row).
     name: "jobs_history_update",
-    sql: `CREATE TRIGGER jobs_history_update AFTER UPDATE OF state, outcome, blocked ON jobs
-    WHEN ${STARTED} OR (OLD.outcome IS NULL AND NEW.outcome IN ('completed', 'failed')) OR ${QUEUED_NEW} <> ${QUEUED_OLD} BEGIN
-      ${bucket(
-        MINUTE_NEW,
-        "0",
-        STARTED,
-        "OLD.outcome IS NULL AND NEW.outcome IS 'completed'",
-        "OLD.outcome IS NULL AND NEW.outcome IS 'failed'",
-        `${QUEUED_NEW} - ${QUEUED_OLD}`,
-      )}
-    END`,
-  },
-  {
-    name: "jobs_history_delete",
-    sql: `CREATE TRIGGER jobs_history_delete AFTER DELETE ON jobs WHEN ${QUEUED_OLD} BEGIN
-      UPDATE history SET queued_change = queued_change - 1 WHERE minute = (SELECT MAX(minute) FROM history);
+    sql: `CREATE TRIGGER jobs_history_update BEFORE UPDATE OF state, outcome, blocked ON jobs WHEN ${NEW_MINUTE} BEGIN${roll(MINUTE_NEW)}
     END`,
   },
 ];
 
 const STORED_TRIGGERS_SQL = `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'jobs_history_%'`;
 const CLEAR_SQL = `DELETE FROM history`;
-const QUEUED_NOW_SQL = `SELECT queued - blocked AS queued FROM lane_counts WHERE id = 1`;
-/** The window's rows and any later (a clock that went back): every change after a minute counts for its depth. */
-const ROWS_SQL = `SELECT minute, enqueued, started, completed, failed, queued_change FROM history WHERE minute >= ?1 ORDER BY minute DESC`;
+const OFF_SQL = `UPDATE lane_counts SET history_minute = NULL WHERE id = 1`;
+/** Recording starts: counting from now, and the depth now as the minute before's, for the minutes before to carry. */
+const ON_SQL = [
+  `UPDATE lane_counts SET history_minute = ?1, history_base_enqueued = total_enqueued, history_base_started = total_claimed,
+    history_base_completed = total_completed, history_base_failed = total_failed WHERE id = 1`,
+  `INSERT INTO history (slot, minute, enqueued, started, completed, failed, depth)
+    SELECT (?1 - 1) % ${HISTORY_MINUTES}, ?1 - 1, 0, 0, 0, 0, queued - blocked FROM lane_counts WHERE id = 1`,
+];
+const COUNTING_SQL = `SELECT history_minute AS minute, total_enqueued - history_base_enqueued AS enqueued, total_claimed - history_base_started AS started,
+  total_completed - history_base_completed AS completed, total_failed - history_base_failed AS failed, queued - blocked AS depth
+  FROM lane_counts WHERE id = 1`;
+const ROWS_SQL = `SELECT minute, enqueued, started, completed, failed, depth FROM history WHERE minute BETWEEN ?1 AND ?2`;
+const BEFORE_SQL = `SELECT depth FROM history WHERE minute < ?1 ORDER BY minute DESC LIMIT 1`;
 
-interface BucketRow extends Record<string, SqlStorageValue> {
-  minute: number;
-  enqueued: number;
-  started: number;
-  completed: number;
-  failed: number;
-  queued_change: number;
-}
+type Counted = { enqueued: number; started: number; completed: number; failed: number; depth: number };
+type Minute = Counted & { minute: number };
 
 export class History {
   private readonly sql: SqlStorage;
@@ -100,8 +92,8 @@ export class History {
 
   /**
    * At start-up: with recording on, the triggers as defined here; with it off, none. When that changes
-   * anything, the ring starts afresh: changes missed while recording was off would make every earlier
-   * depth wrong. Writes nothing when all is already so.
+   * anything, the history starts afresh (what happened while nothing counted is unknown). Writes
+   * nothing when all is already so.
    */
   start(on: boolean): void {
     const stored = this.sql.exec<{ name: string; sql: string }>(STORED_TRIGGERS_SQL).toArray();
@@ -111,6 +103,9 @@ export class History {
       for (const { name } of stored) this.sql.exec(`DROP TRIGGER "${name}"`);
       for (const { sql } of wanted) this.sql.exec(sql);
       this.sql.exec(CLEAR_SQL);
+      if (!on) return void this.sql.exec(OFF_SQL);
+      const minute = Math.floor(this.clock.now() / MINUTE_MS);
+      for (const statement of ON_SQL) this.sql.exec(statement, minute);
     });
   }
 
@@ -121,24 +116,40 @@ export class History {
   read(windowMs: number): HistoryBucket[] {
     const current = Math.floor(this.clock.now() / MINUTE_MS);
     const first = current - Math.min(Math.ceil(windowMs / MINUTE_MS), HISTORY_MINUTES) + 1;
-    const rows = this.sql.exec<BucketRow>(ROWS_SQL, first).toArray();
-    // Newest first: the depth at the end of a minute is the one after it less that later minute's change.
-    let depth = this.sql.exec<{ queued: number }>(QUEUED_NOW_SQL).one().queued;
-    let next = 0;
-    for (; next < rows.length && rows[next]!.minute > current; next++) depth -= rows[next]!.queued_change;
-    const buckets: HistoryBucket[] = [];
-    for (let minute = current; minute >= first; minute--) {
-      const row = rows[next]?.minute === minute ? rows[next++]! : undefined;
-      buckets.push({
-        at: minute * MINUTE_MS,
-        enqueued: row?.enqueued ?? 0,
-        started: row?.started ?? 0,
-        completed: row?.completed ?? 0,
-        failed: row?.failed ?? 0,
-        depth,
-      });
-      depth -= row?.queued_change ?? 0;
+    const counting = this.sql.exec<Counted & { minute: number | null }>(COUNTING_SQL).one();
+    const byMinute = new Map<number, Minute>();
+    for (const row of this.sql.exec<Minute>(ROWS_SQL, first, current)) byMinute.set(row.minute, row);
+    // The minute being counted is the latest: its depth is the lane's now. (The same minute in the
+    // ring too only after a clock went back: its counts add up.)
+    // Recording off (no minute counted): no counts, the lane's depth now.
+    let depth: number;
+    if (counting.minute === null || counting.minute < first) depth = counting.depth;
+    else {
+      depth = this.sql.exec<{ depth: number }>(BEFORE_SQL, first).toArray()[0]?.depth ?? 0;
+      if (counting.minute <= current) {
+        const seen = byMinute.get(counting.minute);
+        byMinute.set(counting.minute, seen ? { ...add(seen, counting), minute: counting.minute } : { ...counting, minute: counting.minute });
+      }
     }
-    return buckets.reverse();
+    const buckets: HistoryBucket[] = [];
+    for (let minute = first; minute <= current; minute++) {
+      const row = byMinute.get(minute);
+      if (row) depth = row.depth;
+      // After the minute being counted, nothing changed but deletions: the lane's depth now.
+      else if (counting.minute !== null && minute > counting.minute) depth = counting.depth;
+      buckets.push({ at: minute * MINUTE_MS, enqueued: row?.enqueued ?? 0, started: row?.started ?? 0, completed: row?.completed ?? 0, failed: row?.failed ?? 0, depth });
+    }
+    return buckets;
   }
+}
+
+/** A minute's counts from the ring and the same minute counted again after a clock went back; the later depth. */
+function add(ring: Minute, later: Counted): Counted {
+  return {
+    enqueued: ring.enqueued + later.enqueued,
+    started: ring.started + later.started,
+    completed: ring.completed + later.completed,
+    failed: ring.failed + later.failed,
+    depth: later.depth,
+  };
 }

@@ -20,8 +20,11 @@ const MAX_RETRY_MS = 60_000;
 export interface ReporterHost {
   lane: string;
   clock: Clock;
-  /** Whether the lane records (history/recording.ts): off, it never reports. */
-  recording: boolean;
+  /**
+   * Whether the lane reports: it records (history/recording.ts), its class lets it, and the Worker
+   * binds a registry. Off, it never reports.
+   */
+  reports: boolean;
   /** The registry, when the Worker binds one. */
   registry(): RegistryPeer | undefined;
   /** The lane's report as its rows say now (lane-report.ts). */
@@ -47,9 +50,20 @@ export class MetricsReporter {
 
   /** After a flush: the lane may have changed; the report goes now if it may, else it waits for its term. */
   noteChange(): void {
-    if (!this.host.recording) return;
+    if (!this.host.reports) return;
     this.dirty = true;
     this.trySend();
+  }
+
+  /**
+   * A change that no flush follows (an enqueue that moves no term of the wake): while a report waits
+   * already, only a flag; otherwise the wake is asked for a flush, which sends the report or makes
+   * its instant a term (one in flight asks for it when it ends).
+   */
+  noteQuietChange(): void {
+    if (this.dirty || !this.host.reports) return;
+    this.dirty = true;
+    if (this.sending === null) this.host.changed();
   }
 
   /** The wake's term: when a waiting report may go (null: none waits, or one is in flight). */

@@ -29,15 +29,6 @@ const JOB_INDEXES_V1 = [
  */
 const V16_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 900000, 3600000] as const;
 
-/** Version 16's one statement that adds an observation (the expression `valueMs`) to a histogram's row, made at its first. */
-function observe(histogram: string, outcome: string, valueMs: string): string {
-  const buckets = V16_BOUNDS_MS.map((_, i) => `b${i}`);
-  return `INSERT INTO job_histograms (name, outcome, count, sum_ms, ${buckets.join(", ")})
-          SELECT ${histogram}, ${outcome}, 1, v, ${V16_BOUNDS_MS.map((le) => `v <= ${le}`).join(", ")} FROM (SELECT ${valueMs} AS v) WHERE true
-          ON CONFLICT (name, outcome) DO UPDATE SET count = count + 1, sum_ms = sum_ms + excluded.sum_ms,
-            ${buckets.map((b) => `${b} = ${b} + excluded.${b}`).join(", ")};`;
-}
-
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -498,9 +489,9 @@ export const MIGRATIONS: readonly Migration[] = [
     statements: [
       // One row per minute of the last 24 hours: slot = minute % 1440, so never more than 1440 rows; a
       // row carries its minute, and one of an older minute is reset when its slot is written again.
-      // Kept by triggers the lane makes at start-up while its recording is on (history/history.ts).
-      // queued_change: queued jobs (not blocked) gained in the minute less those gone; a minute's depth
-      // is the lane's kept count now less the changes of the minutes after it.
+      // Its counts are the minute's (the lane's lifetime totals' growth over it), its depth the queued
+      // jobs (not blocked) at its end. Kept by triggers the lane makes at start-up while its recording
+      // is on (history/history.ts).
       `CREATE TABLE history (
         slot INTEGER PRIMARY KEY CHECK (slot BETWEEN 0 AND 1439),
         minute INTEGER NOT NULL,
@@ -508,8 +499,15 @@ export const MIGRATIONS: readonly Migration[] = [
         started INTEGER NOT NULL,
         completed INTEGER NOT NULL,
         failed INTEGER NOT NULL,
-        queued_change INTEGER NOT NULL
+        depth INTEGER NOT NULL
       )`,
+      // The minute being counted (NULL: none) and the lifetime totals when it began: its counts so far
+      // are the totals now less these. Moved to the ring by the first transition of a later minute.
+      `ALTER TABLE lane_counts ADD COLUMN history_minute INTEGER`,
+      `ALTER TABLE lane_counts ADD COLUMN history_base_enqueued INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE lane_counts ADD COLUMN history_base_started INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE lane_counts ADD COLUMN history_base_completed INTEGER NOT NULL DEFAULT 0`,
+      `ALTER TABLE lane_counts ADD COLUMN history_base_failed INTEGER NOT NULL DEFAULT 0`,
     ],
   },
   {
@@ -528,29 +526,7 @@ export const MIGRATIONS: readonly Migration[] = [
         ${V16_BOUNDS_MS.map((_, i) => `b${i} INTEGER NOT NULL`).join(", ")},
         PRIMARY KEY (name, outcome)
       ) WITHOUT ROWID`,
-      // Kept by triggers in the statement that starts or ends the attempt, as the counts are. A wait
-      // runs from the later of the job's runAt and when it was last queued (enqueued, queued again,
-      // its dependencies done: the row's updated_at, which nothing else moves while it is queued) to
-      // its start; a job started at once waits from its runAt or its creation. (A row without
-      // claimed_at, which no statement writes, is not observed.)
-      `CREATE TRIGGER jobs_histogram_wait_claim AFTER UPDATE OF state ON jobs
-      WHEN OLD.state = 'queued' AND NEW.state = 'running' AND NEW.claimed_at IS NOT NULL BEGIN
-        ${observe("'wait'", "''", "MAX(0, NEW.claimed_at - MAX(OLD.run_at, OLD.updated_at))")}
-      END`,
-      `CREATE TRIGGER jobs_histogram_wait_insert AFTER INSERT ON jobs WHEN NEW.state = 'running' AND NEW.claimed_at IS NOT NULL BEGIN
-        ${observe("'wait'", "''", "MAX(0, NEW.claimed_at - MAX(NEW.run_at, NEW.created_at))")}
-      END`,
-      // A run lasts from the attempt's start to its end, labelled by how it ended: the job's outcome,
-      // or how it went back to queued (a failure retried, an expired lease recovered, a snooze, a release).
-      `CREATE TRIGGER jobs_histogram_run AFTER UPDATE OF state ON jobs
-      WHEN OLD.state = 'running' AND NEW.state <> 'running' AND OLD.claimed_at IS NOT NULL BEGIN
-        ${observe(
-          "'run'",
-          `CASE WHEN NEW.state <> 'queued' THEN NEW.outcome WHEN NEW.attempt_end IS 'retry' THEN 'retried'
-            WHEN NEW.attempt_end IS 'recovery' THEN 'recovered' WHEN NEW.lease_token IS NULL THEN 'snoozed' ELSE 'released' END`,
-          "MAX(0, NEW.updated_at - OLD.claimed_at)",
-        )}
-      END`,
+      // Kept by triggers that the lane makes at start-up while it records (metrics/histograms.ts).
     ],
   },
   {

@@ -1,6 +1,7 @@
 /** Producers' and operators' routes of a lane's jobs: enqueue (one or a batch), read, list, cancel, requeue. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { QueueError } from "../../shared/errors.js";
+import { reachesLane, type Principal } from "../access.js";
 import { serializeJson } from "../../shared/json.js";
 import { parseTraceparent, TRACEPARENT_FORMAT } from "../../shared/trace.js";
 import { BatchEnqueueResponse, CancelResponse, DependentsResponse, EnqueueResponse, Job, JobList, JobResponse } from "../responses.js";
@@ -121,11 +122,28 @@ function checkPayload(payload: unknown, index?: number): void {
   throw new QueueError(serialized.error.code, `jobs[${index}]: ${serialized.error.message}`, { index });
 }
 
+/**
+ * A scoped token's enqueue may wait only for jobs of lanes it reaches: a dependency registers on its
+ * lane and tells whether the job exists there, so naming another lane is a 403 like calling it.
+ */
+function checkDependencyLanes(principal: Principal, jobs: readonly { dependsOn?: readonly { lane?: string | undefined }[] | undefined }[], batch: boolean): void {
+  if (principal.lanes === null) return;
+  for (const [index, job] of jobs.entries()) {
+    for (const [i, dep] of (job.dependsOn ?? []).entries()) {
+      if (dep.lane === undefined || reachesLane(principal.lanes, dep.lane)) continue;
+      const path = batch ? ["jobs", index, "dependsOn", i] : ["dependsOn", i];
+      const message = `${path.join(".")} names lane ${dep.lane}, which this token does not reach`;
+      throw new QueueError("forbidden", message, [{ path, message }]);
+    }
+  }
+}
+
 export function jobRoutes() {
   return createRouter()
     .openapi(enqueue, async (c) => {
       const request = c.req.valid("json");
       checkPayload(request.payload);
+      checkDependencyLanes(c.get("principal"), [request], false);
       const answer = await enqueueOne(c, traced(request, c.req.valid("header").traceparent));
       if (answer.status === "queued") return c.json(answer, 201);
       return c.json(answer, 200);
@@ -133,6 +151,7 @@ export function jobRoutes() {
     .openapi(enqueueBatch, async (c) => {
       const request = c.req.valid("json");
       request.jobs.forEach((job, index) => checkPayload(job.payload, index));
+      checkDependencyLanes(c.get("principal"), request.jobs, true);
       const batch = traced(request, c.req.valid("header").traceparent);
       return c.json(await route(c, (router, lane) => router.enqueueBatch(lane, batch)), 200);
     })

@@ -10,7 +10,8 @@ import { Alert, Section, StateBadge } from "./components.js";
 import { href } from "./router.js";
 import type { Job, JobRef } from "./types.js";
 
-type Seen = JobRef & { job: Job | null; missing: boolean };
+/** A dependency as read: its job, or gone (`missing`), or not readable with this token (`hidden`). */
+type Seen = JobRef & { job: Job | null; missing: boolean; hidden?: boolean };
 
 export function Dependencies({ api, job, version }: { api: Api; job: Job; version: number }) {
   const [deps, setDeps] = useState<Seen[]>([]);
@@ -24,6 +25,8 @@ export function Dependencies({ api, job, version }: { api: Api; job: Job; versio
       try {
         const seen = await Promise.all(
           refs.map(async (ref): Promise<Seen> => {
+            // A dependency in a lane the token does not read is named, not fetched (docs/api.md "Access").
+            if (!api.can("GET", "/v1/lanes/{lane}/jobs/{id}", ref.lane)) return { ...ref, job: null, missing: false, hidden: true };
             try {
               return { ...ref, job: await api.get<Job>(jobPath(ref.lane, ref.id)), missing: false };
             } catch {
@@ -31,7 +34,8 @@ export function Dependencies({ api, job, version }: { api: Api; job: Job; versio
             }
           }),
         );
-        const listed = await api.get<{ dependents: JobRef[] }>(`${jobPath(job.lane, job.id)}/dependents`);
+        const readsDependents = api.can("GET", "/v1/lanes/{lane}/jobs/{id}/dependents", job.lane);
+        const listed = readsDependents ? await api.get<{ dependents: JobRef[] }>(`${jobPath(job.lane, job.id)}/dependents`) : { dependents: [] };
         if (!alive.current) return;
         setDeps(seen);
         setDependents(listed.dependents);
@@ -56,7 +60,7 @@ export function Dependencies({ api, job, version }: { api: Api; job: Job; versio
                       {d.lane === job.lane ? d.id : `${d.lane} / ${d.id}`}
                     </a>
                   </td>
-                  <td>{d.job ? <StateBadge state={d.job.state} outcome={d.job.outcome} /> : <span class="muted">{d.missing ? "gone" : "…"}</span>}</td>
+                  <td>{d.job ? <StateBadge state={d.job.state} outcome={d.job.outcome} /> : <span class="muted">{d.hidden ? "not readable with this token" : d.missing ? "gone" : "…"}</span>}</td>
                 </tr>
               ))}
             </tbody>

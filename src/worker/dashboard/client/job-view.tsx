@@ -81,7 +81,7 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
         <p class="alert" role="alert">
           No job {id} in lane {lane} (it may have been swept).
         </p>
-        <a href={href({ view: "lane", lane })}>Back to lane {lane}</a>
+        {api.can("GET", "/v1/lanes/{lane}", lane) && <a href={href({ view: "lane", lane })}>Back to lane {lane}</a>}
       </Section>
     );
   }
@@ -112,9 +112,7 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
         <Notice message={notice} />
         <dl class="fields">
           <dt>Lane</dt>
-          <dd>
-            <a href={href({ view: "lane", lane })}>{lane}</a>
-          </dd>
+          <dd>{api.can("GET", "/v1/lanes/{lane}", lane) ? <a href={href({ view: "lane", lane })}>{lane}</a> : lane}</dd>
           <dt>Kind</dt>
           <dd>{job.kind}</dd>
           <dt>State</dt>
@@ -168,7 +166,7 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
         </Section>
       )}
       <Dependencies api={api} job={job} version={reads} />
-      <Checkpoints api={api} lane={lane} id={id} version={reads} />
+      {api.can("GET", "/v1/lanes/{lane}/jobs/{id}/checkpoints", lane) && <Checkpoints api={api} lane={lane} id={id} version={reads} />}
       {job.errors && job.errors.length > 0 && (
         <Section title="Errors">
           <table class="grid" data-testid="errors">

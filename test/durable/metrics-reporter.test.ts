@@ -1,0 +1,95 @@
+/**
+ * The lane's metrics reporter on its own (metrics/reporter.ts), with a manual clock and a registry
+ * peer that fails when told to: a failed report is tried again later, backing off to a minute, and
+ * never thrown at the lane; an unchanged report is not sent; with recording off nothing is.
+ */
+import { describe, expect, it } from "vitest";
+import type { RegistryPeer } from "../../src/durable/env.js";
+import type { LaneReport } from "../../src/durable/metrics/exposition.js";
+import { MetricsReporter } from "../../src/durable/metrics/reporter.js";
+import { ManualClock } from "../../src/shared/clock.js";
+
+const ZERO = { blocked: 0, queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
+const STATS = { enqueued: 1, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0 };
+
+function setup(options: { reports?: boolean } = {}) {
+  const clock = new ManualClock(1_000_000);
+  const state = { queued: 1, failNext: 0, reports: [] as LaneReport[], changed: 0, pending: [] as Promise<unknown>[] };
+  const registry: RegistryPeer = {
+    register: async () => {},
+    watch: async () => {},
+    report: async (_lane, report) => {
+      if (state.failNext > 0) {
+        state.failNext--;
+        throw new Error("registry unreachable");
+      }
+      state.reports.push(report);
+    },
+  };
+  const reporter = new MetricsReporter({
+    lane: "unit",
+    clock,
+    reports: options.reports ?? true,
+    registry: () => registry,
+    read: () => ({ counts: { ...ZERO, queued: state.queued }, stats: STATS, earliestRunAt: null, histograms: [] }),
+    waitUntil: (p) => void state.pending.push(p),
+    changed: () => void state.changed++,
+  });
+  return { clock, state, reporter };
+}
+
+describe("the metrics reporter", () => {
+  it("tries a failed report again later, a second, then two, then four…, never throwing at the lane", async () => {
+    const { clock, state, reporter } = setup();
+    state.failNext = 3;
+    reporter.noteChange();
+    await reporter.settled();
+    expect(state.reports).toHaveLength(0);
+    expect(state.changed, "the wake takes up the report's term again").toBe(1);
+    expect(reporter.dueAt()).toBe(clock.now() + 2000);
+    clock.advance(2000);
+    reporter.noteChange();
+    await reporter.settled();
+    expect(reporter.dueAt()).toBe(clock.now() + 4000);
+    clock.advance(4000);
+    reporter.noteChange();
+    await reporter.settled();
+    expect(reporter.dueAt()).toBe(clock.now() + 8000);
+    clock.advance(8000);
+    reporter.noteChange();
+    await reporter.settled();
+    expect(state.reports).toHaveLength(1);
+    expect(reporter.dueAt(), "sent: nothing waits").toBeNull();
+    expect(reporter.sent).toBe(4);
+  });
+
+  it("sends a report only when it differs from the last one sent, at most once a second", async () => {
+    const { clock, state, reporter } = setup();
+    reporter.noteChange();
+    await reporter.settled();
+    clock.advance(5000);
+    reporter.noteChange(); // nothing changed
+    await reporter.settled();
+    expect(state.reports).toHaveLength(1);
+    state.queued = 2;
+    reporter.noteChange();
+    clock.advance(100);
+    state.queued = 3;
+    reporter.noteChange(); // within the second: waits
+    await reporter.settled();
+    expect(state.reports.map((r) => r.counts.queued)).toEqual([1, 2]);
+    expect(reporter.dueAt()).toBe(clock.now() - 100 + 1000);
+    clock.advance(900);
+    reporter.noteChange();
+    await reporter.settled();
+    expect(state.reports.map((r) => r.counts.queued)).toEqual([1, 2, 3]);
+  });
+
+  it("sends nothing and asks for no wake while recording is off", async () => {
+    const { state, reporter } = setup({ reports: false });
+    reporter.noteChange();
+    await reporter.settled();
+    expect(state.reports).toHaveLength(0);
+    expect(reporter.dueAt()).toBeNull();
+  });
+});
