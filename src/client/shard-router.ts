@@ -306,9 +306,9 @@ export class ShardRouter {
     return ok({ results });
   }
 
-  /** A queue's routes: its shard. */
+  /** A queue's routes: its shard (the count read afresh: a queue's settings must reach the shard that holds its jobs). */
   async byQueue<T>(lane: string, queue: string, call: (stub: LaneStub) => Promise<Result<T>>): Promise<Result<T>> {
-    const count = await this.shards(lane);
+    const count = await this.shards(lane, true);
     if (!count.ok) return count;
     return call(this.stub(lane, shardOf(queue, count.value)));
   }

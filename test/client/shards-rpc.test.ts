@@ -33,6 +33,17 @@ describe("shards: RPC clients with a stale shard count", () => {
     }
   });
 
+  it("a queue's settings through a stale count reach the queue's shard", async () => {
+    const fixture = await setupSharded(1);
+    const stale = createLaneClient(env.LANE).lane(fixture.lane);
+    expect((await stale.info()).shards).toBeUndefined();
+    await createLaneClient(env.LANE).lane(fixture.lane).configure({ shards: 4 });
+    const queue = keyOn(2, 4, "q");
+    expect((await stale.putQueue(queue, { concurrency: 3 })).concurrency).toBe(3);
+    const there = await env.LANE.getByName(`${fixture.lane}#2`).queueInfo(queue);
+    expect(there).toMatchObject({ ok: true, value: { concurrency: 3 } });
+  });
+
   it("a read by id through a stale count finds the job on its shard", async () => {
     const fixture = await setupSharded(1);
     const stale = createLaneClient(env.LANE).lane(fixture.lane);
