@@ -1,6 +1,8 @@
+import { evictDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { shardOf } from "../../src/shared/shards.js";
 import { call, expectError, get, post, PULL_KIND } from "../helpers/http.js";
+import { inject } from "../helpers/lane.js";
 import { keyOn, setupSharded, type ShardedFixture } from "../helpers/shards.js";
 
 const patch = (fixture: { base: string }, json: unknown) => call("PATCH", fixture.base, { json });
@@ -132,6 +134,21 @@ describe("shards: routing", () => {
     expectError(await get(`${fixture.base}/jobs/b-new`), 404, "job_not_found");
     const repeated = await post(`${fixture.base}/jobs/batch`, { jobs });
     expect(repeated.body.results.map((r: any) => r.status)).toEqual(["duplicate", "duplicate", "duplicate", "duplicate"]);
+  });
+
+  it("keeps its shard count and id reservations across a restart of its objects", async () => {
+    const fixture = await setupSharded(4);
+    const id = keyOn(1, 4, "order");
+    const queue = keyOn(2, 4, "q");
+    await enqueue(fixture, { id, queue });
+    for (let i = 0; i < 4; i++) {
+      await evictDurableObject(fixture.shard(i));
+      await inject(fixture.shard(i), fixture.clock);
+    }
+    expect((await get(fixture.base)).body.shards).toBe(4);
+    expectError(await post(`${fixture.base}/jobs`, { id, kind: PULL_KIND, payload: { n: 1 }, queue: keyOn(3, 4, "q") }), 409, "job_conflict");
+    expect((await get(`${fixture.base}/jobs/${id}`)).body.queue).toBe(queue);
+    expect(await idsOn(fixture, 2)).toEqual([id]);
   });
 
   it("refuses dependencies and schedules on a sharded lane (400), changing nothing", async () => {
