@@ -39,7 +39,7 @@ export class MetricsReporter {
   private dirty = false;
   /** The last report the registry took, as JSON (null: none yet in this instance). */
   private lastSent: string | null = null;
-  /** When the last report was sent (or tried). */
+  /** When the last report was sent, or when the last try failed (a backoff counts from the failure). */
   private lastAt = Number.NEGATIVE_INFINITY;
   private failures = 0;
   private sending: Promise<void> | null = null;
@@ -98,6 +98,7 @@ export class MetricsReporter {
         this.failures = 0;
       },
       (error: unknown) => {
+        this.lastAt = this.host.clock.now();
         this.failures++;
         this.dirty = true;
         log({ event: "lane.metrics_report_failed", lane: this.host.lane, failures: this.failures, message: describeError(error) });
