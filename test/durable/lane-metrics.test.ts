@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { REGISTRY_NAME } from "../../src/durable/env.js";
 import { escapeLabelValue, exposition, HISTOGRAM_BOUNDS_MS, laneFragments, type LaneReport } from "../../src/durable/metrics/exposition.js";
 import { ManualClock } from "../../src/shared/clock.js";
-import { claimOne, enqueue, fireAlarm, inject, retentionWakeOf, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
+import { alarmAt, claimOne, enqueue, fireAlarm, inject, retentionWakeOf, sql, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
 import { gate, waitForTransition } from "../helpers/executors.js";
 import { histogram, histogramSeries, parseExposition, samplesOf, type Exposition } from "../helpers/prometheus.js";
 import type { TestableLane } from "../helpers/test-worker.js";
@@ -194,6 +194,23 @@ describe("a lane's reports to the registry", () => {
     await runInDurableObject(stub, () => heldA.open());
     await runInDurableObject(stub, () => heldB.open());
     await runInDurableObject(stub, () => waitForTransition("b", (e) => e.lane === name && e.to === "settled"));
+  });
+
+  it("never break the flush: a report that cannot be read waits a backoff, and the alarm is armed all the same", async () => {
+    const { name, stub, clock } = await setup();
+    await sql(stub, `ALTER TABLE job_histograms RENAME TO job_histograms_away`); // the report's read throws
+    await enqueue(stub, { id: "later", runAt: T0 + 500 });
+    expect(await alarmAt(stub), "the flush re-armed for the job").toBe(T0 + 500);
+    expect(await settled(stub)).toBe(0);
+    await sql(stub, `ALTER TABLE job_histograms_away RENAME TO job_histograms`);
+    clock.advance(500);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub), "the failed try backs off two seconds").toBe(0);
+    expect(await wake(stub)).toBe(T0 + 2000);
+    clock.set(T0 + 2000);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(1);
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "queued" })[0]?.value).toBe(1);
   });
 
   it("arm the waiting report's term after an in-process completion that only frees a slot", async () => {
