@@ -40,7 +40,7 @@ function setup(options: { reports?: boolean } = {}) {
 }
 
 describe("the metrics reporter", () => {
-  it("tries a failed report again later, a second, then two, then four…, never throwing at the lane", async () => {
+  it("tries a failed report again later, two seconds after, then four, then eight, never throwing at the lane", async () => {
     const { clock, state, reporter } = setup();
     state.failNext = 3;
     reporter.noteChange();
