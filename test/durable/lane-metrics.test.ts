@@ -4,7 +4,7 @@
  * run, bucket by bucket; its reports to the registry are coalesced to at most one a second, the
  * waiting one a term of the lane's one wake, and an idle lane sends none.
  */
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { REGISTRY_NAME } from "../../src/durable/env.js";
@@ -13,7 +13,7 @@ import { ManualClock } from "../../src/shared/clock.js";
 import { alarmAt, claimOne, enqueue, fireAlarm, inject, retentionWakeOf, sql, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
 import { gate, waitForTransition } from "../helpers/executors.js";
 import { histogram, histogramSeries, parseExposition, samplesOf, type Exposition } from "../helpers/prometheus.js";
-import type { TestableLane } from "../helpers/test-worker.js";
+import { recordingOff, type TestableLane } from "../helpers/test-worker.js";
 
 const registry = () => env.REGISTRY.getByName(REGISTRY_NAME);
 
@@ -252,6 +252,38 @@ describe("a lane's reports to the registry", () => {
     expect(await settled(stub)).toBe(2);
     expect(await registry().served(name)).toEqual(before);
     expect(await wake(stub)).toBeNull();
+  });
+
+  it("are withdrawn from the registry, once, by a lane that starts with its reports off", async () => {
+    const { name, stub, clock } = await setup();
+    const reported = async () => (await sql<{ r: number }>(stub, `SELECT metrics_reported AS r FROM lane`))[0]?.r;
+    expect(await reported()).toBe(0);
+    await enqueue(stub, { id: "w" });
+    expect(await settled(stub)).toBe(1);
+    expect(await reported(), "remembered before the first report").toBe(1);
+    expect(await registry().metrics(clock.now(), [name])).toContain(name);
+    // A deploy turns recording off: the lane's next start withdraws its report.
+    recordingOff.add(name);
+    try {
+      await evictDurableObject(stub);
+      await inject(stub, clock);
+      await settled(stub);
+      expect(await registry().metrics(clock.now(), [name]), "no longer served as current").not.toContain(name);
+      expect(await reported()).toBe(0);
+      // Once: a report the registry holds now (as if from elsewhere) stays through the next start.
+      await registry().report(name, { counts: value(await stub.info()).counts, stats: value(await stub.info()).stats, earliestRunAt: null, histograms: [] });
+      await evictDurableObject(stub);
+      await inject(stub, clock);
+      expect(await settled(stub)).toBe(0);
+      expect(await registry().metrics(clock.now(), [name])).toContain(name);
+    } finally {
+      recordingOff.delete(name);
+    }
+    // Recording on again: the lane reports at its start.
+    await evictDurableObject(stub);
+    await inject(stub, clock);
+    expect(await settled(stub)).toBe(1);
+    expect(await reported()).toBe(1);
   });
 
   it("send nothing from a lane whose recording is off, which observes no wait or run either", async () => {

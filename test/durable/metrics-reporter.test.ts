@@ -14,10 +14,11 @@ const STATS = { enqueued: 1, claimed: 0, completed: 0, failed: 0, cancelled: 0, 
 
 function setup(options: { reports?: boolean } = {}) {
   const clock = new ManualClock(1_000_000);
-  const state = { queued: 1, failNext: 0, callMs: 0, reports: [] as LaneReport[], changed: 0, pending: [] as Promise<unknown>[] };
+  const state = { queued: 1, failNext: 0, callMs: 0, remembered: false, reports: [] as LaneReport[], changed: 0, pending: [] as Promise<unknown>[] };
   const registry: RegistryPeer = {
     register: async () => {},
     watch: async () => {},
+    forget: async () => {},
     report: async (_lane, report) => {
       clock.advance(state.callMs); // how long the call takes
       if (state.failNext > 0) {
@@ -35,6 +36,8 @@ function setup(options: { reports?: boolean } = {}) {
     read: () => ({ counts: { ...ZERO, queued: state.queued }, stats: STATS, earliestRunAt: null, histograms: [] }),
     waitUntil: (p) => void state.pending.push(p),
     changed: () => void state.changed++,
+    hasReported: () => state.remembered,
+    setReported: (on) => void (state.remembered = on),
   });
   return { clock, state, reporter };
 }

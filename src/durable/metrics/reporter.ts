@@ -33,6 +33,9 @@ export interface ReporterHost {
   waitUntil(promise: Promise<unknown>): void;
   /** A report waits again after one in flight: the wake takes up its term. */
   changed(): void;
+  /** Whether the registry may hold a report of this lane (the lane row remembers it: store/settings.ts). */
+  hasReported(): boolean;
+  setReported(on: boolean): void;
 }
 
 export class MetricsReporter {
@@ -44,10 +47,33 @@ export class MetricsReporter {
   private lastAt = Number.NEGATIVE_INFINITY;
   private failures = 0;
   private sending: Promise<void> | null = null;
+  /** Whether the lane row says the registry may hold a report (known after this instance's first send). */
+  private remembered = false;
   /** How many reports this instance has sent (for the benchmark and tests). */
   sent = 0;
 
   constructor(private readonly host: ReporterHost) {}
+
+  /**
+   * At start-up, with reports off: a report the lane left in the registry (reports on before, the
+   * row says) is withdrawn, so that a scrape does not serve it as current; once, then the row forgets it.
+   */
+  withdraw(): void {
+    if (this.host.reports || !this.host.hasReported()) return;
+    try {
+      const registry = this.host.registry();
+      if (!registry) return;
+      this.sending = registry.forget(this.host.lane).then(
+        () => this.host.setReported(false),
+        (error: unknown) => log({ event: "lane.metrics_withdraw_failed", lane: this.host.lane, message: describeError(error) }),
+      ).finally(() => {
+        this.sending = null;
+      });
+      this.host.waitUntil(this.sending);
+    } catch (error) {
+      log({ event: "lane.metrics_withdraw_failed", lane: this.host.lane, message: describeError(error) });
+    }
+  }
 
   /** After a flush: the lane may have changed; the report goes now if it may, else it waits for its term. */
   noteChange(): void {
@@ -103,6 +129,9 @@ export class MetricsReporter {
     this.sent++;
     let call: Promise<void>;
     try {
+      // Remembered before the first report: a lane whose reports are turned off withdraws it then.
+      if (!this.remembered && !this.host.hasReported()) this.host.setReported(true);
+      this.remembered = true;
       call = registry.report(this.host.lane, report);
     } catch (error) {
       this.failed(error); // a stub that throws at once, as one that rejects

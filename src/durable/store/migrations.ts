@@ -529,6 +529,15 @@ export const MIGRATIONS: readonly Migration[] = [
       // Kept by triggers that the lane makes at start-up while it records (metrics/histograms.ts).
     ],
   },
+  {
+    version: 17,
+    name: "whether the lane's metrics were reported",
+    statements: [
+      // 1 from before the lane's first metrics report until the registry has withdrawn it: a lane that
+      // starts with its reports off withdraws what it left there (metrics/reporter.ts), once.
+      `ALTER TABLE lane ADD COLUMN metrics_reported INTEGER NOT NULL DEFAULT 0 CHECK (metrics_reported IN (0, 1))`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
