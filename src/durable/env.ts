@@ -18,6 +18,8 @@ export interface RegistryPeer {
   watch(lane: string): Promise<void>;
   /** The lane's latest metrics report (metrics/reporter.ts). */
   report(lane: string, report: LaneReport): Promise<void>;
+  /** Withdraws the lane's metrics report: a lane whose reports are off (metrics/reporter.ts). */
+  forget(lane: string): Promise<void>;
 }
 
 /**

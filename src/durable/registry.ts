@@ -57,6 +57,11 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
     );
   }
 
+  /** Withdraws a lane's report, which a scrape then leaves out: the lane's reports are off now. */
+  async forget(lane: string): Promise<void> {
+    this.ctx.storage.sql.exec(`DELETE FROM lane_metrics WHERE name = ?`, lane);
+  }
+
   /**
    * Every reported lane's metrics in the text exposition at `nowMs`, in lane order; `lanes`: only
    * those names and prefixes (ending in `*`) a scoped token reaches (null: all).

@@ -177,6 +177,8 @@ export class LaneWiring {
     this.metrics = new MetricsReporter({
       lane, clock, reports, registry: () => this.registry(), read: () => readLaneReport(storage.sql, store.laneCounts), waitUntil,
       changed: () => this.wake.afterChange(false),
+      hasReported: () => store.settings.read().metricsReported,
+      setReported: (on) => store.settings.markMetricsReported(on),
     });
     this.wake = new Wake({
       computeWake: (pumped) => this.wakeComputer.compute(pumped),
@@ -231,6 +233,7 @@ export class LaneWiring {
     }
     this.history.start(this.recording);
     startHistograms(this.ctx.storage, this.recording);
+    this.metrics.withdraw();
     this.wake.know(await this.ctx.storage.getAlarm());
     // Jobs whose executors died with a previous instance are given back or recovered now, not at lease expiry.
     const { givenBack, expired } = this.recovery.afterRestart();

@@ -50,6 +50,8 @@ export type LogEvent =
   | { event: "lane.outbox_failed"; lane: string; to: string; notices: number; message: string }
   /** The lane could not send its metrics report to the registry (it tries again later, backing off to a minute). */
   | { event: "lane.metrics_report_failed"; lane: string; failures: number; message: string }
+  /** A lane whose metrics reports are off could not withdraw its last one from the registry (it tries again at its next start). */
+  | { event: "lane.metrics_withdraw_failed"; lane: string; message: string }
   /** The belt could not reach a lane it watches (it tries again on its next run). */
   | { event: "belt.check_failed"; lane: string; message: string }
   /** The worker has no usable token configuration (none set, or API_KEYS does not parse): it refuses every /v1 request. Said once per configuration. */

@@ -4,16 +4,16 @@
  * run, bucket by bucket; its reports to the registry are coalesced to at most one a second, the
  * waiting one a term of the lane's one wake, and an idle lane sends none.
  */
-import { runInDurableObject } from "cloudflare:test";
+import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { REGISTRY_NAME } from "../../src/durable/env.js";
 import { escapeLabelValue, exposition, HISTOGRAM_BOUNDS_MS, laneFragments, type LaneReport } from "../../src/durable/metrics/exposition.js";
 import { ManualClock } from "../../src/shared/clock.js";
-import { claimOne, enqueue, fireAlarm, inject, retentionWakeOf, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
+import { alarmAt, claimOne, enqueue, fireAlarm, inject, retentionWakeOf, sql, T0, TestEntropy, value, wake, type LaneStub } from "../helpers/lane.js";
 import { gate, waitForTransition } from "../helpers/executors.js";
 import { histogram, histogramSeries, parseExposition, samplesOf, type Exposition } from "../helpers/prometheus.js";
-import type { TestableLane } from "../helpers/test-worker.js";
+import { recordingOff, type TestableLane } from "../helpers/test-worker.js";
 
 const registry = () => env.REGISTRY.getByName(REGISTRY_NAME);
 
@@ -196,6 +196,23 @@ describe("a lane's reports to the registry", () => {
     await runInDurableObject(stub, () => waitForTransition("b", (e) => e.lane === name && e.to === "settled"));
   });
 
+  it("never break the flush: a report that cannot be read waits a backoff, and the alarm is armed all the same", async () => {
+    const { name, stub, clock } = await setup();
+    await sql(stub, `ALTER TABLE job_histograms RENAME TO job_histograms_away`); // the report's read throws
+    await enqueue(stub, { id: "later", runAt: T0 + 500 });
+    expect(await alarmAt(stub), "the flush re-armed for the job").toBe(T0 + 500);
+    expect(await settled(stub)).toBe(0);
+    await sql(stub, `ALTER TABLE job_histograms_away RENAME TO job_histograms`);
+    clock.advance(500);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub), "the failed try backs off two seconds").toBe(0);
+    expect(await wake(stub)).toBe(T0 + 2000);
+    clock.set(T0 + 2000);
+    expect(await fireAlarm(stub)).toBe(true);
+    expect(await settled(stub)).toBe(1);
+    expect(samplesOf(parseExposition(await registry().metrics(clock.now(), [name])), "switchyard_jobs", { state: "queued" })[0]?.value).toBe(1);
+  });
+
   it("arm the waiting report's term after an in-process completion that only frees a slot", async () => {
     const { name, stub, clock } = await setup();
     const g = gate();
@@ -235,6 +252,38 @@ describe("a lane's reports to the registry", () => {
     expect(await settled(stub)).toBe(2);
     expect(await registry().served(name)).toEqual(before);
     expect(await wake(stub)).toBeNull();
+  });
+
+  it("are withdrawn from the registry, once, by a lane that starts with its reports off", async () => {
+    const { name, stub, clock } = await setup();
+    const reported = async () => (await sql<{ r: number }>(stub, `SELECT metrics_reported AS r FROM lane`))[0]?.r;
+    expect(await reported()).toBe(0);
+    await enqueue(stub, { id: "w" });
+    expect(await settled(stub)).toBe(1);
+    expect(await reported(), "remembered before the first report").toBe(1);
+    expect(await registry().metrics(clock.now(), [name])).toContain(name);
+    // A deploy turns recording off: the lane's next start withdraws its report.
+    recordingOff.add(name);
+    try {
+      await evictDurableObject(stub);
+      await inject(stub, clock);
+      await settled(stub);
+      expect(await registry().metrics(clock.now(), [name]), "no longer served as current").not.toContain(name);
+      expect(await reported()).toBe(0);
+      // Once: a report the registry holds now (as if from elsewhere) stays through the next start.
+      await registry().report(name, { counts: value(await stub.info()).counts, stats: value(await stub.info()).stats, earliestRunAt: null, histograms: [] });
+      await evictDurableObject(stub);
+      await inject(stub, clock);
+      expect(await settled(stub)).toBe(0);
+      expect(await registry().metrics(clock.now(), [name])).toContain(name);
+    } finally {
+      recordingOff.delete(name);
+    }
+    // Recording on again: the lane reports at its start.
+    await evictDurableObject(stub);
+    await inject(stub, clock);
+    expect(await settled(stub)).toBe(1);
+    expect(await reported()).toBe(1);
   });
 
   it("send nothing from a lane whose recording is off, which observes no wait or run either", async () => {

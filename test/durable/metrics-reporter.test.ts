@@ -14,11 +14,13 @@ const STATS = { enqueued: 1, claimed: 0, completed: 0, failed: 0, cancelled: 0, 
 
 function setup(options: { reports?: boolean } = {}) {
   const clock = new ManualClock(1_000_000);
-  const state = { queued: 1, failNext: 0, reports: [] as LaneReport[], changed: 0, pending: [] as Promise<unknown>[] };
+  const state = { queued: 1, failNext: 0, callMs: 0, remembered: false, reports: [] as LaneReport[], changed: 0, pending: [] as Promise<unknown>[] };
   const registry: RegistryPeer = {
     register: async () => {},
     watch: async () => {},
+    forget: async () => {},
     report: async (_lane, report) => {
+      clock.advance(state.callMs); // how long the call takes
       if (state.failNext > 0) {
         state.failNext--;
         throw new Error("registry unreachable");
@@ -34,12 +36,14 @@ function setup(options: { reports?: boolean } = {}) {
     read: () => ({ counts: { ...ZERO, queued: state.queued }, stats: STATS, earliestRunAt: null, histograms: [] }),
     waitUntil: (p) => void state.pending.push(p),
     changed: () => void state.changed++,
+    hasReported: () => state.remembered,
+    setReported: (on) => void (state.remembered = on),
   });
   return { clock, state, reporter };
 }
 
 describe("the metrics reporter", () => {
-  it("tries a failed report again later, a second, then two, then four…, never throwing at the lane", async () => {
+  it("tries a failed report again later, two seconds after, then four, then eight, never throwing at the lane", async () => {
     const { clock, state, reporter } = setup();
     state.failNext = 3;
     reporter.noteChange();
@@ -61,6 +65,24 @@ describe("the metrics reporter", () => {
     expect(state.reports).toHaveLength(1);
     expect(reporter.dueAt(), "sent: nothing waits").toBeNull();
     expect(reporter.sent).toBe(4);
+  });
+
+  it("measures the backoff from the failure, not from the send: a slow call that fails is not tried again at once", async () => {
+    const { clock, state, reporter } = setup();
+    state.failNext = 1;
+    state.callMs = 5000;
+    reporter.noteChange();
+    await reporter.settled();
+    expect(reporter.dueAt(), "two seconds after it failed").toBe(clock.now() + 2000);
+    state.callMs = 0;
+    reporter.noteChange(); // a flush before then sends nothing
+    await reporter.settled();
+    expect(reporter.sent).toBe(1);
+    clock.advance(2000);
+    reporter.noteChange();
+    await reporter.settled();
+    expect(state.reports).toHaveLength(1);
+    expect(reporter.sent).toBe(2);
   });
 
   it("sends a report only when it differs from the last one sent, at most once a second", async () => {

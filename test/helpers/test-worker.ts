@@ -21,10 +21,13 @@ export const startClocks = new Map<string, Clock>();
  * A lane whose clock and entropy a test can swap (a manual clock, deterministic tokens). Only test
  * classes have `useClock`: the production lane's RPC surface has no such door.
  */
+/** Lanes of these names start as under `RECORDING = "off"` (a deploy that turned recording off). */
+export const recordingOff = new Set<string>();
+
 export function testable(base: typeof Lane) {
   return class TestableLane extends base {
     constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
-      super(ctx, env);
+      super(ctx, ctx.id.name !== undefined && recordingOff.has(ctx.id.name) ? { ...env, RECORDING: "off" } : env);
       const clock = ctx.id.name === undefined ? undefined : startClocks.get(ctx.id.name);
       if (clock) this.time.clock = clock;
     }

@@ -3,8 +3,9 @@
  * every lane reads one object, not each lane. After a flush that followed a change, the lane sends
  * its report if it differs from the last one sent and a second has passed since that one; otherwise
  * the report waits, and the instant it may go is a term of the lane's one wake (wake/terms.ts): no
- * timer of its own. At most one report is in flight; one that fails is tried again later (backing
- * off to a minute) and never holds up the lane's work. An idle lane sends nothing.
+ * timer of its own. At most one report is in flight; one that fails (or whose read throws) is tried
+ * again later (backing off to a minute, from the failure) and never holds up the lane's work: its
+ * flush and re-arm go on. An idle lane sends nothing.
  */
 import type { Clock } from "../../shared/clock.js";
 import { describeError } from "../../shared/describe-error.js";
@@ -32,6 +33,9 @@ export interface ReporterHost {
   waitUntil(promise: Promise<unknown>): void;
   /** A report waits again after one in flight: the wake takes up its term. */
   changed(): void;
+  /** Whether the registry may hold a report of this lane (the lane row remembers it: store/settings.ts). */
+  hasReported(): boolean;
+  setReported(on: boolean): void;
 }
 
 export class MetricsReporter {
@@ -39,14 +43,37 @@ export class MetricsReporter {
   private dirty = false;
   /** The last report the registry took, as JSON (null: none yet in this instance). */
   private lastSent: string | null = null;
-  /** When the last report was sent (or tried). */
+  /** When the last report was sent, or when the last try failed (a backoff counts from the failure). */
   private lastAt = Number.NEGATIVE_INFINITY;
   private failures = 0;
   private sending: Promise<void> | null = null;
+  /** Whether the lane row says the registry may hold a report (known after this instance's first send). */
+  private remembered = false;
   /** How many reports this instance has sent (for the benchmark and tests). */
   sent = 0;
 
   constructor(private readonly host: ReporterHost) {}
+
+  /**
+   * At start-up, with reports off: a report the lane left in the registry (reports on before, the
+   * row says) is withdrawn, so that a scrape does not serve it as current; once, then the row forgets it.
+   */
+  withdraw(): void {
+    if (this.host.reports || !this.host.hasReported()) return;
+    try {
+      const registry = this.host.registry();
+      if (!registry) return;
+      this.sending = registry.forget(this.host.lane).then(
+        () => this.host.setReported(false),
+        (error: unknown) => log({ event: "lane.metrics_withdraw_failed", lane: this.host.lane, message: describeError(error) }),
+      ).finally(() => {
+        this.sending = null;
+      });
+      this.host.waitUntil(this.sending);
+    } catch (error) {
+      log({ event: "lane.metrics_withdraw_failed", lane: this.host.lane, message: describeError(error) });
+    }
+  }
 
   /** After a flush: the lane may have changed; the report goes now if it may, else it waits for its term. */
   noteChange(): void {
@@ -82,31 +109,53 @@ export class MetricsReporter {
 
   private trySend(): void {
     if (!this.dirty || this.sending !== null || this.host.clock.now() < this.lastAt + this.spacing()) return;
-    const registry = this.host.registry();
     this.dirty = false;
-    if (!registry) return;
-    const report = this.host.read();
+    let registry: RegistryPeer | undefined;
+    let report: LaneReport;
+    try {
+      registry = this.host.registry();
+      if (!registry) return;
+      report = this.host.read();
+    } catch (error) {
+      // Within a flush, before its re-arm: never the flush's failure. A failed try, it goes again after a backoff.
+      this.failed(error);
+      return;
+    }
     // A lane that never had a job has nothing to report (a read of an unknown lane must not list it).
     if (report.stats.enqueued === 0) return;
     const json = JSON.stringify(report);
     if (json === this.lastSent) return;
     this.lastAt = this.host.clock.now();
     this.sent++;
-    const sending = registry.report(this.host.lane, report).then(
+    let call: Promise<void>;
+    try {
+      // Remembered before the first report: a lane whose reports are turned off withdraws it then.
+      if (!this.remembered && !this.host.hasReported()) this.host.setReported(true);
+      this.remembered = true;
+      call = registry.report(this.host.lane, report);
+    } catch (error) {
+      this.failed(error); // a stub that throws at once, as one that rejects
+      return;
+    }
+    const sending = call.then(
       () => {
         this.lastSent = json;
         this.failures = 0;
       },
-      (error: unknown) => {
-        this.failures++;
-        this.dirty = true;
-        log({ event: "lane.metrics_report_failed", lane: this.host.lane, failures: this.failures, message: describeError(error) });
-      },
+      (error: unknown) => this.failed(error),
     );
     this.sending = sending.finally(() => {
       this.sending = null;
       if (this.dirty) this.host.changed();
     });
     this.host.waitUntil(this.sending);
+  }
+
+  /** A try that failed: the report waits again, a backoff from now. */
+  private failed(error: unknown): void {
+    this.lastAt = this.host.clock.now();
+    this.failures++;
+    this.dirty = true;
+    log({ event: "lane.metrics_report_failed", lane: this.host.lane, failures: this.failures, message: describeError(error) });
   }
 }

@@ -531,6 +531,15 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 17,
+    name: "whether the lane's metrics were reported",
+    statements: [
+      // 1 from before the lane's first metrics report until the registry has withdrawn it: a lane that
+      // starts with its reports off withdraws what it left there (metrics/reporter.ts), once.
+      `ALTER TABLE lane ADD COLUMN metrics_reported INTEGER NOT NULL DEFAULT 0 CHECK (metrics_reported IN (0, 1))`,
+    ],
+  },
+  {
+    version: 18,
     name: "sharded lanes: the shard count and id reservations",
     statements: [
       // How many objects the lane is (docs/concepts.md "Sharded lanes"): each shard stores it; a shard

@@ -11,6 +11,8 @@ export interface LaneSettings {
   concurrency: number;
   paused: boolean;
   registered: boolean;
+  /** Whether the registry may hold a metrics report of this lane (metrics/reporter.ts). */
+  metricsReported: boolean;
   /** How long settled jobs are kept: the operator's choices, the defaults for the rest. */
   retention: Retention;
   /** The lane's token bucket (null: none) and its state. */
@@ -24,6 +26,7 @@ type LaneRow = {
   concurrency: number;
   paused: number;
   registered: number;
+  metrics_reported: number;
   retention: string | null;
   rate_limit: number | null;
   rate_period_ms: number | null;
@@ -42,7 +45,7 @@ function withDefaults(choice: RetentionChoice): Retention {
   };
 }
 
-const READ_SQL = `SELECT name, concurrency, paused, registered, retention, rate_limit, rate_period_ms, bucket_units, bucket_at, fairness FROM lane WHERE id = 1`;
+const READ_SQL = `SELECT name, concurrency, paused, registered, metrics_reported, retention, rate_limit, rate_period_ms, bucket_units, bucket_at, fairness FROM lane WHERE id = 1`;
 
 /** The lane's bucket after a draw. ?1 units, ?2 at. */
 const DRAW_SQL = `UPDATE lane SET bucket_units = ?1, bucket_at = ?2 WHERE id = 1`;
@@ -84,13 +87,14 @@ export class LaneSettingsStore {
           concurrency: row.concurrency,
           paused: row.paused === 1,
           registered: row.registered === 1,
+          metricsReported: row.metrics_reported === 1,
           retention: withDefaults(row.retention === null ? {} : (JSON.parse(row.retention) as RetentionChoice)),
           rateLimit: row.rate_limit === null || row.rate_period_ms === null ? null : { limit: row.rate_limit, periodMs: row.rate_period_ms },
           bucket: { units: row.bucket_units, at: row.bucket_at },
           fairness: row.fairness,
         }
       : {
-          name: null, concurrency: DEFAULT_CONCURRENCY, paused: false, registered: false, retention: withDefaults({}),
+          name: null, concurrency: DEFAULT_CONCURRENCY, paused: false, registered: false, metricsReported: false, retention: withDefaults({}),
           rateLimit: null, bucket: { units: null, at: null }, fairness: "fifo",
         };
     return this.cached;
@@ -100,6 +104,12 @@ export class LaneSettingsStore {
   markRegistered(): void {
     this.sql.exec(`UPDATE lane SET name = ?1, registered = 1 WHERE id = 1`, this.lane);
     this.cached = null;
+  }
+
+  /** Whether the registry may hold a metrics report of this lane: set before the first, cleared once withdrawn. */
+  markMetricsReported(on: boolean): void {
+    this.sql.exec(`UPDATE lane SET metrics_reported = ?1 WHERE id = 1`, on ? 1 : 0);
+    if (this.cached) this.cached.metricsReported = on;
   }
 
   /** The lane's bucket after a draw (in the claim's transaction). */
