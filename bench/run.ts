@@ -23,6 +23,7 @@ import type * as PullModule from "./pull-worker.js";
 import type * as RecordingModule from "./recording-run.js";
 import type * as RepeatModule from "./repeat.js";
 import type * as ReportModule from "./report.js";
+import type { Target } from "./report.js";
 import type * as ScheduleRunModule from "./schedules-run.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
@@ -343,8 +344,47 @@ await workload("schedules", () => scheduleWorkload(bench, mode, run, (lane) => e
 // A Prometheus scrape of every lane: 1,000 active lanes (and every lane the run made before), GET /v1/metrics (bench/metrics-run.ts).
 await workload("metrics", () => metricsWorkload(bench, runtime.url, runtime.apiToken, mode, run));
 
+// Sharded lanes (bench/shards.ts): the CPU of workerd per job (the process watch around each phase
+// alone) on a 4-shard lane against one shard, for enqueue and drain; a claim with work in one of 16
+// shards against a 1-shard claim; the info of a 64-shard lane.
+const shardN = { full: 20_000, quick: 5_000, smoke: 500 }[mode];
+const cpuPerJobUs = (name: string, n: number) => {
+  const r = results[name];
+  const cores = r?.process?.cpuCores;
+  return typeof cores === "number" && typeof r?.watchedMs === "number" ? Math.round(((cores * r.watchedMs) / n) * 1000 * 10) / 10 : null;
+};
+for (const shards of [1, 4]) {
+  for (const phase of ["shardEnqueue", "shardDrain"]) {
+    await workload(`${phase}${shards}`, async () => {
+      const t0 = performance.now();
+      const figures = await bench(phase, { shards, n: shardN, lane: `shards-${shards}-${run}` });
+      return { ...figures, watchedMs: performance.now() - t0 };
+    });
+  }
+}
+await workload("shardClaim1", () => bench("shardClaim", { shards: 1, k: mode === "smoke" ? 20 : 200 }));
+await workload("shardClaim16", () => bench("shardClaim", { shards: 16, k: mode === "smoke" ? 20 : 200 }));
+await workload("shardInfo", async () => ({ one: await bench("shardInfo", { shards: 1 }), sixtyFour: await bench("shardInfo", { shards: 64 }) }));
+
+function shardTargets(): Target[] {
+  const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
+  const cost = (phase: string) => ({ one: cpuPerJobUs(`${phase}1`, shardN), four: cpuPerJobUs(`${phase}4`, shardN) });
+  const target = (name: string, measured: number | null, goal: number, basis: string): Target => ({ name, measured, target: goal, unit: "x", met: measured !== null && measured <= goal, comparison: "<=", basis });
+  const enqueue = cost("shardEnqueue");
+  const drain = cost("shardDrain");
+  const c1 = results.shardClaim1?.medianMs ?? null;
+  const c16 = results.shardClaim16?.medianMs ?? null;
+  const info = results.shardInfo;
+  return [
+    target("sharded lane: CPU per job, 4 shards / 1 shard, 16-producer single enqueue", ratio(enqueue.four, enqueue.one), 1.2, `${enqueue.one ?? "?"} / ${enqueue.four ?? "?"} us of workerd CPU per job (1 / 4 shards), ${shardN} jobs`),
+    target("sharded lane: CPU per job, 4 shards / 1 shard, drain (4 consumers, claims of 100, batch acks)", ratio(drain.four, drain.one), 1.2, `${drain.one ?? "?"} / ${drain.four ?? "?"} us of workerd CPU per job (1 / 4 shards), ${shardN} jobs`),
+    target("sharded lane: a claim with work in 1 of 16 shards / a 1-shard claim, median", ratio(c16, c1), 2, `${c1?.toFixed(2) ?? "?"} / ${c16?.toFixed(2) ?? "?"} ms median (1 / 16 shards)`),
+    { name: "sharded lane: GET info of a 64-shard lane, median", measured: info?.sixtyFour?.medianMs ?? null, target: 0, unit: "ms", met: true, comparison: ">=", reported: true, basis: `${info?.sixtyFour?.objectCallsPerRead ?? "?"} object calls in ${info?.sixtyFour?.rounds ?? "?"} rounds (shard 0, then the other 63 at once); 1 shard: ${info?.one?.medianMs?.toFixed(2) ?? "?"} ms` },
+  ];
+}
+
 const finishedAt = new Date();
-const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results)];
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets()];
 printTables(results, targets);
 printPull(results.pull);
 

@@ -8,6 +8,7 @@ import { countsWorkloads } from "./counts.js";
 import { flowWorkloads } from "./flow.js";
 import { countingObjectCalls, metricsWorkloads } from "./metrics.js";
 import { scheduleWorkloads } from "./schedules.js";
+import { shardWorkloads } from "./shards.js";
 import { stepWorkloads } from "./steps.js";
 import { workloads as coreWorkloads, type BenchEnv } from "./workloads.js";
 
@@ -18,7 +19,7 @@ export { ScheduleBenchLane } from "./schedules.js";
 export { QuietBenchLane } from "./recording.js";
 
 const app = createApp();
-const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads };
+const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads };
 
 export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {

@@ -12,6 +12,7 @@ import { QueueError, unwrap, type Result } from "../shared/errors.js";
 import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
 import { Name, toIssues } from "../shared/schemas.js";
 import { GroupCommit } from "./group-commit.js";
+import { ShardRouter, type LaneNamespace } from "./shard-router.js";
 import type { LaneClient } from "./types.js";
 
 export interface LaneNamespaceClient {
@@ -60,12 +61,15 @@ export async function sendGroup(stub: { enqueueText(text: string): string | Prom
 
 export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespace<L>, options: LaneClientOptions = {}): LaneNamespaceClient {
   const grouped = options.groupCommit !== false;
+  // The client's router: the shard counts it has read, per lane (client/shard-router.ts).
+  const router = new ShardRouter(namespace as unknown as LaneNamespace);
   return {
     lane(name) {
       const parsed = Name.safeParse(name);
       if (!parsed.success) throw new QueueError("invalid_request", "invalid lane name", toIssues(parsed.error, ["lane"]));
-      // The stub's methods, as the lane class declares them (RPC preserves their plain-data answers).
-      const stub = namespace.getByName(name);
+      const stub = () => router.stub(name, 0);
+      const byId = <T>(id: string, call: (stub: DurableObjectStub<Lane>) => Promise<Result<T>>) => value(router.byId(name, id, call));
+      const byToken = <T>(id: string, token: string, call: (stub: DurableObjectStub<Lane>) => Promise<Result<T>>) => value(router.byToken(name, id, token, call));
       return {
         name,
         enqueue: async (request, options = {}) => {
@@ -74,43 +78,47 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
           // A request JSON cannot carry (a BigInt) goes as it is, for the lane to say what is wrong.
           // The trace context goes beside the request's fields, where the lane looks for it (durable/input.ts).
           const sent = options.traceparent === undefined ? request : { ...request, traceparent: options.traceparent };
-          let text: string | undefined;
-          try {
-            text = JSON.stringify(sent);
-          } catch {
-            text = undefined;
-          }
-          if (typeof text !== "string") return value(stub.enqueue(sent));
-          const answer = grouped ? await groups(namespace).call(name, text, text.length, (texts) => sendGroup(stub, texts)) : await stub.enqueueText(text);
-          return unwrap(readEnqueueAnswer(text, answer, name));
+          return value(
+            router.enqueue(name, sent, async (target, objectName, routed) => {
+              let text: string | undefined;
+              try {
+                text = JSON.stringify(routed);
+              } catch {
+                text = undefined;
+              }
+              if (typeof text !== "string") return target.enqueue(routed);
+              const answer = grouped ? await groups(namespace).call(objectName, text, text.length, (texts) => sendGroup(target, texts)) : await target.enqueueText(text);
+              return readEnqueueAnswer(text, answer, name);
+            }),
+          );
         },
-        enqueueBatch: (request, options = {}) => value(stub.enqueueBatch(options.traceparent === undefined ? request : { ...request, traceparent: options.traceparent })),
-        get: (id) => value(stub.getJob(id)),
-        list: (query) => value(stub.listJobs(query ?? {})),
-        info: () => value(stub.info()),
-        configure: (patch) => value(stub.configure(patch)),
-        cancel: (id, request) => value(stub.cancel(id, request ?? {})),
-        requeue: (id) => value(stub.requeue(id)),
-        sweep: (request) => value(stub.sweep(request)),
-        claim: (request) => value(stub.claim(request ?? {})),
-        renew: (id, request) => value(stub.renew(id, request)),
-        complete: (id, request) => value(stub.complete(id, request)),
-        fail: (id, request) => value(stub.fail(id, request)),
-        release: (id, request) => value(stub.release(id, request)),
-        snooze: (id, request) => value(stub.snooze(id, request)),
-        dependents: (id) => value(stub.dependents(id)),
-        failLane: (request) => value(stub.failLane(request)),
-        queue: (queue) => value(stub.queueInfo(queue)),
-        putQueue: (queue, request) => value(stub.putQueue(queue, request)),
-        purgeQueue: (queue) => value(stub.purgeQueue(queue)),
-        putSchedule: async (schedule, request) => ({ schedule: (await value(stub.putSchedule(schedule, request))).schedule }),
-        getSchedule: (schedule) => value(stub.getSchedule(schedule)),
-        listSchedules: (query) => value(stub.listSchedules(query ?? {})),
-        deleteSchedule: (schedule) => value(stub.deleteSchedule(schedule)),
-        acks: (request) => value(stub.acks(request)),
-        saveCheckpoint: (id, name, request) => value(stub.saveCheckpoint(id, name, request)),
-        checkpoints: (id) => value(stub.listCheckpoints(id)),
-        progress: (id, request) => value(stub.progress(id, request)),
+        enqueueBatch: (request, options = {}) => value(router.enqueueBatch(name, options.traceparent === undefined ? request : { ...request, traceparent: options.traceparent })),
+        get: (id) => byId(id, (s) => s.getJob(id)),
+        list: (query) => value(router.list(name, query ?? {})),
+        info: () => value(router.info(name)),
+        configure: (patch) => value(router.configure(name, patch)),
+        cancel: (id, request) => byId(id, (s) => s.cancel(id, request ?? {})),
+        requeue: (id) => byId(id, (s) => s.requeue(id)),
+        sweep: (request) => value(router.sweep(name, request)),
+        claim: (request) => value(router.claim(name, request ?? {}, null)),
+        renew: (id, request) => byToken(id, request.token, (s) => s.renew(id, request)),
+        complete: (id, request) => byToken(id, request.token, (s) => s.complete(id, request)),
+        fail: (id, request) => byToken(id, request.token, (s) => s.fail(id, request)),
+        release: (id, request) => byToken(id, request.token, (s) => s.release(id, request)),
+        snooze: (id, request) => byToken(id, request.token, (s) => s.snooze(id, request)),
+        dependents: (id) => byId(id, (s) => s.dependents(id)),
+        failLane: (request) => value(router.failLane(name, request)),
+        queue: (queue) => value(router.byQueue(name, queue, (s) => s.queueInfo(queue))),
+        putQueue: (queue, request) => value(router.byQueue(name, queue, (s) => s.putQueue(queue, request))),
+        purgeQueue: (queue) => value(router.byQueue(name, queue, (s) => s.purgeQueue(queue))),
+        putSchedule: async (schedule, request) => ({ schedule: (await value(stub().putSchedule(schedule, request))).schedule }),
+        getSchedule: (schedule) => value(stub().getSchedule(schedule)),
+        listSchedules: (query) => value(stub().listSchedules(query ?? {})),
+        deleteSchedule: (schedule) => value(stub().deleteSchedule(schedule)),
+        acks: (request) => value(router.acks(name, request)),
+        saveCheckpoint: (id, name_, request) => byToken(id, request.token, (s) => s.saveCheckpoint(id, name_, request)),
+        checkpoints: (id) => byId(id, (s) => s.listCheckpoints(id)),
+        progress: (id, request) => byToken(id, request.token, (s) => s.progress(id, request)),
       };
     },
   };

@@ -5,6 +5,7 @@
  */
 import { z, type ZodType } from "zod";
 import { fail, ok, type Result } from "../shared/errors.js";
+import { MAX_SHARDS } from "../shared/shards.js";
 import { BatchEnqueueRequest, EnqueueRequest, JobId, Name, ScheduleName, simpleEnqueueRequest, toIssues } from "../shared/schemas.js";
 import { parseTraceparent, TRACEPARENT_FORMAT } from "../shared/trace.js";
 
@@ -20,10 +21,10 @@ export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
  * sent (over HTTP the `traceparent` header, which the front worker puts here), as stored: valid, and
  * of a later version only its first 55 characters.
  */
-export type TracedEnqueueRequest = EnqueueRequest & { traceparent?: string };
+export type TracedEnqueueRequest = EnqueueRequest & { traceparent?: string; shards?: number };
 
 /** A batch as a lane takes it: the request, and one trace context for all its jobs. */
-export type TracedBatchRequest = BatchEnqueueRequest & { traceparent?: string };
+export type TracedBatchRequest = BatchEnqueueRequest & { traceparent?: string; shards?: number };
 
 /**
  * An enqueue request: a plain `{ kind, payload?, id? }` without zod (`simpleEnqueueRequest`), any
@@ -32,15 +33,30 @@ export type TracedBatchRequest = BatchEnqueueRequest & { traceparent?: string };
 export function parseEnqueue(input: unknown): Result<TracedEnqueueRequest> {
   const simple = simpleEnqueueRequest(input);
   if (simple) return ok(simple);
-  return withTrace(input, (request) => {
+  return withShards(input, (input) => withTrace(input, (request) => {
     const plain = simpleEnqueueRequest(request);
     return plain ? ok(plain) : parse(EnqueueRequest, request);
-  });
+  }));
 }
 
 /** A batch enqueue request, and the `traceparent` beside its `jobs` (for every job of it), if any. */
 export function parseBatchEnqueue(input: unknown): Result<TracedBatchRequest> {
-  return withTrace(input, (request) => parse(BatchEnqueueRequest, request));
+  return withShards(input, (input) => withTrace(input, (request) => parse(BatchEnqueueRequest, request)));
+}
+
+/**
+ * `read` of an object without its `shards`, then that count added: the shard count the router
+ * routed by, beside the request's fields (not a body field; docs/concepts.md "Sharded lanes"). A shard
+ * of a sharded lane refuses a job routed by another count (`wrong_shard`).
+ */
+function withShards<T extends object>(input: unknown, read: (request: unknown) => Result<T>): Result<T & { shards?: number }> {
+  if (typeof input !== "object" || input === null || !Object.hasOwn(input, "shards")) return read(input);
+  const { shards, ...request } = input as { shards: unknown };
+  if (typeof shards !== "number" || !Number.isInteger(shards) || shards < 1 || shards > MAX_SHARDS) {
+    return fail("invalid_request", `invalid request: shards: must be an integer 1..${MAX_SHARDS}`, [{ path: ["shards"], message: `must be 1..${MAX_SHARDS}` }]);
+  }
+  const parsed = read(request);
+  return parsed.ok ? ok({ ...parsed.value, shards }) : parsed;
 }
 
 /** `read` of an object without its `traceparent`, then that trace context (valid, as stored) added to what it read. */

@@ -12,6 +12,7 @@ import { fail, ok, type Result } from "../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import { DEFAULT_HISTORY_WINDOW_MS, HistoryRequest, type HistoryAnswer } from "../shared/history.js";
 import { serializeJson } from "../shared/json.js";
+import { MAX_SHARDS, parseShardObjectName, tokenPrefix } from "../shared/shards.js";
 import type { LostEvent, TransitionEvent } from "../shared/log.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
 import * as S from "../shared/schemas.js";
@@ -33,6 +34,14 @@ import type { Outbox } from "./deps/outbox.js";
 import type { WakeReads } from "./wake/reads.js";
 import type { Wake } from "./wake/wake.js";
 import { LaneWiring, type LaneOptions } from "./wiring.js";
+import type { Located, Reservation } from "./shards/shard-state.js";
+import type { Watched } from "./shards/watchers.js";
+import { z } from "zod";
+
+/** A shard's index, as a lane's RPC takes it. */
+const ShardIndex = z.number().int().min(0).max(MAX_SHARDS - 1);
+/** A position in a shard's list (a job's seq; 0: the start). */
+const Seq = z.number().int().min(0);
 
 export type { LaneOptions, LostEvent, TransitionEvent };
 
@@ -65,7 +74,10 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
     const clock: Clock = { now: () => this.time.clock.now() };
-    const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => this.time.entropy.token(), random: () => this.time.entropy.random() };
+    // A shard i >= 1 of a sharded lane marks the lease tokens it mints with its index, so that a
+    // fenced write finds its shard from the token alone (docs/concepts.md "Sharded lanes").
+    const prefix = tokenPrefix(parseShardObjectName(ctx.id.name ?? "").index);
+    const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => prefix + this.time.entropy.token(), random: () => this.time.entropy.random() };
     const rooms = (this.rooms = new LaneWiring(ctx, env, (new.target as typeof Lane).options, clock, entropy));
     ({ store: this.store, claims: this.claims, fenced: this.fenced, checkpoints: this.checkpointStore, dispatcher: this.dispatcher, schedules: this.schedules, wake: this.wake, belt: this.belt } = rooms);
     this.wakeReads = rooms.wakeComputer.reads;
@@ -132,7 +144,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     return this.answer(async () => {
       const request = parseBatchEnqueue(input);
       if (!request.ok) return request;
-      const inserted = await this.rooms.enqueue.batch(request.value.jobs, request.value.traceparent);
+      const inserted = await this.rooms.enqueue.batch(request.value.jobs, request.value.traceparent, request.value.shards);
       if (!inserted.ok) return inserted;
       await this.rooms.register();
       return ok({ results: inserted.value });
@@ -186,10 +198,21 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   // ---- admin ----
 
+  /**
+   * Sets the lane's settings on this object. `shards` sets this object's stored shard count (the
+   * router tells every shard: docs/concepts.md "Sharded lanes"), only while it holds no job (and, on
+   * shard 0 going above one shard, no schedule): else 409 `lane_not_empty` and nothing changes.
+   */
   async configure(input: unknown): Promise<Result<LaneInfo>> {
     return this.answer(() => {
       const patch = parse(S.LanePatch, input ?? {});
       if (!patch.ok) return patch;
+      const { shards } = patch.value;
+      if (shards !== undefined && shards !== this.rooms.shard.count()) {
+        const held = this.rooms.heldForResharding(shards);
+        if (held) return fail("lane_not_empty", `lane ${this.store.lane} ${held}: its shard count can change only while it is empty`);
+        this.rooms.shard.setCount(shards);
+      }
       this.store.settings.configure(patch.value);
       this.wake.afterChange();
       return this.rooms.laneInfo();
@@ -301,6 +324,121 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     });
   }
 
+  // ---- sharded lanes (docs/concepts.md "Sharded lanes"; shards/shard-state.ts) ----
+
+  /** The lane's shard count as this object stores it, and whether it holds any job or schedule. */
+  async shardState(): Promise<Result<{ shards: number; index: number; empty: boolean }>> {
+    return this.answer(() => ok({ shards: this.rooms.shard.count(), index: this.rooms.shard.index, empty: this.rooms.heldForResharding(2) === null }));
+  }
+
+  /** On the id's own shard: reserves `id` for the shard `target` that owns its job's routing key. */
+  async reserve(id: unknown, target: unknown, queue: unknown, replacing?: unknown): Promise<Result<Reservation>> {
+    return this.answer(() => {
+      const name = parseId(id);
+      if (!name.ok) return name;
+      const shard = parse(ShardIndex, target);
+      if (!shard.ok) return shard;
+      const queueName = queue === null ? ok(null) : parseName(queue, "queue");
+      if (!queueName.ok) return queueName;
+      const replaced = replacing === undefined || replacing === null ? ok(null) : parse(ShardIndex, replacing);
+      if (!replaced.ok) return replaced;
+      return ok(this.rooms.shard.reserve(name.value, shard.value, queueName.value, this.store.row(name.value) !== undefined, replaced.value));
+    });
+  }
+
+  /**
+   * A sharded lane's batch, checked before any shard writes its part: what `enqueueBatch` would refuse
+   * here (bad input, a job this shard does not own, an id used here with another spec), writing nothing.
+   */
+  async checkBatch(input: unknown): Promise<Result<null>> {
+    return this.answer(() => {
+      const request = parseBatchEnqueue(input);
+      if (!request.ok) return request;
+      const { jobs, traceparent, shards } = request.value;
+      const specs = this.rooms.enqueue.toSpecs(jobs.map((job) => ({ ...job, traceparent, shards })), this.time.clock.now());
+      if (!specs.ok) return specs;
+      for (const spec of specs.value) {
+        if (!this.store.row(spec.id)) continue;
+        const existing = this.store.existing(spec);
+        if (!existing.ok) return existing;
+      }
+      return ok(null);
+    });
+  }
+
+  /** On the id's own shard: where its job is (this shard, the one it is reserved for, or nowhere: null). */
+  async locate(id: unknown): Promise<Result<Located>> {
+    return this.answer(() => {
+      const name = parseId(id);
+      if (!name.ok) return name;
+      if (this.store.row(name.value)) return ok({ shard: this.rooms.shard.index });
+      return ok({ shard: this.rooms.shard.reservedFor(name.value) });
+    });
+  }
+
+  /** Whether job `id` is stored here (a reservation elsewhere naming this shard is then live). */
+  async hasJob(id: unknown): Promise<Result<boolean>> {
+    return this.answer(() => {
+      const name = parseId(id);
+      return name.ok ? ok(this.store.row(name.value) !== undefined) : name;
+    });
+  }
+
+  /** Drops the reservation of `id` if it still names `shard`: its job there is gone. */
+  async dropReservation(id: unknown, shard: unknown): Promise<Result<null>> {
+    return this.answer(() => {
+      const name = parseId(id);
+      if (!name.ok) return name;
+      const index = parse(ShardIndex, shard);
+      if (!index.ok) return index;
+      this.rooms.shard.drop(name.value, index.value);
+      return ok(null);
+    });
+  }
+
+  /**
+   * The runAt of the longest-waiting due queued job here (null: none) and the flush epoch: a sharded
+   * claim's look before it claims, and what its watch names (shards/watchers.ts).
+   */
+  async due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>> {
+    return this.answer(() => ok({ oldestDueAt: this.store.laneCounts.oldestDueAt(this.time.clock.now()), epoch: this.rooms.watchers.epoch }));
+  }
+
+  /** A sharded lane's held claim: waits, claiming nothing, until a job is due here or `waitMs` passes. */
+  async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown): Promise<Result<Watched>> {
+    return this.answer(async () => {
+      const since = parse(Seq, epoch);
+      if (!since.ok) return since;
+      const wait = parse(S.ClaimRequest.shape.waitMs.unwrap(), waitMs);
+      if (!wait.ok) return wait;
+      const name = parse(HoldName, hold);
+      if (!name.ok) return name;
+      const watching = this.rooms.watchers.watch(since.value, wait.value, name.value);
+      if (this.rooms.watchers.size > 0) this.wake.afterChange(false); // a rate-limited lane's next token is a term of the wake
+      return ok(await watching);
+    });
+  }
+
+  /** The router of a held claim stops watching here (it claimed elsewhere, or its client left). */
+  async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> {
+    return this.answer(() => {
+      const name = parse(HoldName, hold);
+      return name.ok ? ok({ stopped: this.rooms.watchers.stop(name.value) }) : name;
+    });
+  }
+
+  /** A page of jobs with each one's seq: what a sharded lane's merged list is made of. */
+  async listShardPage(input: unknown, afterSeq: unknown): Promise<Result<{ jobs: Job[]; seqs: number[]; more: boolean }>> {
+    return this.answer(() => {
+      const query = parse(S.ListQuery, input ?? {});
+      if (!query.ok) return query;
+      const after = parse(Seq, afterSeq);
+      if (!after.ok) return after;
+      const { jobs, seqs, more } = this.store.listJobs({ ...query.value, afterSeq: after.value });
+      return ok({ jobs, seqs, more });
+    });
+  }
+
   // ---- the alarm ----
 
   override async alarm(): Promise<void> {
@@ -378,7 +516,11 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   async registerDependents(input: unknown): Promise<Result<RegistrationAnswer[]>> {
     return this.answer(() => {
       const registrations = parse(Registrations, input);
-      return registrations.ok ? ok(this.rooms.dependencies.register(registrations.value)) : registrations;
+      if (!registrations.ok) return registrations;
+      // A job of a sharded lane may live on another shard than this one: not carried yet, so refused
+      // rather than answered missing (docs/concepts.md "Sharded lanes").
+      if (this.rooms.shard.count() > 1 || this.rooms.shard.index > 0) return fail("invalid_request", `dependencies on jobs of a sharded lane (${this.store.lane}) are not supported yet`, [{ path: ["dependsOn"], message: "a sharded lane" }]);
+      return ok(this.rooms.dependencies.register(registrations.value));
     });
   }
 
@@ -406,6 +548,11 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** The lane's metrics in the Prometheus text exposition, read live (docs/api.md "Metrics"). */
   async metrics(): Promise<Result<string>> {
     return this.answer(() => ok(this.rooms.metricsText()));
+  }
+
+  /** The kept counts and the shard count: what `GET /v1/lanes` reads of each lane's shard 0. */
+  async countsAndShards(): Promise<Result<{ counts: Counts; shards: number }>> {
+    return this.answer(() => ok({ counts: this.store.counts(), shards: this.rooms.shard.count() }));
   }
 
   /** The kept counts alone: what `GET /v1/lanes` shows of each lane, one row read. */
@@ -468,6 +615,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
       if (!schedule.ok) return schedule;
       const request = parse(S.ScheduleRequest, input);
       if (!request.ok) return request;
+      // A fire enqueues on this object: a sharded lane would need it routed (docs/concepts.md "Sharded lanes").
+      if (this.rooms.shard.count() > 1 || this.rooms.shard.index > 0) return fail("invalid_request", "schedules are not supported on a sharded lane yet", [{ path: ["lane"], message: "a sharded lane" }]);
       const put = this.schedules.put(schedule.value, request.value);
       if (put.ok) this.wake.afterChange(false);
       return put;

@@ -40,6 +40,9 @@ import { CheckpointStore } from "./steps/checkpoints.js";
 import { withoutToken } from "./store/job-row.js";
 import { JobStore } from "./store/job-store.js";
 import { migrate, type SchemaState, SCHEMA_VERSION } from "./store/migrations.js";
+import { ShardState } from "./shards/shard-state.js";
+import { Watchers } from "./shards/watchers.js";
+import { parseShardObjectName } from "../shared/shards.js";
 import { LaneSettingsStore } from "./store/settings.js";
 import { Belt, type WakeCheck } from "./wake/belt.js";
 import { History } from "./history/history.js";
@@ -120,6 +123,10 @@ export class LaneWiring {
   /** The per-minute history (history/history.ts), and whether this lane records it. */
   readonly history: History;
   readonly recording: boolean;
+  /** This object's shard of its lane: index, count, ownership, reservations (shards/shard-state.ts). */
+  readonly shard: ShardState;
+  /** A sharded lane's held claims wait here without claiming (shards/watchers.ts). */
+  readonly watchers: Watchers;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -131,7 +138,11 @@ export class LaneWiring {
     // Synchronous SQL: done before any request can reach the object.
     this.schema = migrate(ctx.storage, clock.now());
     const storage = ctx.storage;
-    const lane = (this.lane = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(storage) : null) ?? ctx.id.toString());
+    const objectName = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(storage) : null) ?? ctx.id.toString();
+    // Shard i of lane L is the object `L#i`; its jobs answer lane L (shards/shard-state.ts).
+    const { lane: laneName, index } = parseShardObjectName(objectName);
+    const lane = (this.lane = laneName);
+    this.shard = new ShardState(storage, lane, index);
     const version = (env as Partial<SwitchyardEnv>).CF_VERSION_METADATA?.id ?? UNVERSIONED;
     const deliverOutcomes = options.onOutcome !== undefined;
     const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
@@ -159,8 +170,10 @@ export class LaneWiring {
     this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => store.counts() });
     this.retention = new RetentionStore(storage, clock);
     this.failure = new LaneFailure(storage, clock, { deliverOutcomes, transitions: this.transitions });
-    this.belt = new Belt(storage, { lane, registry: () => this.registry(), waitUntil });
-    const reports = this.recording && options.metricsReports !== false && (env as Partial<SwitchyardEnv>).REGISTRY !== undefined;
+    // The belt watches objects, not lanes: a shard's own name, so that the cron checks each shard's alarm.
+    this.belt = new Belt(storage, { lane: objectName, registry: () => this.registry(), waitUntil });
+    // Shards >= 1 do not report: the registry knows the lane once, by shard 0 (docs/concepts.md "Sharded lanes").
+    const reports = this.recording && options.metricsReports !== false && (env as Partial<SwitchyardEnv>).REGISTRY !== undefined && index === 0;
     this.metrics = new MetricsReporter({
       lane, clock, reports, registry: () => this.registry(), read: () => readLaneReport(storage.sql, store.laneCounts), waitUntil,
       changed: () => this.wake.afterChange(false),
@@ -194,16 +207,20 @@ export class LaneWiring {
       options.executors ?? {},
     );
     this.waiters = new Waiters({ claim: (ask) => this.claims.forConsumer(ask, this.dispatcher), release: (id, token) => this.fenced.release(id, token).ok });
+    const watchers = (this.watchers = new Watchers(() => store.laneCounts.oldestDueAt(clock.now()) !== null));
+    const waiters = this.waiters;
+    // Held claims and a sharded lane's watchers alike call for a flush when a job arrives.
+    const held = { get size() { return waiters.size + watchers.size; } };
     this.outcomes = new OutcomeDelivery<SwitchyardEnv>(storage, { store, clock, env, waitUntil, changed: () => this.wake.afterChange() }, options.onOutcome);
     this.enqueue = new Enqueue(clock, entropy, {
-      store, debouncer: new Debouncer(storage, store), dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: this.waiters, version,
+      store, debouncer: new Debouncer(storage, store), dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: held, version, shard: this.shard,
       metrics: this.metrics,
     });
     this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue);
     this.wakeComputer = new WakeComputer({
       clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings, () => this.queues.anyRateLimited()), cancels: this.cancels,
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, belt: this.belt, deliverOutcomes,
-      heldClaims: () => this.waiters.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
+      heldClaims: () => held.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
       reportDueAt: () => this.metrics.dueAt(),
     });
   }
@@ -266,6 +283,17 @@ export class LaneWiring {
     return { failed, more: blocked + queued + stillRunning > 0 };
   }
 
+  /**
+   * Why this object's shard count may not change to `shards` now (null: it may): it holds jobs, or
+   * (shard 0, going above one shard) schedules, whose fires a sharded lane does not carry yet.
+   */
+  heldForResharding(shards: number): string | null {
+    const counts = this.store.counts();
+    if (Object.values(counts).some((n) => n > 0)) return "holds jobs";
+    if (shards > 1 && this.schedules.list(null, 1).schedules.length > 0) return "has schedules";
+    return null;
+  }
+
   /** A lane of a newer schema refuses every call, changing nothing. */
   refusal<T>(): Result<T> | null {
     if (this.schema.ok) return null;
@@ -279,6 +307,8 @@ export class LaneWiring {
       lane: this.lane, counts: laneCounts.counts(), paused, concurrency, nextWakeAt: this.wakeComputer.compute(),
       retention, stats: laneCounts.stats(), oldestDueAt: laneCounts.oldestDueAt(this.clock.now()), kinds: laneCounts.kinds(),
       rateLimit, fairness,
+      // Said only by a sharded lane: a lane of one shard answers as it always has.
+      ...(this.shard.count() > 1 ? { shards: this.shard.count() } : {}),
     });
   }
 
@@ -293,7 +323,8 @@ export class LaneWiring {
    * nothing to wait for (known already, or no registry), so that an enqueue can answer in its turn.
    */
   register(): Promise<void> | null {
-    if (this.store.settings.read().registered) return null;
+    // The registry lists a sharded lane once, by its shard 0.
+    if (this.shard.index !== 0 || this.store.settings.read().registered) return null;
     const registry = this.registry();
     return registry ? this.registerWith(registry) : null;
   }
@@ -332,6 +363,7 @@ export class LaneWiring {
     this.dispatcher.settleCompletions();
     if (pump !== "none") this.dispatcher.pump(pump === "freed");
     this.waiters.answer();
+    this.watchers.flushed();
     this.outcomes.deliverPending();
     this.metrics.noteChange();
   }

@@ -23,6 +23,8 @@ export type ErrorCode =
   | "upgrade_required"
   | "auth_not_configured"
   | "lane_schema_too_new"
+  | "lane_not_empty"
+  | "wrong_shard"
   | "internal";
 
 /** One problem of an invalid request: where (a path into the input) and what. */
@@ -39,7 +41,9 @@ export interface ErrorBody {
 }
 
 /** `details` of an error: the problems of an invalid request, or what a refusal concerns. */
-export type ErrorDetails = Issue[] | { ids: string[] } | { index: number } | { dependencies: { lane: string; id: string }[] };
+export type ErrorDetails = Issue[] | { ids: string[] } | { index: number } | { dependencies: { lane: string; id: string }[] }
+  /** `wrong_shard`: the shard count the shard holds, and the shard an id is reserved for, if that is why. */
+  | { shards: number; reservedFor?: number };
 
 /** The one error class of the project. Thrown in the worker; rebuilt there from a lane's `ErrorBody`. */
 export class QueueError extends Error {

@@ -155,6 +155,10 @@ export interface LaneInfo {
   /** The lane's token bucket (in-process starts and pull claims draw from it alike); null: none. */
   rateLimit: RateLimit | null;
   fairness: Fairness;
+  /** How many objects the lane is (docs/concepts.md "Sharded lanes"), said only when more than one. */
+  shards?: number;
+  /** A sharded lane's shards, each with its counts (the front worker's sum says it; a shard never does). */
+  shardList?: { shard: number; counts: Counts }[];
 }
 
 /** What an enqueue did: a new job, the same one again, or (debounce) the queued job of its key replaced. */

@@ -43,6 +43,7 @@ import {
   SCHEDULE_NAME_PATTERN,
 } from "./defaults.js";
 import { JOB_STATES, OUTCOMES } from "./job.js";
+import { MAX_SHARDS } from "./shards.js";
 
 export const Name = z
   .string()
@@ -180,6 +181,7 @@ export const LanePatch = z
     paused: z.boolean().optional(),
     rateLimit: RateLimit.nullable().optional().openapi({ description: "the lane's token bucket; null removes it" }),
     fairness: z.enum(["fifo", "round-robin"]).optional(),
+    shards: z.number().int().min(1).max(MAX_SHARDS).optional().openapi({ description: "how many objects the lane is (1..64), only while it holds no jobs" }),
     retention: z
       .strictObject({
         completedMs: ms().nullable().optional().openapi({ description: "keep completed jobs this long after they settle; null keeps them" }),

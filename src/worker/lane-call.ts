@@ -1,7 +1,8 @@
 /**
  * How a route reaches its lane: the stub of the route's `{lane}` (validated by the route's params),
  * and the call that unwraps the lane's answer, its value or its refusal thrown as a `QueueError` for
- * the app's one error handler. Every route reaches lanes through here.
+ * the app's one error handler. Every route reaches lanes through here, and through the router
+ * (client/shard-router.ts) the shards of a sharded lane.
  */
 import type { Context } from "hono";
 import type { Lane } from "../durable/lane.js";
@@ -12,6 +13,8 @@ import type { EnqueueAnswer } from "../shared/answers.js";
 import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
 import { unwrap, type Result } from "../shared/errors.js";
 import type { AppEnv } from "./openapi.js";
+import { ShardRouter } from "../client/shard-router.js";
+import type { EnqueueRequest } from "../shared/schemas.js";
 
 export type LaneStub = DurableObjectStub<Lane>;
 
@@ -23,6 +26,26 @@ export function laneOf(c: Context<AppEnv>, name: string = c.req.param("lane") ??
 /** Calls the route's lane (or the one named): the answer's value, or its refusal thrown as a `QueueError`. */
 export async function callLane<T>(c: Context<AppEnv>, call: (lane: LaneStub) => Promise<Result<T>>, name?: string): Promise<T> {
   return unwrap(await call(laneOf(c, name)));
+}
+
+/** This isolate's router of each lanes' namespace: the shard counts it has read (client/shard-router.ts). */
+const routers = new WeakMap<object, ShardRouter>();
+
+/** The router of the app's lanes: how a route reaches the shards of a lane (docs/concepts.md "Sharded lanes"). */
+export function routerOf(c: Context<AppEnv>): ShardRouter {
+  let router = routers.get(c.env.LANE);
+  if (!router) routers.set(c.env.LANE, (router = new ShardRouter(c.env.LANE)));
+  return router;
+}
+
+/** The route's lane name (its `{lane}`). */
+export function laneName(c: Context<AppEnv>): string {
+  return c.req.param("lane") ?? "";
+}
+
+/** Calls the route's lane through its router: the answer's value, or its refusal thrown as a `QueueError`. */
+export async function route<T>(c: Context<AppEnv>, call: (router: ShardRouter, lane: string) => Promise<Result<T>>): Promise<T> {
+  return unwrap(await call(routerOf(c), laneName(c)));
 }
 
 /** This isolate's group commit of single enqueues, by lane (client/group-commit.ts). */
@@ -38,11 +61,14 @@ export function enqueueGroupCounters(): { calls: number; items: number; largest:
  * call and one commit, each answered as its own call would be. The group's call this request makes
  * is kept alive past the request (`waitUntil`): other requests wait on it.
  */
-export async function enqueueOne(c: Context<AppEnv>, request: unknown): Promise<EnqueueAnswer> {
-  if (c.env.GROUP_COMMIT === "off") return callLane(c, (lane) => lane.enqueue(request));
-  const name = c.req.param("lane") ?? "";
-  const text = JSON.stringify(request);
-  const stub = laneOf(c, name);
-  const answer = await enqueues.call(name, text, text.length, (texts) => sendGroup(stub, texts), (p) => c.executionCtx.waitUntil(p));
-  return unwrap(readEnqueueAnswer(text, answer, name));
+export async function enqueueOne(c: Context<AppEnv>, request: EnqueueRequest & { traceparent?: string }): Promise<EnqueueAnswer> {
+  const name = laneName(c);
+  return route(c, (router) =>
+    router.enqueue(name, request, async (stub, objectName, routed) => {
+      if (c.env.GROUP_COMMIT === "off") return stub.enqueue(routed);
+      const text = JSON.stringify(routed);
+      const answer = await enqueues.call(objectName, text, text.length, (texts) => sendGroup(stub, texts), (p) => c.executionCtx.waitUntil(p));
+      return readEnqueueAnswer(text, answer, name);
+    }),
+  );
 }

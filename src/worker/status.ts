@@ -18,6 +18,10 @@ export const ERROR_STATUS = {
   job_running: 409,
   dependency_not_found: 409,
   checkpoint_limit: 409,
+  lane_not_empty: 409,
+  // A shard's refusal of a job it does not own: the front worker re-reads the shard count and goes on;
+  // it reaches a client only if the lane is resharded over and over under it.
+  wrong_shard: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   upgrade_required: 426,

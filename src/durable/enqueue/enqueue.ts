@@ -21,6 +21,8 @@ import type { Dependencies, Known } from "../deps/dependencies.js";
 import type { Wake } from "../wake/wake.js";
 import type { EnqueueDone } from "./enqueue-text.js";
 import { toSpec } from "./spec.js";
+import type { ShardState } from "../shards/shard-state.js";
+import { shardOf } from "../../shared/shards.js";
 
 export interface EnqueueHost {
   readonly store: JobStore;
@@ -34,6 +36,8 @@ export interface EnqueueHost {
   readonly waiters: { readonly size: number };
   /** The version of the code: what a lease taken at once records. */
   readonly version: string;
+  /** This object's shard: a job whose routing key it does not own is refused (shards/shard-state.ts). */
+  readonly shard: ShardState;
   /** The metrics report (metrics/reporter.ts), told of an enqueue that no flush follows. */
   readonly metrics: { noteQuietChange(): void };
 }
@@ -156,9 +160,9 @@ export class Enqueue {
    * flush. With dependencies among them, their remote ones are registered first (out of turn).
    * `traceparent` (valid, as stored): the trace context of every job of it.
    */
-  batch(requests: readonly EnqueueRequest[], traceparent?: string): Result<BatchAnswer["results"]> | Promise<Result<BatchAnswer["results"]>> {
+  batch(requests: readonly EnqueueRequest[], traceparent?: string, shards?: number): Result<BatchAnswer["results"]> | Promise<Result<BatchAnswer["results"]>> {
     const now = this.clock.now();
-    const specs = this.toSpecs(traceparent === undefined ? requests : requests.map((request) => ({ ...request, traceparent })), now);
+    const specs = this.toSpecs(traceparent === undefined && shards === undefined ? requests : requests.map((request) => ({ ...request, traceparent, shards })), now);
     if (!specs.ok) return specs;
     const flushed = (inserted: Result<BatchAnswer["results"]>) => {
       if (inserted.ok) this.host.wake.afterChange(specs.value.some((spec) => this.host.dispatcher.kinds.includes(spec.kind)));
@@ -182,7 +186,27 @@ export class Enqueue {
 
   /** `now`: the enqueue's one reading of the clock, which its insert writes as `createdAt` too. */
   toSpec(request: TracedEnqueueRequest, now: number): Result<JobSpec> {
-    return toSpec(request, now, () => this.entropy.id(), this.host.store.lane);
+    const { shard } = this.host;
+    const shards = shard.count();
+    if (shard.index === 0 && shards === 1 && (request.shards ?? 1) === 1) return toSpec(request, now, () => this.entropy.id(), this.host.store.lane); // one shard: one comparison
+    // A sharded lane's router states the count it routed by: one from a stale count is refused, so
+    // that it reads the count again (and reserves the id, if it must, before it comes back).
+    if ((request.shards ?? 1) !== shards) return fail("wrong_shard", `lane ${shard.lane} has ${shards} shards; this job was routed for ${request.shards ?? 1}`, { shards });
+    // An id made here hashes to this shard, so that a by-id route finds its job without a reservation.
+    const spec = toSpec(request, now, () => this.ownId(), this.host.store.lane);
+    if (!spec.ok) return spec;
+    const owned = shard.check(spec.value.queue ?? spec.value.debounceKey ?? spec.value.id, spec.value.id);
+    if (!owned.ok) return owned;
+    if (spec.value.dependsOn !== null) return fail("invalid_request", "dependencies are not supported on a sharded lane yet", [{ path: ["dependsOn"], message: "not on a sharded lane" }]);
+    return spec;
+  }
+
+  /** A new id whose own shard is this one (about as many tries as there are shards). */
+  private ownId(): string {
+    for (;;) {
+      const id = this.entropy.id();
+      if (shardOf(id, this.host.shard.count()) === this.host.shard.index) return id;
+    }
   }
 
   /** The specs of many requests at one reading of the clock, or the first refusal, its place said (`jobs[i]: …`). */
@@ -190,6 +214,7 @@ export class Enqueue {
     const specs: JobSpec[] = [];
     for (const [index, request] of requests.entries()) {
       const spec = this.toSpec(request, now);
+      if (!spec.ok && spec.error.code === "wrong_shard") return spec; // for the router: its details say why
       if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
       specs.push(spec.value);
     }

@@ -188,18 +188,20 @@ export class JobStore {
   }
 
   /** A page of jobs in enqueue order: at most `limit` of them and at most 4 MiB of JSON (never none while one is there). */
-  listJobs(filter: ListFilter): { jobs: Job[]; lastSeq: number | null; more: boolean } {
+  listJobs(filter: ListFilter): { jobs: Job[]; seqs: number[]; lastSeq: number | null; more: boolean } {
     const rows = jobRows(this.sql.exec(Q.LIST_SQL, filter.afterSeq, filter.state ?? null, filter.outcome ?? null, filter.kind ?? null, filter.queue ?? null, filter.limit + 1));
     const jobs: Job[] = [];
+    const seqs: number[] = [];
     let bytes = 0;
     let lastSeq: number | null = null;
     for (const row of rows.slice(0, filter.limit)) {
       bytes += rowBytes(row);
       if (jobs.length > 0 && bytes > MAX_PAGE_BYTES) break;
       jobs.push(toJob(row, this.lane));
+      seqs.push(row.seq);
       lastSeq = row.seq;
     }
-    return { jobs, lastSeq, more: rows.length > jobs.length };
+    return { jobs, seqs, lastSeq, more: rows.length > jobs.length };
   }
 
   // ---- requeue ----

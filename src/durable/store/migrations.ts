@@ -538,6 +538,22 @@ export const MIGRATIONS: readonly Migration[] = [
       `ALTER TABLE lane ADD COLUMN metrics_reported INTEGER NOT NULL DEFAULT 0 CHECK (metrics_reported IN (0, 1))`,
     ],
   },
+  {
+    version: 18,
+    name: "sharded lanes: the shard count and id reservations",
+    statements: [
+      // How many objects the lane is (docs/concepts.md "Sharded lanes"): each shard stores it; a shard
+      // refuses a job whose routing key maps elsewhere under its own count.
+      `ALTER TABLE lane ADD COLUMN shards INTEGER NOT NULL DEFAULT 1 CHECK (shards BETWEEN 1 AND 64)`,
+      // An id whose job lives on another shard than the id's own hash: reserved here, on the id's
+      // shard, so that its idempotency stays exact across shards. Written only on sharded lanes.
+      `CREATE TABLE reservations (
+        id TEXT PRIMARY KEY,
+        shard INTEGER NOT NULL CHECK (shard BETWEEN 0 AND 63),
+        queue TEXT
+      ) WITHOUT ROWID`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;

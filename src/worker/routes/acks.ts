@@ -5,7 +5,7 @@
 import { createRoute } from "@hono/zod-openapi";
 import { AcksRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
-import { callLane } from "../lane-call.js";
+import { route } from "../lane-call.js";
 import { AcksResponse } from "../responses.js";
 
 const acks = createRoute({
@@ -20,6 +20,7 @@ const acks = createRoute({
 
 export function ackRoutes() {
   return createRouter().openapi(acks, async (c) => {
-    return c.json(await callLane(c, (stub) => stub.acks(c.req.valid("json"))), 200);
+    const request = c.req.valid("json");
+    return c.json(await route(c, (router, lane) => router.acks(lane, request)), 200);
   });
 }

@@ -9,7 +9,7 @@ import { serializeJson } from "../../shared/json.js";
 import { CheckpointRequest, Name, ProgressRequest } from "../../shared/schemas.js";
 import { CheckpointList, CheckpointResponse, JobResponse } from "../responses.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse } from "../openapi.js";
-import { callLane } from "../lane-call.js";
+import { route } from "../lane-call.js";
 
 const CheckpointParams = z.object({ lane: Name, id: Name, name: Name });
 
@@ -46,19 +46,19 @@ const progress = createRoute({
 export function checkpointRoutes() {
   return createRouter()
     .openapi(saveCheckpoint, async (c) => {
-      const { lane, id, name } = c.req.valid("param");
+      const { id, name } = c.req.valid("param");
       const request = c.req.valid("json");
       unwrap(serializeJson(request.value, "value", MAX_CHECKPOINT_BYTES)); // 413 before the lane is touched
-      return c.json(await callLane(c, (stub) => stub.saveCheckpoint(id, name, request)), 200);
+      return c.json(await route(c, (router, lane) => router.byToken(lane, id, request.token, (stub) => stub.saveCheckpoint(id, name, request))), 200);
     })
     .openapi(listCheckpoints, async (c) => {
-      const { lane, id } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.listCheckpoints(id)), 200);
+      const { id } = c.req.valid("param");
+      return c.json(await route(c, (router, lane) => router.byId(lane, id, (stub) => stub.listCheckpoints(id))), 200);
     })
     .openapi(progress, async (c) => {
-      const { lane, id } = c.req.valid("param");
+      const { id } = c.req.valid("param");
       const request = c.req.valid("json");
       unwrap(serializeJson(request.progress, "progress", MAX_PROGRESS_BYTES));
-      return c.json(await callLane(c, (stub) => stub.progress(id, request)), 200);
+      return c.json(await route(c, (router, lane) => router.byToken(lane, id, request.token, (stub) => stub.progress(id, request))), 200);
     });
 }

@@ -8,7 +8,7 @@ import { serializeJson } from "../../shared/json.js";
 import { ClaimResponse, JobResponse, RenewResponse } from "../responses.js";
 import { ClaimRequest, CompleteRequest, FailRequest, ReleaseRequest, RenewRequest, SnoozeRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
-import { callLane, laneOf } from "../lane-call.js";
+import { laneName, route, routerOf } from "../lane-call.js";
 
 const tags = ["pull consumers"];
 
@@ -75,40 +75,45 @@ export function consumerRoutes() {
   return createRouter()
     .openapi(claim, async (c) => {
       const request = c.req.valid("json");
-      if (!request.waitMs) return c.json(await callLane(c, (stub) => stub.claim(request)), 200);
+      if (!request.waitMs) return c.json(await route(c, (router, lane) => router.claim(lane, request, null)), 200);
       // A held claim has a name, so that the lane can drop it (or release what it was just given)
       // when the client goes away: the request's signal fires then (compatibility flag
       // `enable_request_signal`); the lane cannot see an RPC caller leave.
       const hold = crypto.randomUUID();
       const signal = c.req.raw.signal;
-      const abandon = () => c.executionCtx.waitUntil(laneOf(c).abandonClaim(hold));
+      // (On a sharded lane the router stops its watches on the signal instead: it holds no claim.)
+      const abandon = () => c.executionCtx.waitUntil(routerOf(c).stub(laneName(c), 0).abandonClaim(hold));
       signal.addEventListener("abort", abandon, { once: true });
       try {
-        return c.json(await callLane(c, (stub) => stub.claim(request, hold)), 200);
+        return c.json(await route(c, (router, lane) => router.claim(lane, request, hold, signal)), 200);
       } finally {
         signal.removeEventListener("abort", abandon);
       }
     })
     .openapi(renew, async (c) => {
-      const { lane, id } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.renew(id, c.req.valid("json"))), 200);
+      const { id } = c.req.valid("param");
+      const request = c.req.valid("json");
+      return c.json(await route(c, (router, lane) => router.byToken(lane, id, request.token, (stub) => stub.renew(id, request))), 200);
     })
     .openapi(complete, async (c) => {
-      const { lane, id } = c.req.valid("param");
+      const { id } = c.req.valid("param");
       const request = c.req.valid("json");
       unwrap(serializeJson(request.result, "result")); // 413 before the lane is touched
-      return c.json(await callLane(c, (stub) => stub.complete(id, request)), 200);
+      return c.json(await route(c, (router, lane) => router.byToken(lane, id, request.token, (stub) => stub.complete(id, request))), 200);
     })
     .openapi(fail, async (c) => {
-      const { lane, id } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.fail(id, c.req.valid("json"))), 200);
+      const { id } = c.req.valid("param");
+      const request = c.req.valid("json");
+      return c.json(await route(c, (router, lane) => router.byToken(lane, id, request.token, (stub) => stub.fail(id, request))), 200);
     })
     .openapi(release, async (c) => {
-      const { lane, id } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.release(id, c.req.valid("json"))), 200);
+      const { id } = c.req.valid("param");
+      const request = c.req.valid("json");
+      return c.json(await route(c, (router, lane) => router.byToken(lane, id, request.token, (stub) => stub.release(id, request))), 200);
     })
     .openapi(snooze, async (c) => {
       const { id } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.snooze(id, c.req.valid("json"))), 200);
+      const request = c.req.valid("json");
+      return c.json(await route(c, (router, lane) => router.byToken(lane, id, request.token, (stub) => stub.snooze(id, request))), 200);
     });
 }

@@ -9,6 +9,7 @@ import { QueueError, type ErrorBody } from "../../shared/errors.js";
 import { Name } from "../../shared/schemas.js";
 import { accessConfig, reachesLane } from "../access.js";
 import { laneOf } from "../lane-call.js";
+import { MAX_SHARDS, shardObjectName } from "../../shared/shards.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse } from "../openapi.js";
 import { checkTicket, issueTicket, TICKET_TTL_MS, type TicketCheck } from "../tickets.js";
 
@@ -68,10 +69,17 @@ export function eventRoutes() {
         }
         const name = Name.safeParse(lane);
         if (!name.success) throw new QueueError("invalid_request", "invalid lane name", [{ path: ["lane"], message: name.error.issues[0]!.message }]);
+        // A sharded lane has a socket per shard: `?shard=i` (default 0) opens shard i's (docs/api.md "Live events").
+        const shardParam = c.req.query("shard");
+        const shard = shardParam === undefined ? 0 : Number(shardParam);
+        if (!Number.isInteger(shard) || shard < 0 || shard >= MAX_SHARDS || (shardParam !== undefined && String(shard) !== shardParam)) {
+          throw new QueueError("invalid_request", `shard must be an integer 0..${MAX_SHARDS - 1}`, [{ path: ["shard"], message: `must be 0..${MAX_SHARDS - 1}` }]);
+        }
         // The lane never sees the ticket: it has done its work here.
         const url = new URL(c.req.url);
         url.searchParams.delete("ticket");
-        const answer = await laneOf(c, name.data).fetch(new Request(url, c.req.raw));
+        url.searchParams.delete("shard");
+        const answer = await laneOf(c, shardObjectName(name.data, shard)).fetch(new Request(url, c.req.raw));
         if (answer.status === 101) return answer;
         // A refusal of the lane (say, lane_schema_too_new) at its code's status.
         const body = (await answer.json()) as { error: ErrorBody };

@@ -1,7 +1,7 @@
 /** A lane's per-minute history (docs/api.md, "Metrics"): the buckets the dashboard's charts draw. */
 import { createRoute } from "@hono/zod-openapi";
 import { HistoryAnswer, HistoryQuery } from "../../shared/history.js";
-import { callLane } from "../lane-call.js";
+import { route } from "../lane-call.js";
 import { bearerAuth, createRouter, errorResponses, jsonResponse, LaneParams } from "../openapi.js";
 
 const getHistory = createRoute({
@@ -17,6 +17,6 @@ const getHistory = createRoute({
 export function historyRoutes() {
   return createRouter().openapi(getHistory, async (c) => {
     const { windowMs } = c.req.valid("query");
-    return c.json(await callLane(c, (stub) => stub.history(windowMs === undefined ? {} : { windowMs })), 200);
+    return c.json(await route(c, (router, lane) => router.history(lane, windowMs === undefined ? {} : { windowMs })), 200);
   });
 }

@@ -7,7 +7,7 @@ import { parseTraceparent, TRACEPARENT_FORMAT } from "../../shared/trace.js";
 import { BatchEnqueueResponse, CancelResponse, DependentsResponse, EnqueueResponse, Job, JobList, JobResponse } from "../responses.js";
 import { BatchEnqueueRequest, CancelRequest, EnqueueRequest, ListQuery } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
-import { callLane, enqueueOne } from "../lane-call.js";
+import { enqueueOne, route } from "../lane-call.js";
 
 const tags = ["jobs"];
 
@@ -153,27 +153,28 @@ export function jobRoutes() {
       request.jobs.forEach((job, index) => checkPayload(job.payload, index));
       checkDependencyLanes(c.get("principal"), request.jobs, true);
       const batch = traced(request, c.req.valid("header").traceparent);
-      return c.json(await callLane(c, (stub) => stub.enqueueBatch(batch)), 200);
+      return c.json(await route(c, (router, lane) => router.enqueueBatch(lane, batch)), 200);
     })
     .openapi(getJob, async (c) => {
-      const { lane, id } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.getJob(id)), 200);
+      const { id } = c.req.valid("param");
+      return c.json(await route(c, (router, lane) => router.byId(lane, id, (stub) => stub.getJob(id))), 200);
     })
     .openapi(listJobs, async (c) => {
-      return c.json(await callLane(c, (stub) => stub.listJobs(c.req.valid("query"))), 200);
+      return c.json(await route(c, (router, lane) => router.list(lane, c.req.valid("query"))), 200);
     })
     .openapi(cancel, async (c) => {
-      const { lane, id } = c.req.valid("param");
-      const answer = await callLane(c, (stub) => stub.cancel(id, c.req.valid("json")));
+      const { id } = c.req.valid("param");
+      const request = c.req.valid("json");
+      const answer = await route(c, (router, lane) => router.byId(lane, id, (stub) => stub.cancel(id, request)));
       if (answer.status === "cancelling") return c.json(answer, 202);
       return c.json(answer, 200);
     })
     .openapi(dependents, async (c) => {
       const { id } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.dependents(id)), 200);
+      return c.json(await route(c, (router, lane) => router.byId(lane, id, (stub) => stub.dependents(id))), 200);
     })
     .openapi(requeue, async (c) => {
-      const { lane, id } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.requeue(id)), 200);
+      const { id } = c.req.valid("param");
+      return c.json(await route(c, (router, lane) => router.byId(lane, id, (stub) => stub.requeue(id))), 200);
     });
 }

@@ -1,12 +1,13 @@
 /** Admin routes of lanes: the list of lanes (through the registry), a lane's info and settings, sweeping, failing a lane. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { reachesLane } from "../access.js";
+import { unwrap } from "../../shared/errors.js";
 import { REGISTRY_NAME } from "../../durable/registry.js";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../../shared/defaults.js";
 import { FailLaneResponse, LaneInfo, LaneList, SweepResponse } from "../responses.js";
 import { FailLaneRequest, LanePatch, Name, SweepRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
-import { callLane } from "../lane-call.js";
+import { route, routerOf } from "../lane-call.js";
 
 const tags = ["lanes"];
 
@@ -39,7 +40,7 @@ const patchLane = createRoute({
   method: "patch",
   path: "/lanes/{lane}",
   tags,
-  summary: "Set a lane's concurrency, pause it, or set its retention",
+  summary: "Set a lane's concurrency, pause it, set its retention, or (while it is empty) its shard count",
   security: bearerAuth,
   request: { params: LaneParams, body: jsonRequest(LanePatch, false) },
   responses: { 200: jsonResponse(LaneInfo, "the lane as it is now"), ...errorResponses(415) },
@@ -74,17 +75,20 @@ export function laneRoutes() {
       const { lanes: reach } = c.get("principal");
       const visible = page.lanes.filter((lane) => reachesLane(reach, lane));
       // One call per listed lane, in parallel, each reading one row of kept counts: O(page), whatever the lanes hold.
-      const lanes = await Promise.all(visible.map(async (lane) => ({ lane, counts: await callLane(c, (stub) => stub.counts(), lane) })));
+      const lanes = await Promise.all(visible.map(async (lane) => ({ lane, counts: unwrap(await routerOf(c).counts(lane)) })));
       return c.json({ lanes, cursor: page.more ? (page.lanes.at(-1) ?? null) : null }, 200);
     })
-    .openapi(getLane, async (c) => c.json(await callLane(c, (stub) => stub.info()), 200))
+    .openapi(getLane, async (c) => c.json(await route(c, (router, lane) => router.info(lane)), 200))
     .openapi(patchLane, async (c) => {
-      return c.json(await callLane(c, (stub) => stub.configure(c.req.valid("json"))), 200);
+      const patch = c.req.valid("json") ?? {};
+      return c.json(await route(c, (router, lane) => router.configure(lane, patch)), 200);
     })
     .openapi(sweep, async (c) => {
-      return c.json(await callLane(c, (stub) => stub.sweep(c.req.valid("json"))), 200);
+      const request = c.req.valid("json");
+      return c.json(await route(c, (router, lane) => router.sweep(lane, request)), 200);
     })
     .openapi(failLane, async (c) => {
-      return c.json(await callLane(c, (stub) => stub.failLane(c.req.valid("json"))), 200);
+      const request = c.req.valid("json");
+      return c.json(await route(c, (router, lane) => router.failLane(lane, request)), 200);
     });
 }

@@ -3,7 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { Name, QueuePut } from "../../shared/schemas.js";
 import { PurgeResponse, QueueInfo } from "../responses.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse } from "../openapi.js";
-import { callLane } from "../lane-call.js";
+import { route } from "../lane-call.js";
 
 const tags = ["queues"];
 
@@ -46,14 +46,15 @@ export function queueRoutes() {
   return createRouter()
     .openapi(getQueue, async (c) => {
       const { queue } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.queueInfo(queue)), 200);
+      return c.json(await route(c, (router, lane) => router.byQueue(lane, queue, (stub) => stub.queueInfo(queue))), 200);
     })
     .openapi(putQueue, async (c) => {
       const { queue } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.putQueue(queue, c.req.valid("json"))), 200);
+      const request = c.req.valid("json");
+      return c.json(await route(c, (router, lane) => router.byQueue(lane, queue, (stub) => stub.putQueue(queue, request))), 200);
     })
     .openapi(purgeQueue, async (c) => {
       const { queue } = c.req.valid("param");
-      return c.json(await callLane(c, (stub) => stub.purgeQueue(queue)), 200);
+      return c.json(await route(c, (router, lane) => router.byQueue(lane, queue, (stub) => stub.purgeQueue(queue))), 200);
     });
 }

@@ -43,7 +43,8 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
     }
   }, [api, path]);
   useEffect(() => void reload(), [reload]);
-  useLaneEvents(api, lane, (message) => {
+  // Shard 0's socket (a sharded lane's other shards are not heard here yet: a running job reloads on its own timer).
+  useLaneEvents(api, lane, 1, (message) => {
     if ((message.type === "transition" && message.id === id) || message.type === "hello") void reload();
   });
   const running = job?.state === "running";

@@ -2,6 +2,7 @@
  * A lane's events socket (docs/api.md "Live events"). A browser cannot send a bearer token on a WebSocket,
  * so each connection first mints a short-lived ticket with the token (POST /v1/tickets) and puts the
  * ticket, never the token, in the socket's URL. A dropped socket reconnects with a fresh ticket.
+ * A sharded lane has a socket per shard (`?shard=i`): each message says its shard.
  */
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { lanePath, type Api } from "./api.js";
@@ -39,74 +40,90 @@ const MAX_RETRY_MS = 10_000;
  */
 const BATCH_MS = 50;
 
-export function useLaneEvents(api: Api, lane: string, onMessage: (message: LaneMessage) => void): LiveState {
+export function useLaneEvents(api: Api, lane: string, shards: number, onMessage: (message: LaneMessage, shard: number) => void): LiveState {
   const [state, setState] = useState<LiveState>("connecting");
   const handler = useRef(onMessage);
   handler.current = onMessage;
   useEffect(() => {
     // Tickets are minted for viewers and admins only (docs/api.md "Access"): other tokens never go live.
     if (!api.can("POST", "/v1/tickets", lane)) return setState("denied");
-    let socket: WebSocket | null = null;
     let stopped = false;
-    let batch: LaneMessage[] = [];
+    let batch: [LaneMessage, number][] = [];
     let flush: ReturnType<typeof setTimeout> | undefined;
     const deliver = () => {
       flush = undefined;
       const messages = batch;
       batch = [];
-      for (const message of messages) handler.current(message);
+      for (const [message, shard] of messages) handler.current(message, shard);
     };
-    let failures = 0;
-    let retry: ReturnType<typeof setTimeout> | undefined;
-    const reconnect = () => {
-      if (stopped) return;
-      setState("offline");
-      retry = setTimeout(connect, Math.min(MAX_RETRY_MS, 500 * 2 ** failures++));
+    // The view is live when every shard's socket is.
+    const states: LiveState[] = Array.from({ length: shards }, () => "connecting");
+    const tell = (shard: number, state: LiveState) => {
+      states[shard] = state;
+      setState(states.includes("offline") ? "offline" : states.includes("connecting") ? "connecting" : "live");
     };
-    const connect = async () => {
-      setState("connecting");
-      let ticket: string;
-      try {
-        ticket = (await api.post<{ ticket: string }>("/v1/tickets", { lane })).ticket;
-      } catch {
-        return reconnect();
-      }
-      if (stopped) return;
-      const url = new URL(`${lanePath(lane)}/events`, location.href);
-      url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
-      url.searchParams.set("ticket", ticket);
-      socket = new WebSocket(url);
-      socket.onopen = () => {
-        failures = 0;
-        setState("live");
-      };
-      socket.onmessage = (event) => {
-        if (typeof event.data !== "string" || event.data === "pong") return;
-        let message: LaneMessage;
-        try {
-          message = JSON.parse(event.data) as LaneMessage;
-        } catch {
-          return; // not JSON: nothing this page understands
-        }
-        batch.push(message);
-        flush ??= setTimeout(deliver, BATCH_MS);
-      };
-      socket.onclose = reconnect;
-    };
-    void connect();
+    const sockets = Array.from({ length: shards }, (_, shard) => openShard(shard));
     const ping = setInterval(() => {
-      if (socket?.readyState === WebSocket.OPEN) socket.send("ping");
+      for (const s of sockets) if (s.socket?.readyState === WebSocket.OPEN) s.socket.send("ping");
     }, PING_EVERY_MS);
     return () => {
       stopped = true;
-      clearTimeout(retry);
       clearTimeout(flush);
       clearInterval(ping);
-      if (socket) {
-        socket.onclose = null;
-        socket.close();
-      }
+      for (const s of sockets) s.stop();
     };
-  }, [api, lane]);
+
+    function openShard(shard: number): { socket: WebSocket | null; stop(): void } {
+      const handle: { socket: WebSocket | null; stop(): void } = { socket: null, stop: () => undefined };
+      let socket: WebSocket | null = null;
+      let failures = 0;
+      let retry: ReturnType<typeof setTimeout> | undefined;
+      const reconnect = () => {
+        if (stopped) return;
+        tell(shard, "offline");
+        retry = setTimeout(connect, Math.min(MAX_RETRY_MS, 500 * 2 ** failures++));
+      };
+      const connect = async () => {
+        tell(shard, "connecting");
+        let ticket: string;
+        try {
+          ticket = (await api.post<{ ticket: string }>("/v1/tickets", { lane })).ticket;
+        } catch {
+          return reconnect();
+        }
+        if (stopped) return;
+        const url = new URL(`${lanePath(lane)}/events`, location.href);
+        url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
+        url.searchParams.set("ticket", ticket);
+        if (shards > 1) url.searchParams.set("shard", String(shard));
+        socket = handle.socket = new WebSocket(url);
+        socket.onopen = () => {
+          failures = 0;
+          tell(shard, "live");
+        };
+        socket.onmessage = (event) => {
+          if (typeof event.data !== "string" || event.data === "pong") return;
+          let message: LaneMessage;
+          try {
+            message = JSON.parse(event.data) as LaneMessage;
+          } catch {
+            return; // not JSON: nothing this page understands
+          }
+          batch.push([message, shard]);
+          flush ??= setTimeout(deliver, BATCH_MS);
+        };
+        socket.onclose = reconnect;
+      };
+      void connect();
+      handle.stop = () => {
+        clearTimeout(retry);
+        if (socket) {
+          socket.onclose = null;
+          socket.close();
+        }
+      };
+      return handle;
+    }
+  }, [api, lane, shards]);
   return state;
 }
