@@ -1,12 +1,13 @@
 /**
  * The chaos suite (`npm run test:chaos`): the real runtime driven from Node over persisted
- * state. Producers enqueue thousands of jobs across several lanes, in-process executors and pull
- * consumers work them, a canceller cancels some, and the runtime is SIGKILLed at random moments and
- * restarted over the same state. At rest, every acknowledged enqueue exists and is settled exactly
- * once, no result was written by an attempt that had lost its lease, no attempt claimed after a
- * step's checkpoint landed ran that step again (pull consumers' steps over HTTP, `demo.steps` in
- * process) and completed jobs keep no checkpoint, counts equal the rows, no lane keeps an alarm, and
- * no log line holds a token.
+ * state. Producers enqueue thousands of jobs across several lanes (one sharded over 4 objects, one
+ * rate limited), in-process executors and pull consumers work them, a canceller cancels some, and
+ * the runtime is SIGKILLed at random moments and restarted over the same state. At rest, every
+ * acknowledged enqueue exists and is settled exactly once (stored once, whichever shard holds it),
+ * no result was written by an attempt that had lost its lease, no attempt claimed after a step's
+ * checkpoint landed ran that step again (pull consumers' steps over HTTP, `demo.steps` in process)
+ * and completed jobs keep no checkpoint, counts equal the rows, no lane keeps an alarm, and no log
+ * line holds a token.
  *
  *   CHAOS_SEED=<seed> npm run test:chaos     replays a run's decisions (workload, consumers, kill moments)
  *   CHAOS_JOBS=<n> CHAOS_KILLS=<k>           size it (defaults 3000 jobs, 5 kills)
@@ -28,6 +29,8 @@ const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2 ** 31);
 const JOBS = Number(process.env.CHAOS_JOBS ?? 3000);
 const KILLS = Number(process.env.CHAOS_KILLS ?? 5);
 const LANES = ["chaos-a", "chaos-b", "chaos-c", "chaos-d"];
+/** One lane is sharded: its jobs spread over 4 objects, and none may be lost or stored twice across them. */
+const SHARDED = { lane: "chaos-c", shards: 4 };
 /** One lane is rate limited: no kill may let it start more than its bucket allows. */
 const RATE_LIMITED = { lane: "chaos-d", rateLimit: { limit: 60, periodMs: 1_000 } };
 const PRODUCERS = 3;
@@ -57,6 +60,7 @@ it(`survives ${KILLS} hard kills under load with nothing lost and nothing settle
     // Room for leases of a dead incarnation while the rest keeps flowing.
     for (const lane of LANES) expect((await runtime.settle("PATCH", `/v1/lanes/${lane}`, { concurrency: 40 })).status).toBe(200);
     expect((await runtime.settle("PATCH", `/v1/lanes/${RATE_LIMITED.lane}`, { rateLimit: RATE_LIMITED.rateLimit })).status).toBe(200);
+    expect((await runtime.settle("PATCH", `/v1/lanes/${SHARDED.lane}`, { shards: SHARDED.shards })).status).toBe(200);
 
     const workers = [
       ...Array.from({ length: CONSUMERS }, (_, i) => consume(shared, `consumer-${i}`, rng.fork(`consumer-${i}`))),

@@ -52,6 +52,12 @@ export async function verify(
     const retentionWake = horizons.length > 0 ? Math.min(...horizons) : null;
     if (unsettled > 0) problems.push(`${lane}: ${unsettled} jobs unsettled, counts ${JSON.stringify(info.body.counts)}, nextWakeAt ${info.body.nextWakeAt}`);
     else if (info.body.nextWakeAt !== retentionWake) problems.push(`${lane}: everything is settled but nextWakeAt is ${info.body.nextWakeAt}, not the first retention horizon ${retentionWake}`);
+    // No id is stored twice (on a sharded lane the list merges every shard's jobs).
+    const ids = new Set<string>();
+    for (const job of jobs) {
+      if (ids.has(job.id)) problems.push(`${lane}/${job.id}: stored twice`);
+      ids.add(job.id);
+    }
     for (const job of jobs) found.set(keyOf(lane, job.id), job);
   }
 
