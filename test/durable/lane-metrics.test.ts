@@ -118,6 +118,27 @@ describe("a lane's metrics", () => {
     expect(histogram(exposition, "switchyard_job_wait_seconds", { lane: name })).toMatchObject({ count: 2 });
   });
 
+  it("are kept by triggers made again at start-up when the stored ones differ; a value past every bound counts in +Inf alone", async () => {
+    const { name, stub, clock } = await setup();
+    const triggers = () => sql<{ name: string }>(stub, `SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'jobs_histogram_%' ORDER BY name`);
+    expect(await triggers()).toEqual([{ name: "jobs_histogram_update" }, { name: "jobs_histogram_wait_insert" }]);
+    // As an older version left them: another set, another text.
+    await sql(stub, `DROP TRIGGER jobs_histogram_update`);
+    await sql(stub, `CREATE TRIGGER jobs_histogram_run AFTER UPDATE OF state ON jobs WHEN 0 BEGIN SELECT 1; END`);
+    await evictDurableObject(stub);
+    await inject(stub, clock);
+    await enqueue(stub, { id: "slow" });
+    expect(await triggers()).toEqual([{ name: "jobs_histogram_update" }, { name: "jobs_histogram_wait_insert" }]);
+    clock.advance(3_600_001); // one ms past the last bound
+    const job = await claimOne(stub);
+    clock.advance(25); // at a bound
+    value(await stub.complete("slow", { token: job.lease.token }));
+    const exposition = parseExposition(value(await stub.metrics()));
+    const last = le(HISTOGRAM_BOUNDS_MS.at(-1)!);
+    expect(histogram(exposition, "switchyard_job_wait_seconds", { lane: name })).toMatchObject({ count: 1, sum: 3600.001, buckets: { [last]: 0, "+Inf": 1 } });
+    expect(histogram(exposition, "switchyard_job_run_seconds", { lane: name, outcome: "completed" })).toMatchObject({ count: 1, sum: 0.025, buckets: { [le(10)]: 0, [le(25)]: 1, [last]: 1, "+Inf": 1 } });
+  });
+
   it("escape label values: backslash, double quote and newline come back as they were", () => {
     const lane = 'we"ird\\lane\nname';
     expect(escapeLabelValue(lane)).toBe('we\\"ird\\\\lane\\nname');

@@ -11,8 +11,8 @@ import type { Counts, LaneStats } from "../../shared/job.js";
 export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 /**
- * The upper bounds (ms) of the histograms' buckets: the columns b0… of `job_histograms` (the lane's
- * migration 16, which owns them). Rendered in seconds, then `+Inf` (the count).
+ * The upper bounds (ms) of the histograms' buckets: the `bucket` numbers of `job_histograms` (the
+ * lane's migration 16, which owns them). Rendered in seconds, then `+Inf` (the count).
  */
 export const HISTOGRAM_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 900000, 3600000] as const;
 

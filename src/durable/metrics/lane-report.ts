@@ -1,22 +1,29 @@
 /**
  * What a lane's metrics are read from: its kept counts and stats (store/counts.ts), the earliest
- * queued runAt (on `jobs_run_at`) and the rows of `job_histograms` (kept by the triggers of migration
- * 16). A few rows at any number of jobs.
+ * queued runAt (on `jobs_run_at`) and the rows of `job_histograms` (migration 16, kept by the triggers
+ * of histograms.ts: a row per histogram, outcome and bucket). A few dozen rows at any number of jobs.
  */
 import type { LaneCounts } from "../store/counts.js";
 import { EARLIEST_QUEUED_RUN_AT_SQL } from "../store/counts.js";
 import { HISTOGRAM_BOUNDS_MS, type Histogram, type LaneReport } from "./exposition.js";
 
-const HISTOGRAMS_SQL = `SELECT name, outcome, count, sum_ms, ${HISTOGRAM_BOUNDS_MS.map((_, i) => `b${i}`).join(", ")}
-  FROM job_histograms ORDER BY name DESC, outcome`;
+const HISTOGRAMS_SQL = `SELECT name, outcome, bucket, count, sum_ms FROM job_histograms ORDER BY name DESC, outcome, bucket`;
 
-type HistogramRow = { name: "wait" | "run"; outcome: string; count: number; sum_ms: number } & Record<`b${number}`, number>;
+type HistogramRow = { name: "wait" | "run"; outcome: string; bucket: number; count: number; sum_ms: number };
 
-/** Reads the lane's report: one row of counts, one of stats, one index probe, a handful of histogram rows. */
+/** Reads the lane's report: one row of counts, one of stats, one index probe, a few dozen histogram rows. */
 export function readLaneReport(sql: SqlStorage, counts: LaneCounts): LaneReport {
   const histograms: Histogram[] = [];
+  let h: Histogram | undefined;
   for (const row of sql.exec<HistogramRow>(HISTOGRAMS_SQL)) {
-    histograms.push({ name: row.name, outcome: row.outcome, count: row.count, sumMs: row.sum_ms, buckets: HISTOGRAM_BOUNDS_MS.map((_, i) => row[`b${i}`] ?? 0) });
+    if (h?.name !== row.name || h.outcome !== row.outcome) {
+      h = { name: row.name, outcome: row.outcome, count: 0, sumMs: 0, buckets: HISTOGRAM_BOUNDS_MS.map(() => 0) };
+      histograms.push(h);
+    }
+    // A row counts its bucket's observations alone: they are at or under its bound and every later one.
+    h.count += row.count;
+    h.sumMs += row.sum_ms;
+    for (let i = row.bucket; i < h.buckets.length; i++) h.buckets[i]! += row.count;
   }
   const earliestRunAt = sql.exec<{ run_at: number }>(EARLIEST_QUEUED_RUN_AT_SQL).toArray()[0]?.run_at ?? null;
   return { counts: counts.counts(), stats: counts.stats(), earliestRunAt, histograms };

@@ -24,8 +24,8 @@ const JOB_INDEXES_V1 = [
 ];
 
 /**
- * The upper bounds (ms) of version 16's histogram buckets, one column each. Frozen like the
- * migrations: other bounds would be a new migration (metrics/exposition.ts renders these).
+ * The upper bounds (ms) of version 16's histogram buckets (its `bucket` numbers them). Frozen like
+ * the migrations: other bounds would be a new migration (metrics/exposition.ts renders these).
  */
 const V16_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 900000, 3600000] as const;
 
@@ -514,17 +514,19 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 16,
     name: "histograms of jobs' waits and runs",
     statements: [
-      // A row per histogram and outcome (wait: outcome ''; run: the attempt's outcome), with cumulative
-      // bucket counts (b<i>: observations <= V16_BOUNDS_MS[i]), their sum in ms and their count: what
-      // the lane reports for `switchyard_job_wait_seconds` and `switchyard_job_run_seconds`
-      // (docs/operations.md, "Metrics"). A handful of rows, never one per job.
+      // A row per histogram, outcome (wait: outcome ''; run: the attempt's outcome) and bucket, with
+      // the count and sum in ms of the observations in that bucket alone: bucket i holds those over
+      // V16_BOUNDS_MS[i - 1] and at or under V16_BOUNDS_MS[i], the last (its length) those over every
+      // bound. The cumulative buckets, count and sum the lane reports for `switchyard_job_wait_seconds`
+      // and `switchyard_job_run_seconds` (docs/operations.md, "Metrics") are summed when read: an
+      // observation then writes one narrow row, not a wide one. A few dozen rows, never one per job.
       `CREATE TABLE job_histograms (
         name TEXT NOT NULL CHECK (name IN ('wait', 'run')),
         outcome TEXT NOT NULL,
+        bucket INTEGER NOT NULL CHECK (bucket BETWEEN 0 AND ${V16_BOUNDS_MS.length}),
         count INTEGER NOT NULL,
         sum_ms INTEGER NOT NULL,
-        ${V16_BOUNDS_MS.map((_, i) => `b${i} INTEGER NOT NULL`).join(", ")},
-        PRIMARY KEY (name, outcome)
+        PRIMARY KEY (name, outcome, bucket)
       ) WITHOUT ROWID`,
       // Kept by triggers that the lane makes at start-up while it records (metrics/histograms.ts).
     ],
