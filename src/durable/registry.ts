@@ -7,6 +7,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import type { SwitchyardEnv } from "./env.js";
+import { reachesLane } from "../shared/lane-patterns.js";
 import { exposition, laneFragments, type LaneReport, type RenderedLane } from "./metrics/exposition.js";
 
 export { REGISTRY_NAME } from "./env.js";
@@ -73,7 +74,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
       `SELECT name, earliest_run_at, jobs, totals, wait, run FROM lane_metrics ORDER BY name`,
     );
     for (const r of rows) {
-      if (!reaches(lanes, r.name)) continue;
+      if (!reachesLane(lanes, r.name)) continue;
       rendered.push({ lane: r.name, earliestRunAt: r.earliest_run_at, fragments: { jobs: r.jobs, totals: r.totals, wait: r.wait, run: r.run } });
     }
     return exposition(rendered, nowMs);
@@ -103,9 +104,4 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   async unwatch(lane: string, seq: number): Promise<boolean> {
     return this.ctx.storage.sql.exec(`DELETE FROM watched WHERE name = ? AND seq = ? RETURNING seq`, lane, seq).toArray().length > 0;
   }
-}
-
-/** Whether a lane is among `lanes`: names, and prefixes ending in `*` (null: every lane). */
-function reaches(lanes: readonly string[] | null, lane: string): boolean {
-  return lanes === null || lanes.some((p) => (p.endsWith("*") ? lane.startsWith(p.slice(0, -1)) : lane === p));
 }

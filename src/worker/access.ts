@@ -9,6 +9,7 @@
 import { z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { NAME_PATTERN } from "../shared/defaults.js";
+import { reachesLane } from "../shared/lane-patterns.js";
 import { QueueError } from "../shared/errors.js";
 import { log } from "../shared/log.js";
 import { bearerToken, configuredTokens, matchingToken } from "./auth.js";
@@ -81,10 +82,7 @@ function parseAccess(apiToken: string | undefined, apiKeys: string | undefined):
   return { ok: true, principals };
 }
 
-/** Whether `lane` is one of the principal's lanes. */
-export function reachesLane(lanes: readonly string[] | null, lane: string): boolean {
-  return lanes === null || lanes.some((p) => (p.endsWith("*") ? lane.startsWith(p.slice(0, -1)) : lane === p));
-}
+export { reachesLane };
 
 // ---- the table ----
 

@@ -1,4 +1,5 @@
 /** The dashboard's one way to the server: the `/v1` routes with the bearer token; refusals as `ApiError`. */
+import { reachesLane } from "../../../shared/lane-patterns.js";
 
 export class ApiError extends Error {
   constructor(
@@ -34,7 +35,7 @@ export class Api {
   /** Whether the token may call `method` on the route `template` (`/v1/lanes/{lane}/…`), on `lane` when given. */
   can(method: string, template: string, lane?: string): boolean {
     if (!this.allows.has(`${method} ${template}`)) return false;
-    return lane === undefined || reaches(this.access.lanes, lane);
+    return lane === undefined || reachesLane(this.access.lanes, lane);
   }
 
   get<T>(path: string): Promise<T> {
@@ -86,11 +87,6 @@ export class Api {
     if (response.status === 401) this.onUnauthorized(failure);
     throw failure;
   }
-}
-
-/** Whether lane patterns (names, or prefixes ending in `*`; null: every lane) reach `lane`, as the server decides. */
-export function reaches(lanes: readonly string[] | null, lane: string): boolean {
-  return lanes === null || lanes.some((p) => (p.endsWith("*") ? lane.startsWith(p.slice(0, -1)) : lane === p));
 }
 
 /** Asks the server what `token` may do; refuses as any call does (401 for a wrong token). */
