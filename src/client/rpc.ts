@@ -12,7 +12,8 @@ import { QueueError, unwrap, type Result } from "../shared/errors.js";
 import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
 import { Name, toIssues } from "../shared/schemas.js";
 import { GroupCommit } from "./group-commit.js";
-import { ShardRouter, type LaneNamespace } from "./shard-router.js";
+import { ShardRouter } from "./shard-router.js";
+import type { LaneNamespace } from "./shard-routes.js";
 import type { LaneClient } from "./types.js";
 
 export interface LaneNamespaceClient {

@@ -1,0 +1,244 @@
+/**
+ * A sharded lane's lane-wide calls (docs/concepts.md "Sharded lanes"): every shard's answer fanned out
+ * and merged (info, settings, job lists, counts, metrics, failing, sweeping, history).
+ */
+import type { FailLaneAnswer, JobPage } from "../shared/answers.js";
+import { fail, ok, type Result } from "../shared/errors.js";
+import type { HistoryAnswer } from "../shared/history.js";
+import type { Job, LaneInfo } from "../shared/job.js";
+import type { LanePatch, ListQuery } from "../shared/schemas.js";
+import { divideAmong } from "../shared/shards.js";
+import { ShardRoutes, type LaneStub } from "./shard-routes.js";
+
+/** The sum of a lane's shards, with each shard's counts: what `GET /v1/lanes/{lane}` answers for a sharded lane. */
+export type ShardedLaneInfo = LaneInfo;
+
+/** A job list's cursor over every shard: each shard's last seq read (-1: that shard is done). */
+const MERGED_CURSOR_PREFIX = "m1.";
+
+export function encodeMergedCursor(positions: number[]): string {
+  return MERGED_CURSOR_PREFIX + positions.map((p) => (p < 0 ? "-" : p.toString(36))).join(".");
+}
+
+export function decodeMergedCursor(cursor: string, shards: number): number[] | null {
+  if (!cursor.startsWith(MERGED_CURSOR_PREFIX)) return null;
+  const parts = cursor.slice(MERGED_CURSOR_PREFIX.length).split(".");
+  if (parts.length !== shards) return null;
+  const positions = parts.map((p) => (p === "-" ? -1 : Number.parseInt(p, 36)));
+  if (positions.some((p) => !Number.isSafeInteger(p) || p < -1)) return null;
+  return encodeMergedCursor(positions) === cursor ? positions : null;
+}
+
+/** Lane-wide calls: on top of the count cache and one job's routing (shard-routes.ts). */
+export class ShardFanout extends ShardRoutes {
+  // ---- lane-wide ----
+
+  /** Every shard's answer, shard 0 first (`fresh`: the count read again, as a lane-wide write does). */
+  async all<T>(lane: string, call: (stub: LaneStub, shard: number, shards: number) => Promise<Result<T>>, fresh = true): Promise<Result<T[]>> {
+    const count = await this.shards(lane, fresh);
+    if (!count.ok) return count;
+    const answers = await Promise.all(Array.from({ length: count.value }, (_, i) => call(this.stub(lane, i), i, count.value)));
+    const refused = answers.find((a) => !a.ok);
+    return refused ? (refused as Result<never>) : ok(answers.map((a) => (a as { value: T }).value));
+  }
+
+  /** The lane's info: one shard's as it is; a sharded lane's summed (see `sumInfo`), in one fan-out. */
+  async info(lane: string): Promise<Result<ShardedLaneInfo>> {
+    const first = await this.stub(lane, 0).info();
+    if (!first.ok) return first;
+    const shards = first.value.shards ?? 1;
+    this.remember(lane, shards);
+    if (shards === 1) return first;
+    const rest = await Promise.all(Array.from({ length: shards - 1 }, (_, i) => this.stub(lane, i + 1).info()));
+    for (const info of rest) if (!info.ok) return info;
+    return ok(sumInfo([first.value, ...rest.map((info) => (info as { value: LaneInfo }).value)]));
+  }
+
+  /**
+   * Sets a lane's settings. `shards` first, only while every shard (of the old count and the new)
+   * is empty: shards >= 1 are told first and shard 0 last, so that a router reads the new count only
+   * once every shard holds it; a refusal part way sets the ones told back. Then the rest of the patch
+   * on every shard, a lane `concurrency` and `rateLimit.limit` divided evenly (`divideAmong`).
+   */
+  async configure(lane: string, patch: LanePatch): Promise<Result<ShardedLaneInfo>> {
+    const { shards: wanted, ...rest } = patch;
+    if (wanted !== undefined) {
+      const now = await this.shards(lane, true);
+      if (!now.ok) return now;
+      if (wanted !== now.value) {
+        const reach = Math.max(now.value, wanted);
+        const states = await Promise.all(Array.from({ length: reach }, (_, i) => this.stub(lane, i).shardState()));
+        for (const state of states) if (!state.ok) return state;
+        if (states.some((s) => !(s as { value: { empty: boolean } }).value.empty)) return fail("lane_not_empty", `lane ${lane} holds jobs or schedules: its shard count can change only while it is empty`);
+        const told: number[] = [];
+        for (const i of [...Array.from({ length: reach - 1 }, (_, k) => k + 1), 0]) {
+          const set = await this.stub(lane, i).configure({ shards: wanted });
+          if (!set.ok) {
+            await Promise.all(told.map((t) => this.stub(lane, t).configure({ shards: now.value })));
+            return set;
+          }
+          told.push(i);
+        }
+        this.remember(lane, wanted);
+      }
+    }
+    if (Object.keys(rest).length > 0) {
+      const set = await this.all(lane, (stub, i, shards) => stub.configure(shards === 1 ? rest : divided(rest, shards, i)));
+      if (!set.ok) return set;
+    }
+    return this.info(lane);
+  }
+
+  /** A page of jobs in enqueue order: a sharded lane's pages merged by (createdAt, shard, seq), one cursor over every shard. */
+  async list(lane: string, query: ListQuery): Promise<Result<JobPage>> {
+    const count = await this.shards(lane, true);
+    if (!count.ok) return count;
+    const shards = count.value;
+    if (shards === 1) return this.stub(lane, 0).listJobs(query);
+    const { cursor, ...filter } = query;
+    const positions = cursor === undefined ? new Array<number>(shards).fill(0) : decodeMergedCursor(cursor, shards);
+    if (positions === null) return fail("invalid_request", "cursor is not one this API gave", [{ path: ["cursor"], message: "unknown cursor" }]);
+    const pages = await Promise.all(positions.map((after, i) => (after < 0 ? Promise.resolve(ok({ jobs: [] as Job[], seqs: [] as number[], more: false })) : this.stub(lane, i).listShardPage(filter, after))));
+    for (const page of pages) if (!page.ok) return page;
+    const heads = pages.map((page) => (page as { value: { jobs: Job[]; seqs: number[]; more: boolean } }).value);
+    const limit = Number(filter.limit ?? 50);
+    const taken = heads.map(() => 0);
+    const jobs: Job[] = [];
+    while (jobs.length < limit) {
+      let best = -1;
+      for (let i = 0; i < shards; i++) {
+        const job = heads[i]!.jobs[taken[i]!];
+        if (job === undefined) continue;
+        // Every shard's next job, earliest created first (ties: the lower shard).
+        if (best < 0 || job.createdAt < heads[best]!.jobs[taken[best]!]!.createdAt) best = i;
+      }
+      if (best < 0) break;
+      jobs.push(heads[best]!.jobs[taken[best]!]!);
+      taken[best]!++;
+    }
+    const next = positions.map((after, i) => {
+      if (after < 0) return -1;
+      const head = heads[i]!;
+      if (taken[i]! === head.jobs.length && !head.more) return -1; // this shard is done
+      return taken[i]! === 0 ? after : head.seqs[taken[i]! - 1]!;
+    });
+    return ok({ jobs, cursor: next.every((p) => p < 0) ? null : encodeMergedCursor(next) });
+  }
+
+  /** The kept counts of a lane (`GET /v1/lanes`): one call for one shard; a sharded lane's summed. */
+  async counts(lane: string): Promise<Result<LaneInfo["counts"]>> {
+    const first = await this.stub(lane, 0).countsAndShards();
+    if (!first.ok) return first;
+    const { counts, shards } = first.value;
+    this.remember(lane, shards);
+    if (shards === 1) return ok(counts);
+    const rest = await Promise.all(Array.from({ length: shards - 1 }, (_, i) => this.stub(lane, i + 1).counts()));
+    const sum = { ...counts };
+    for (const answer of rest) {
+      if (!answer.ok) return answer;
+      for (const [k, v] of Object.entries(answer.value)) sum[k as keyof typeof sum] += v;
+    }
+    return ok(sum);
+  }
+
+  /**
+   * The lane's metrics (Prometheus text): one shard's as it is; a sharded lane's shards merged series
+   * by series, in shard 0's order: every value summed (counts, counters, histogram buckets, sums and
+   * counts) except `switchyard_oldest_due_age_seconds`, the longest wait of any shard.
+   */
+  async metrics(lane: string): Promise<Result<string>> {
+    const texts = await this.all(lane, (stub) => stub.metrics(), false);
+    if (!texts.ok) return texts;
+    if (texts.value.length === 1) return ok(texts.value[0]!);
+    const values = new Map<string, number>();
+    const order: string[] = [];
+    for (const text of texts.value) {
+      for (const line of text.split("\n")) {
+        if (line === "" || line.startsWith("#")) {
+          if (!values.has(line)) {
+            values.set(line, 0);
+            order.push(line);
+          }
+          continue;
+        }
+        const at = line.lastIndexOf(" ");
+        const series = line.slice(0, at);
+        const value = Number(line.slice(at + 1));
+        const before = values.get(series);
+        if (before === undefined) order.push(series);
+        values.set(series, before === undefined ? value : series.startsWith("switchyard_oldest_due_age_seconds") ? Math.max(before, value) : before + value);
+      }
+    }
+    const lines = order.map((series) => (series === "" || series.startsWith("#") ? series : `${series} ${values.get(series)}`));
+    return ok(lines.join("\n").replace(/\n*$/, "\n"));
+  }
+
+  /** Failing a lane: every shard, summed. */
+  async failLane(lane: string, request: { reason: string }): Promise<Result<FailLaneAnswer>> {
+    const answers = await this.all(lane, (stub) => stub.failLane(request));
+    if (!answers.ok) return answers;
+    return ok({ failed: answers.value.flatMap((a) => a.failed), more: answers.value.some((a) => a.more) });
+  }
+
+  /** Sweeping: every shard, summed. */
+  async sweep(lane: string, request: unknown): Promise<Result<{ removed: number }>> {
+    const answers = await this.all(lane, (stub) => stub.sweep(request));
+    if (!answers.ok) return answers;
+    return ok({ removed: answers.value.reduce((n, a) => n + a.removed, 0) });
+  }
+
+  /** The per-minute history: every shard's buckets summed minute by minute. */
+  async history(lane: string, request: { windowMs?: number }): Promise<Result<HistoryAnswer>> {
+    const answers = await this.all(lane, (stub) => stub.history(request), false);
+    if (!answers.ok) return answers;
+    const [first, ...rest] = answers.value;
+    const buckets = first!.buckets.map((bucket, i) => {
+      const sum = { ...bucket };
+      for (const other of rest) {
+        const b = other.buckets[i];
+        if (b === undefined || b.at !== bucket.at) continue;
+        sum.enqueued += b.enqueued;
+        sum.started += b.started;
+        sum.completed += b.completed;
+        sum.failed += b.failed;
+        sum.depth += b.depth;
+      }
+      return sum;
+    });
+    return ok({ buckets });
+  }
+}
+
+/** The share of shard `index` of a lane-wide patch: `concurrency` and `rateLimit.limit` divided evenly. */
+function divided(patch: LanePatch, shards: number, index: number): LanePatch {
+  const share = { ...patch };
+  if (patch.concurrency !== undefined) share.concurrency = divideAmong(patch.concurrency, shards, index);
+  if (patch.rateLimit) share.rateLimit = { ...patch.rateLimit, limit: divideAmong(patch.rateLimit.limit, shards, index) };
+  return share;
+}
+
+/**
+ * A sharded lane's info: counts, stats and kinds summed, `nextWakeAt` and `oldestDueAt` the earliest,
+ * `concurrency` and `rateLimit.limit` the sums of the shards' shares, the other settings shard 0's.
+ */
+export function sumInfo(infos: LaneInfo[]): ShardedLaneInfo {
+  const first = infos[0]!;
+  const sum = structuredClone(first) as ShardedLaneInfo;
+  const earliest = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
+  for (const info of infos.slice(1)) {
+    for (const [k, v] of Object.entries(info.counts)) sum.counts[k as keyof LaneInfo["counts"]] += v;
+    for (const [k, v] of Object.entries(info.stats)) sum.stats[k as keyof LaneInfo["stats"]] += v;
+    for (const [kind, v] of Object.entries(info.kinds)) {
+      const into = (sum.kinds[kind] ??= { queued: 0, running: 0 });
+      into.queued += v.queued;
+      into.running += v.running;
+    }
+    sum.nextWakeAt = earliest(sum.nextWakeAt, info.nextWakeAt);
+    sum.oldestDueAt = earliest(sum.oldestDueAt, info.oldestDueAt);
+    sum.concurrency += info.concurrency;
+    if (sum.rateLimit && info.rateLimit) sum.rateLimit.limit += info.rateLimit.limit;
+  }
+  sum.shards = infos.length;
+  sum.shardList = infos.map((info, shard) => ({ shard, counts: info.counts }));
+  return sum;
+}

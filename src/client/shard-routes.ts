@@ -1,0 +1,286 @@
+/**
+ * How a caller reaches the shards of a lane (docs/concepts.md "Sharded lanes"): the front worker and
+ * the RPC client both go through here. A lane of one shard (every lane unless resharded) is its one
+ * object, called as before; the router's only extra cost is reading the shard count from shard 0
+ * once per lane per router (and again after `COUNT_TTL_MS`).
+ *
+ * Exactness does not rest on the cached count: an enqueue states the count it was routed by, and a
+ * shard refuses (`wrong_shard`) one routed by another count or whose key it does not own; the router
+ * then reads the count again and goes on. A by-id call that finds no job re-reads the count of a lane
+ * it believes unsharded before it answers 404.
+ */
+import type { Lane } from "../durable/lane.js";
+import type { AcksAnswer, BatchAnswer, EnqueueAnswer } from "../shared/answers.js";
+import { fail, ok, type Result } from "../shared/errors.js";
+import type { AckItem, EnqueueRequest } from "../shared/schemas.js";
+import { routingKey, shardObjectName, shardOf, shardOfToken } from "../shared/shards.js";
+
+export type LaneStub = DurableObjectStub<Lane>;
+
+/** What the router calls objects through: the lanes' namespace (or anything that names stubs as it does). */
+export interface LaneNamespace {
+  getByName(name: string): LaneStub;
+}
+
+/** How long a router trusts a lane's shard count for lane-wide reads (claims, lists): per-job calls are exact whatever it holds. */
+export const COUNT_TTL_MS = 10_000;
+
+/** How many times an enqueue is routed again after a `wrong_shard` refusal before that refusal is the answer. */
+const MAX_REROUTES = 4;
+
+type ShardDetails = { shards: number; reservedFor?: number };
+
+function shardDetails(answer: { ok: false; error: { code: string; details?: unknown } }): ShardDetails | null {
+  return answer.error.code === "wrong_shard" ? (answer.error.details as ShardDetails) : null;
+}
+
+function conflict(id: string): { ok: false; error: { code: "job_conflict"; message: string; details: { ids: string[] } } } {
+  return fail("job_conflict", `job id already used with a different spec: ${id}`, { ids: [id] }) as never;
+}
+
+/** A new id whose own shard is `shard` (about `shards` tries): a by-id route then finds its job at once. */
+function idOnShard(shard: number, shards: number): string {
+  for (;;) {
+    const id = crypto.randomUUID();
+    if (shardOf(id, shards) === shard) return id;
+  }
+}
+
+/** The shard-count cache and the routing of one job (enqueue, batch, by id, by token, by queue); lane-wide calls build on it (shard-fanout.ts), claims on those (shard-router.ts). */
+export class ShardRoutes {
+  private readonly known = new Map<string, { shards: number; at: number }>();
+
+  constructor(private readonly namespace: LaneNamespace) {}
+
+  /** Shard `index` of `lane`. */
+  stub(lane: string, index = 0): LaneStub {
+    return this.namespace.getByName(shardObjectName(lane, index));
+  }
+
+  /** The lane's shard count: as cached, or read from shard 0 (`fresh`, or the cache older than `COUNT_TTL_MS`). */
+  async shards(lane: string, fresh = false): Promise<Result<number>> {
+    const known = this.known.get(lane);
+    if (!fresh && known && Date.now() - known.at < COUNT_TTL_MS) return ok(known.shards);
+    const state = await this.stub(lane, 0).shardState();
+    if (!state.ok) return state;
+    this.known.set(lane, { shards: state.value.shards, at: Date.now() });
+    return ok(state.value.shards);
+  }
+
+  /** Forgets a lane's count (a test's stale router does the opposite: it keeps one). */
+  remember(lane: string, shards: number): void {
+    this.known.set(lane, { shards, at: Date.now() });
+  }
+
+  // ---- enqueue ----
+
+  /**
+   * One enqueue: routed by its key (`queue ?? debounce.key ?? id`; an id made here first when it has
+   * none, one whose own shard is the job's), its id reserved on the id's own shard when that is another
+   * (`reserve`), then `send` to the shard with the count it was routed by. `send` is the caller's
+   * transport (the group commit, or one call).
+   */
+  async enqueue(lane: string, request: EnqueueRequest & { traceparent?: string }, send: (stub: LaneStub, objectName: string, request: object) => Promise<Result<EnqueueAnswer>>): Promise<Result<EnqueueAnswer>> {
+    let count = await this.shards(lane);
+    if (!count.ok) return count;
+    let made: string | undefined;
+    for (let attempt = 0; ; attempt++) {
+      const shards = count.value;
+      let routed: object = request;
+      let target = 0;
+      if (shards > 1) {
+        const key = routingKey(request);
+        if (key === null) {
+          // No queue, key or id: the id is made here, on a shard of its own choosing (spread like ids).
+          made ??= crypto.randomUUID();
+          target = shardOf(made, shards);
+          routed = { ...request, id: made, shards };
+        } else {
+          target = shardOf(key, shards);
+          const id = request.id ?? idOnShard(target, shards);
+          routed = { ...request, id, shards };
+          if (request.id !== undefined) {
+            const reserved = await this.reserve(lane, request.id, target, request.queue ?? null, shards);
+            if (!reserved.ok) {
+              if (shardDetails(reserved) === null || attempt >= MAX_REROUTES) return reserved;
+              count = await this.shards(lane, true);
+              if (!count.ok) return count;
+              continue;
+            }
+          }
+        }
+      }
+      const answer = await send(this.stub(lane, target), shardObjectName(lane, target), routed);
+      const refusal = answer.ok ? null : shardDetails(answer);
+      if (refusal === null || attempt >= MAX_REROUTES) return answer;
+      if (refusal.reservedFor !== undefined && request.id !== undefined) {
+        // The id is reserved here for another shard: its job there, if any, makes this a conflict;
+        // a reservation whose job is gone is dropped, and the enqueue goes again.
+        const there = await this.stub(lane, refusal.reservedFor).hasJob(request.id);
+        if (!there.ok) return there;
+        if (there.value) return conflict(request.id);
+        await this.stub(lane, target).dropReservation(request.id, refusal.reservedFor);
+        continue;
+      }
+      count = await this.shards(lane, true);
+      if (!count.ok) return count;
+    }
+  }
+
+  /**
+   * Reserves `id` on its own shard for `target`, the shard of its job's key (nothing to do when they
+   * are the same shard): a job with that id there, or one alive on a third shard the id is reserved
+   * for, is a conflict; a reservation whose job is gone is overwritten.
+   */
+  private async reserve(lane: string, id: string, target: number, queue: string | null, shards: number): Promise<Result<null>> {
+    const home = shardOf(id, shards);
+    if (home === target) return ok(null);
+    let replacing: number | null = null;
+    for (let attempt = 0; attempt < MAX_REROUTES; attempt++) {
+      const reserved = await this.stub(lane, home).reserve(id, target, queue, replacing);
+      if (!reserved.ok) return reserved;
+      const answer = reserved.value;
+      if (answer.status !== "other") return answer.status === "conflict" ? conflict(id) : ok(null);
+      const there = await this.stub(lane, answer.shard).hasJob(id);
+      if (!there.ok) return there;
+      if (there.value) return conflict(id);
+      replacing = answer.shard;
+    }
+    return conflict(id);
+  }
+
+  /**
+   * A batch, all or nothing: on a sharded lane its jobs are routed and their ids reserved first, then
+   * every shard checks its part (`checkBatch`: bad input, conflicts) before any shard writes; the
+   * answers come back in request order.
+   */
+  async enqueueBatch(lane: string, batch: { jobs: EnqueueRequest[]; traceparent?: string }): Promise<Result<BatchAnswer>> {
+    let count = await this.shards(lane);
+    for (let attempt = 0; ; attempt++) {
+      if (!count.ok) return count;
+      const shards = count.value;
+      const answer = shards === 1 ? await this.stub(lane, 0).enqueueBatch(batch) : await this.shardedBatch(lane, batch, shards);
+      if (answer.ok || shardDetails(answer) === null || attempt >= MAX_REROUTES) return answer;
+      count = await this.shards(lane, true);
+    }
+  }
+
+  private async shardedBatch(lane: string, batch: { jobs: EnqueueRequest[]; traceparent?: string }, shards: number): Promise<Result<BatchAnswer>> {
+    const parts = new Map<number, { jobs: EnqueueRequest[]; at: number[] }>();
+    const routed = batch.jobs.map((job) => {
+      const key = routingKey(job);
+      const id = job.id ?? (key === null ? crypto.randomUUID() : undefined);
+      const target = shardOf(key ?? id!, shards);
+      return { job: { ...job, id: id ?? idOnShard(target, shards) }, target };
+    });
+    for (const [i, { job, target }] of routed.entries()) {
+      const reserved = batch.jobs[i]!.id === undefined ? ok(null) : await this.reserve(lane, job.id, target, job.queue ?? null, shards);
+      if (!reserved.ok) return reserved.error.code === "job_conflict" ? fail("job_conflict", reserved.error.message, { ids: [job.id] }) : reserved;
+      const part = parts.get(target) ?? { jobs: [], at: [] };
+      part.jobs.push(job);
+      part.at.push(i);
+      parts.set(target, part);
+    }
+    const calls = [...parts.entries()].map(([shard, part]) => ({ shard, part, request: { jobs: part.jobs, shards, ...(batch.traceparent === undefined ? {} : { traceparent: batch.traceparent }) } }));
+    const checks = await Promise.all(calls.map(({ shard, request }) => this.stub(lane, shard).checkBatch(request)));
+    const refused = checks.find((c) => !c.ok);
+    if (refused) return refused as Result<never>;
+    const written = await Promise.all(calls.map(({ shard, request }) => this.stub(lane, shard).enqueueBatch(request)));
+    const results: BatchAnswer["results"] = new Array(batch.jobs.length);
+    for (const [n, answer] of written.entries()) {
+      // A shard that refuses now was raced by another enqueue since its check: the refusal is the answer.
+      if (!answer.ok) return answer;
+      answer.value.results.forEach((result, k) => (results[calls[n]!.part.at[k]!] = result));
+    }
+    return ok({ results });
+  }
+
+  // ---- by id, by token ----
+
+  /**
+   * A route that names a job by id: on a sharded lane, the id's own shard answers, or says which shard
+   * its job is reserved for; a job nowhere is answered by the id's own shard (its own 404).
+   */
+  async byId<T>(lane: string, id: string, call: (stub: LaneStub) => Promise<Result<T>>): Promise<Result<T>> {
+    const count = await this.shards(lane);
+    if (!count.ok) return count;
+    if (count.value === 1) {
+      const answer = await call(this.stub(lane, 0));
+      if (answer.ok || answer.error.code !== "job_not_found") return answer;
+      // Not here: unless the lane was resharded since the count was read.
+      const fresh = await this.shards(lane, true);
+      if (!fresh.ok || fresh.value === 1) return answer;
+      return this.located(lane, id, fresh.value, call);
+    }
+    return this.located(lane, id, count.value, call);
+  }
+
+  private async located<T>(lane: string, id: string, shards: number, call: (stub: LaneStub) => Promise<Result<T>>): Promise<Result<T>> {
+    const home = shardOf(id, shards);
+    const answer = await call(this.stub(lane, home));
+    if (answer.ok || answer.error.code !== "job_not_found") return answer;
+    const where = await this.stub(lane, home).locate(id);
+    if (!where.ok) return where;
+    const shard = where.value.shard;
+    return shard === null || shard === home ? answer : call(this.stub(lane, shard));
+  }
+
+  /**
+   * A fenced write: its lease token names the shard that minted it (`s<i>.`; none: shard 0). A token
+   * that finds no job there (a forged or garbled one) goes by the job's id, whose shard answers the
+   * fence's refusal as one lane would.
+   */
+  async byToken<T>(lane: string, id: string, token: string, call: (stub: LaneStub) => Promise<Result<T>>): Promise<Result<T>> {
+    const count = await this.shards(lane);
+    if (!count.ok) return count;
+    if (count.value === 1) return this.byId(lane, id, call);
+    const shard = shardOfToken(token, count.value);
+    const answer = await call(this.stub(lane, shard));
+    if (answer.ok || answer.error.code !== "job_not_found") return answer;
+    const home = shardOf(id, count.value);
+    if (home === shard) {
+      const where = await this.stub(lane, home).locate(id);
+      if (!where.ok || where.value.shard === null || where.value.shard === shard) return answer;
+      return call(this.stub(lane, where.value.shard));
+    }
+    return this.located(lane, id, count.value, call);
+  }
+
+  /** Batch acks: grouped by the shard of each token, answered in request order. */
+  async acks(lane: string, request: { acks: AckItem[] }): Promise<Result<AcksAnswer>> {
+    const count = await this.shards(lane);
+    if (!count.ok) return count;
+    if (count.value === 1) return this.stub(lane, 0).acks(request);
+    const groups = new Map<number, { acks: AckItem[]; at: number[] }>();
+    request.acks.forEach((ack, i) => {
+      const shard = shardOfToken(ack.token, count.value);
+      const group = groups.get(shard) ?? { acks: [], at: [] };
+      group.acks.push(ack);
+      group.at.push(i);
+      groups.set(shard, group);
+    });
+    const answers = await Promise.all([...groups.entries()].map(async ([shard, group]) => ({ group, answer: await this.stub(lane, shard).acks({ acks: group.acks }) })));
+    const results: AcksAnswer["results"] = new Array(request.acks.length);
+    for (const { group, answer } of answers) {
+      if (!answer.ok) return answer;
+      answer.value.results.forEach((result, k) => (results[group.at[k]!] = result));
+    }
+    // An item its token's shard did not find goes by its job's id (a forged token: the fence's refusal there).
+    await Promise.all(
+      results.map(async (result, i) => {
+        if (result.ok || result.error.code !== "job_not_found") return;
+        const ack = request.acks[i]!;
+        const again = await this.byId(lane, ack.id, (stub) => stub.acks({ acks: [ack] }));
+        if (again.ok) results[i] = again.value.results[0]!;
+      }),
+    );
+    return ok({ results });
+  }
+
+  /** A queue's routes: its shard (the count read afresh: a queue's settings must reach the shard that holds its jobs). */
+  async byQueue<T>(lane: string, queue: string, call: (stub: LaneStub) => Promise<Result<T>>): Promise<Result<T>> {
+    const count = await this.shards(lane, true);
+    if (!count.ok) return count;
+    return call(this.stub(lane, shardOf(queue, count.value)));
+  }
+}
