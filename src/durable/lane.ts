@@ -1,32 +1,29 @@
 /**
  * The lane: one Durable Object, one SQLite database, one alarm. A thin class: each RPC method
  * validates its input (input.ts), calls a part of the lane (wiring.ts builds and connects them), and
- * asks the wake (wake/) for a flush; `alarm()` fires schedules, recovers, winds up and flushes.
+ * asks the wake (wake/) for a flush, most of them in a body of their idea's `*Calls` (shards/lane-shards.ts,
+ * attempts/lane-fence.ts, …) that the method delegates to; `alarm()` fires schedules, recovers, winds up and flushes.
  * Expected refusals come back as `Result` data, never as thrown coded errors.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
-import { DEFAULT_LEASE_MS, DEFAULT_SWEEP_LIMIT, MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../shared/defaults.js";
-import { fail, ok, type Result } from "../shared/errors.js";
+import { ok, type Result } from "../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
-import { DEFAULT_HISTORY_WINDOW_MS, HistoryRequest, type HistoryAnswer } from "../shared/history.js";
-import { serializeJson } from "../shared/json.js";
-import { MAX_SHARDS, parseShardObjectName, tokenPrefix } from "../shared/shards.js";
+import type { HistoryAnswer } from "../shared/history.js";
+import { parseShardObjectName, tokenPrefix } from "../shared/shards.js";
 import type { LostEvent, TransitionEvent } from "../shared/log.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
 import * as S from "../shared/schemas.js";
-import { applyAcks } from "./attempts/acks.js";
-import type { ClaimAsk, Claims } from "./attempts/claim.js";
+import type { Claims } from "./attempts/claim.js";
 import type { Dispatcher } from "./attempts/dispatcher.js";
 import type { FencedWrites } from "./attempts/fenced-writes.js";
 import { enqueueAnswer, enqueueAnswerText, type EnqueueDone } from "./enqueue/enqueue-text.js";
-import { Notices, Registrations, type NoticeAnswer, type RegistrationAnswer } from "./deps/notices.js";
+import type { NoticeAnswer, RegistrationAnswer } from "./deps/notices.js";
 import type { SwitchyardEnv } from "./env.js";
-import { HoldName, parse, parseBatchEnqueue, parseId, parseJobCall, parseJsonText, parseName, parseScheduleName } from "./input.js";
+import { parse, parseBatchEnqueue, parseJsonText } from "./input.js";
 import type { ScheduleStore } from "./schedules/schedules.js";
 import type { CheckpointStore } from "./steps/checkpoints.js";
-import { decodeCursor, encodeCursor } from "./store/cursor.js";
 import type { JobStore } from "./store/job-store.js";
 import type { MetricsReporter } from "./metrics/reporter.js";
 import type { Belt, WakeCheck } from "./wake/belt.js";
@@ -34,14 +31,15 @@ import type { Outbox } from "./deps/outbox.js";
 import type { WakeReads } from "./wake/reads.js";
 import type { Wake } from "./wake/wake.js";
 import { LaneWiring, type LaneOptions } from "./wiring.js";
+import { ShardCalls } from "./shards/lane-shards.js";
+import { FenceCalls } from "./attempts/lane-fence.js";
+import { DependencyCalls } from "./deps/lane-deps.js";
+import { OperatorCalls } from "./operator/lane-operator.js";
+import { ScheduleCalls } from "./schedules/lane-schedules.js";
+import { StepCalls } from "./steps/lane-steps.js";
+import { ReaderCalls } from "./store/lane-readers.js";
 import type { Located, Reservation } from "./shards/shard-state.js";
 import type { Watched } from "./shards/watchers.js";
-import { z } from "zod";
-
-/** A shard's index, as a lane's RPC takes it. */
-const ShardIndex = z.number().int().min(0).max(MAX_SHARDS - 1);
-/** A position in a shard's list (a job's seq; 0: the start). */
-const Seq = z.number().int().min(0);
 
 export type { LaneOptions, LostEvent, TransitionEvent };
 
@@ -70,6 +68,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   protected readonly belt: Belt;
   /** The lane's metrics reports to the registry (for tests and the benchmark's counts). */
   protected readonly reporter: MetricsReporter;
+  /** The RPC methods' bodies, by idea: each method below validates nothing itself and delegates to one. */
+  private readonly shards: ShardCalls;
+  private readonly fence: FenceCalls;
+  private readonly deps: DependencyCalls;
+  private readonly operator: OperatorCalls;
+  private readonly schedulesCalls: ScheduleCalls;
+  private readonly steps: StepCalls;
+  private readonly readers: ReaderCalls;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
@@ -83,6 +89,13 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.wakeReads = rooms.wakeComputer.reads;
     this.outbox = rooms.outbox;
     this.reporter = rooms.metrics;
+    this.shards = new ShardCalls(rooms, clock);
+    this.fence = new FenceCalls(rooms);
+    this.deps = new DependencyCalls(rooms);
+    this.operator = new OperatorCalls(rooms);
+    this.schedulesCalls = new ScheduleCalls(rooms);
+    this.steps = new StepCalls(rooms);
+    this.readers = new ReaderCalls(rooms);
     void ctx.blockConcurrencyWhile(() => rooms.start());
   }
 
@@ -153,43 +166,17 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   // ---- readers ----
 
-  async getJob(id: unknown): Promise<Result<Job>> {
-    return this.answer(() => {
-      const name = parseId(id);
-      if (!name.ok) return name;
-      const job = this.store.getJob(name.value);
-      return job ? ok(job) : fail("job_not_found", `no job ${name.value} in lane ${this.store.lane}`);
-    });
-  }
+  async getJob(id: unknown): Promise<Result<Job>> { return this.answer(() => this.readers.getJob(id)); }
 
   /** A page of jobs in enqueue order: at most `limit` and at most 4 MiB of JSON; the cursor continues. */
-  async listJobs(input: unknown): Promise<Result<JobPage>> {
-    return this.answer(() => {
-      const query = parse(S.ListQuery, input ?? {});
-      if (!query.ok) return query;
-      let afterSeq = 0;
-      if (query.value.cursor !== undefined) {
-        const seq = decodeCursor(query.value.cursor);
-        if (seq === null) return fail("invalid_request", "cursor is not one this API gave", [{ path: ["cursor"], message: "unknown cursor" }]);
-        afterSeq = seq;
-      }
-      const { jobs, lastSeq, more } = this.store.listJobs({ ...query.value, afterSeq });
-      return ok({ jobs, cursor: more && lastSeq !== null ? encodeCursor(lastSeq) : null });
-    });
-  }
+  async listJobs(input: unknown): Promise<Result<JobPage>> { return this.answer(() => this.readers.listJobs(input)); }
 
   async info(): Promise<Result<LaneInfo>> {
     return this.answer(() => this.rooms.laneInfo());
   }
 
   /** The per-minute buckets of the last `windowMs` (default an hour), oldest first (docs/api.md, "Metrics"). */
-  async history(input?: unknown): Promise<Result<HistoryAnswer>> {
-    return this.answer(() => {
-      const request = parse(HistoryRequest, input ?? {});
-      if (!request.ok) return request;
-      return ok({ buckets: this.rooms.history.read(request.value.windowMs ?? DEFAULT_HISTORY_WINDOW_MS) });
-    });
-  }
+  async history(input?: unknown): Promise<Result<HistoryAnswer>> { return this.answer(() => this.readers.history(input)); }
 
   /** The instant the lane's alarm is stored for (null: none), as the platform has it. For inspection and tests. */
   async storedAlarm(): Promise<number | null> {
@@ -203,51 +190,13 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    * router tells every shard: docs/concepts.md "Sharded lanes"), only while it holds no job (and, on
    * shard 0 going above one shard, no schedule): else 409 `lane_not_empty` and nothing changes.
    */
-  async configure(input: unknown): Promise<Result<LaneInfo>> {
-    return this.answer(() => {
-      const patch = parse(S.LanePatch, input ?? {});
-      if (!patch.ok) return patch;
-      const { shards } = patch.value;
-      if (shards !== undefined && shards !== this.rooms.shard.count()) {
-        const held = this.rooms.heldForResharding(shards);
-        if (held) return fail("lane_not_empty", `lane ${this.store.lane} ${held}: its shard count can change only while it is empty`);
-        this.rooms.shard.setCount(shards);
-      }
-      this.store.settings.configure(patch.value);
-      this.wake.afterChange();
-      return this.rooms.laneInfo();
-    });
-  }
+  async configure(input: unknown): Promise<Result<LaneInfo>> { return this.answer(() => this.shards.configure(input)); }
 
-  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> {
-    return this.answer(() => {
-      const call = parseJobCall(id, S.CancelRequest, input ?? {});
-      if (!call.ok) return call;
-      const { reason, onlyIfQueued } = call.value.request;
-      const answer = this.rooms.cancels.cancel(call.value.id, reason ?? null, onlyIfQueued === true);
-      if (answer.ok && answer.value.status === "cancelling") this.dispatcher.abort(call.value.id, "cancelled");
-      this.wake.afterChange();
-      return answer;
-    });
-  }
+  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> { return this.answer(() => this.operator.cancel(id, input)); }
 
-  async requeue(id: unknown): Promise<Result<{ job: Job }>> {
-    return this.answer(() => {
-      const name = parseId(id);
-      if (!name.ok) return name;
-      return this.changed(this.store.requeue(name.value));
-    });
-  }
+  async requeue(id: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.operator.requeue(id)); }
 
-  async sweep(input: unknown): Promise<Result<{ removed: number }>> {
-    return this.answer(() => {
-      const request = parse(S.SweepRequest, input);
-      if (!request.ok) return request;
-      const removed = this.rooms.retention.sweep(request.value.settledBefore, request.value.limit ?? DEFAULT_SWEEP_LIMIT);
-      this.wake.afterChange();
-      return ok({ removed });
-    });
-  }
+  async sweep(input: unknown): Promise<Result<{ removed: number }>> { return this.answer(() => this.operator.sweep(input)); }
 
   // ---- pull consumers: the fence ----
 
@@ -257,187 +206,56 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    * `waitMs` passes (waiters.ts). `hold` is the front worker's name for a held claim, so that it can
    * `abandonClaim` it when its client leaves.
    */
-  async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: PulledJob[] }>> {
-    return this.answer(async () => {
-      const request = parse(S.ClaimRequest, input ?? {});
-      if (!request.ok) return request;
-      const name = hold === undefined ? ok(null) : parse(HoldName, hold);
-      if (!name.ok) return name;
-      const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS };
-      const jobs = this.claims.forConsumer(ask, this.dispatcher);
-      if (jobs.length > 0) this.wake.afterChange();
-      const waitMs = request.value.waitMs ?? 0;
-      if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
-      const held = this.rooms.waiters.hold(ask, waitMs, name.value);
-      // A claim held while a bucket is empty waits for its next token, a term of the wake.
-      if (held && this.store.settings.read().rateLimit !== null) this.wake.afterChange(false);
-      return ok({ jobs: held ? await held : [] });
-    });
-  }
+  async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: PulledJob[] }>> { return this.answer(() => this.fence.claim(input, hold)); }
 
-  async renew(id: unknown, input: unknown): Promise<Result<{ lease: Lease }>> {
-    return this.answer(() => {
-      const call = parseJobCall(id, S.RenewRequest, input);
-      if (!call.ok) return call;
-      const { token, leaseMs, progress } = call.value.request;
-      const progressJson = progress === undefined ? ok(null) : serializeJson(progress, "progress", MAX_PROGRESS_BYTES);
-      if (!progressJson.ok) return progressJson;
-      const lease = this.fenced.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS, progressJson.value);
-      this.wake.afterChange();
-      return lease.ok ? ok({ lease: lease.value }) : lease;
-    });
-  }
+  async renew(id: unknown, input: unknown): Promise<Result<{ lease: Lease }>> { return this.answer(() => this.fence.renew(id, input)); }
 
-  async complete(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
-    return this.answer(() => {
-      const call = parseJobCall(id, S.CompleteRequest, input);
-      if (!call.ok) return call;
-      const result = serializeJson(call.value.request.result, "result");
-      if (!result.ok) return result;
-      return this.changed(this.fenced.complete(call.value.id, call.value.request.token, result.value));
-    });
-  }
+  async complete(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.fence.complete(id, input)); }
 
-  async fail(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
-    return this.answer(() => {
-      const call = parseJobCall(id, S.FailRequest, input);
-      if (!call.ok) return call;
-      const { token, error, retry, retryAfterMs } = call.value.request;
-      return this.changed(this.fenced.fail(call.value.id, token, error, retry !== false, retryAfterMs ?? null));
-    });
-  }
+  async fail(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.fence.fail(id, input)); }
 
   /** Ends the attempt and queues its job again after `delayMs`, giving back the attempt (fenced like complete). */
-  async snooze(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
-    return this.answer(() => {
-      const call = parseJobCall(id, S.SnoozeRequest, input);
-      if (!call.ok) return call;
-      return this.changed(this.fenced.snooze(call.value.id, call.value.request.token, call.value.request.delayMs));
-    });
-  }
+  async snooze(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.fence.snooze(id, input)); }
 
-  async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
-    return this.answer(() => {
-      const call = parseJobCall(id, S.ReleaseRequest, input);
-      if (!call.ok) return call;
-      return this.changed(this.fenced.release(call.value.id, call.value.request.token));
-    });
-  }
+  async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.fence.release(id, input)); }
 
   // ---- sharded lanes (docs/concepts.md "Sharded lanes"; shards/shard-state.ts) ----
 
   /** The lane's shard count as this object stores it, and whether it holds any job or schedule. */
-  async shardState(): Promise<Result<{ shards: number; index: number; empty: boolean }>> {
-    return this.answer(() => ok({ shards: this.rooms.shard.count(), index: this.rooms.shard.index, empty: this.rooms.heldForResharding(2) === null }));
-  }
+  async shardState(): Promise<Result<{ shards: number; index: number; empty: boolean }>> { return this.answer(() => this.shards.shardState()); }
 
   /** On the id's own shard: reserves `id` for the shard `target` that owns its job's routing key. */
-  async reserve(id: unknown, target: unknown, queue: unknown, replacing?: unknown): Promise<Result<Reservation>> {
-    return this.answer(() => {
-      const name = parseId(id);
-      if (!name.ok) return name;
-      const shard = parse(ShardIndex, target);
-      if (!shard.ok) return shard;
-      const queueName = queue === null ? ok(null) : parseName(queue, "queue");
-      if (!queueName.ok) return queueName;
-      const replaced = replacing === undefined || replacing === null ? ok(null) : parse(ShardIndex, replacing);
-      if (!replaced.ok) return replaced;
-      return ok(this.rooms.shard.reserve(name.value, shard.value, queueName.value, this.store.row(name.value) !== undefined, replaced.value));
-    });
-  }
+  async reserve(id: unknown, target: unknown, queue: unknown, replacing?: unknown): Promise<Result<Reservation>> { return this.answer(() => this.shards.reserve(id, target, queue, replacing)); }
 
   /**
    * A sharded lane's batch, checked before any shard writes its part: what `enqueueBatch` would refuse
    * here (bad input, a job this shard does not own, an id used here with another spec), writing nothing.
    */
-  async checkBatch(input: unknown): Promise<Result<null>> {
-    return this.answer(() => {
-      const request = parseBatchEnqueue(input);
-      if (!request.ok) return request;
-      const { jobs, traceparent, shards } = request.value;
-      const specs = this.rooms.enqueue.toSpecs(jobs.map((job) => ({ ...job, traceparent, shards })), this.time.clock.now());
-      if (!specs.ok) return specs;
-      for (const spec of specs.value) {
-        if (!this.store.row(spec.id)) continue;
-        const existing = this.store.existing(spec);
-        if (!existing.ok) return existing;
-      }
-      return ok(null);
-    });
-  }
+  async checkBatch(input: unknown): Promise<Result<null>> { return this.answer(() => this.shards.checkBatch(input)); }
 
   /** On the id's own shard: where its job is (this shard, the one it is reserved for, or nowhere: null). */
-  async locate(id: unknown): Promise<Result<Located>> {
-    return this.answer(() => {
-      const name = parseId(id);
-      if (!name.ok) return name;
-      if (this.store.row(name.value)) return ok({ shard: this.rooms.shard.index });
-      return ok({ shard: this.rooms.shard.reservedFor(name.value) });
-    });
-  }
+  async locate(id: unknown): Promise<Result<Located>> { return this.answer(() => this.shards.locate(id)); }
 
   /** Whether job `id` is stored here (a reservation elsewhere naming this shard is then live). */
-  async hasJob(id: unknown): Promise<Result<boolean>> {
-    return this.answer(() => {
-      const name = parseId(id);
-      return name.ok ? ok(this.store.row(name.value) !== undefined) : name;
-    });
-  }
+  async hasJob(id: unknown): Promise<Result<boolean>> { return this.answer(() => this.shards.hasJob(id)); }
 
   /** Drops the reservation of `id` if it still names `shard`: its job there is gone. */
-  async dropReservation(id: unknown, shard: unknown): Promise<Result<null>> {
-    return this.answer(() => {
-      const name = parseId(id);
-      if (!name.ok) return name;
-      const index = parse(ShardIndex, shard);
-      if (!index.ok) return index;
-      this.rooms.shard.drop(name.value, index.value);
-      return ok(null);
-    });
-  }
+  async dropReservation(id: unknown, shard: unknown): Promise<Result<null>> { return this.answer(() => this.shards.dropReservation(id, shard)); }
 
   /**
    * The runAt of the longest-waiting due queued job here (null: none) and the flush epoch: a sharded
    * claim's look before it claims, and what its watch names (shards/watchers.ts).
    */
-  async due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>> {
-    return this.answer(() => ok({ oldestDueAt: this.store.laneCounts.oldestDueAt(this.time.clock.now()), epoch: this.rooms.watchers.epoch }));
-  }
+  async due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>> { return this.answer(() => this.shards.due()); }
 
   /** A sharded lane's held claim: waits, claiming nothing, until a job is due here or `waitMs` passes. */
-  async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown): Promise<Result<Watched>> {
-    return this.answer(async () => {
-      const since = parse(Seq, epoch);
-      if (!since.ok) return since;
-      const wait = parse(S.ClaimRequest.shape.waitMs.unwrap(), waitMs);
-      if (!wait.ok) return wait;
-      const name = parse(HoldName, hold);
-      if (!name.ok) return name;
-      const watching = this.rooms.watchers.watch(since.value, wait.value, name.value);
-      if (this.rooms.watchers.size > 0) this.wake.afterChange(false); // a rate-limited lane's next token is a term of the wake
-      return ok(await watching);
-    });
-  }
+  async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown): Promise<Result<Watched>> { return this.answer(() => this.shards.awaitWork(epoch, waitMs, hold)); }
 
   /** The router of a held claim stops watching here (it claimed elsewhere, or its client left). */
-  async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> {
-    return this.answer(() => {
-      const name = parse(HoldName, hold);
-      return name.ok ? ok({ stopped: this.rooms.watchers.stop(name.value) }) : name;
-    });
-  }
+  async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> { return this.answer(() => this.shards.stopWatching(hold)); }
 
   /** A page of jobs with each one's seq: what a sharded lane's merged list is made of. */
-  async listShardPage(input: unknown, afterSeq: unknown): Promise<Result<{ jobs: Job[]; seqs: number[]; more: boolean }>> {
-    return this.answer(() => {
-      const query = parse(S.ListQuery, input ?? {});
-      if (!query.ok) return query;
-      const after = parse(Seq, afterSeq);
-      if (!after.ok) return after;
-      const { jobs, seqs, more } = this.store.listJobs({ ...query.value, afterSeq: after.value });
-      return ok({ jobs, seqs, more });
-    });
-  }
+  async listShardPage(input: unknown, afterSeq: unknown): Promise<Result<{ jobs: Job[]; seqs: number[]; more: boolean }>> { return this.answer(() => this.shards.listShardPage(input, afterSeq)); }
 
   // ---- the alarm ----
 
@@ -468,80 +286,27 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    * The client of a held claim went away (the front worker saw its request aborted): a claim still
    * held is dropped, and the jobs of one answered a moment ago are released. Answers how many.
    */
-  async abandonClaim(hold: unknown): Promise<Result<{ released: number }>> {
-    return this.answer(() => {
-      const name = parse(HoldName, hold);
-      if (!name.ok) return name;
-      const released = this.rooms.waiters.abandon(name.value);
-      if (released > 0) this.wake.afterChange();
-      return ok({ released });
-    });
-  }
+  async abandonClaim(hold: unknown): Promise<Result<{ released: number }>> { return this.answer(() => this.fence.abandonClaim(hold)); }
 
   /** Up to 100 complete, fail, release and progress items, each fenced on its own (acks.ts). */
-  async acks(input: unknown): Promise<Result<AcksAnswer>> {
-    return this.answer(() => {
-      const request = parse(S.AcksRequest, input);
-      if (!request.ok) return request;
-      const results = applyAcks(request.value.acks, {
-        complete: (id, token, json) => this.fenced.complete(id, token, json),
-        // A pull consumer may have recorded checkpoints: the batch deletes them with the completion.
-        completeBatch: (items) => this.fenced.completeBatch(items.map((item) => ({ ...item, checkpoints: true }))),
-        fail: (id, token, message, retry, after) => this.fenced.fail(id, token, message, retry, after),
-        release: (id, token) => this.fenced.release(id, token),
-        snooze: (id, token, delayMs) => this.fenced.snooze(id, token, delayMs),
-        progress: (id, token, json) => this.checkpointStore.progress(id, token, json),
-      });
-      this.wake.afterChange();
-      return results.ok ? ok({ results: results.value }) : results;
-    });
-  }
+  async acks(input: unknown): Promise<Result<AcksAnswer>> { return this.answer(() => this.fence.acks(input)); }
 
   // ---- dependencies (between lanes: deps/) ----
 
   /** The jobs registered to wait for job `id`, by lane then id. */
-  async dependents(id: unknown): Promise<Result<{ dependents: { lane: string; id: string }[] }>> {
-    return this.answer(() => {
-      const name = parseId(id);
-      if (!name.ok) return name;
-      const listed = this.rooms.dependencies.dependents(name.value);
-      return listed.ok ? ok({ dependents: listed.value }) : listed;
-    });
-  }
+  async dependents(id: unknown): Promise<Result<{ dependents: { lane: string; id: string }[] }>> { return this.answer(() => this.deps.dependents(id)); }
 
   /**
    * Another lane's enqueue registers its dependents with jobs of this lane: answers, per item, whether
    * the job exists and how it settled, if it has (its settlement tells the dependent otherwise).
    */
-  async registerDependents(input: unknown): Promise<Result<RegistrationAnswer[]>> {
-    return this.answer(() => {
-      const registrations = parse(Registrations, input);
-      if (!registrations.ok) return registrations;
-      // A job of a sharded lane may live on another shard than this one: not carried yet, so refused
-      // rather than answered missing (docs/concepts.md "Sharded lanes").
-      if (this.rooms.shard.count() > 1 || this.rooms.shard.index > 0) return fail("invalid_request", `dependencies on jobs of a sharded lane (${this.store.lane}) are not supported yet`, [{ path: ["dependsOn"], message: "a sharded lane" }]);
-      return ok(this.rooms.dependencies.register(registrations.value));
-    });
-  }
+  async registerDependents(input: unknown): Promise<Result<RegistrationAnswer[]>> { return this.answer(() => this.deps.registerDependents(input)); }
 
   /** Another lane's enqueue, refused, withdraws the registrations it made here. */
-  async unregisterDependents(input: unknown): Promise<Result<{ removed: number }>> {
-    return this.answer(() => {
-      const registrations = parse(Registrations, input);
-      return registrations.ok ? ok({ removed: this.rooms.dependencies.unregister(registrations.value) }) : registrations;
-    });
-  }
+  async unregisterDependents(input: unknown): Promise<Result<{ removed: number }>> { return this.answer(() => this.deps.unregisterDependents(input)); }
 
   /** Another lane's outbox tells this one of settled dependencies: each applied at most once; answers per notice. */
-  async notifyDependencies(input: unknown): Promise<Result<NoticeAnswer[]>> {
-    return this.answer(() => {
-      const notices = parse(Notices, input);
-      if (!notices.ok) return notices;
-      const answers = this.rooms.dependencies.apply(notices.value);
-      this.wake.afterChange();
-      return ok(answers);
-    });
-  }
+  async notifyDependencies(input: unknown): Promise<Result<NoticeAnswer[]>> { return this.answer(() => this.deps.notifyDependencies(input)); }
 
   // ---- the operator's lane ----
 
@@ -551,9 +316,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   }
 
   /** The kept counts and the shard count: what `GET /v1/lanes` reads of each lane's shard 0. */
-  async countsAndShards(): Promise<Result<{ counts: Counts; shards: number }>> {
-    return this.answer(() => ok({ counts: this.store.counts(), shards: this.rooms.shard.count() }));
-  }
+  async countsAndShards(): Promise<Result<{ counts: Counts; shards: number }>> { return this.answer(() => this.shards.countsAndShards()); }
 
   /** The kept counts alone: what `GET /v1/lanes` shows of each lane, one row read. */
   async counts(): Promise<Result<Counts>> {
@@ -564,90 +327,29 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order)
    * and aborts their in-process attempts; `more`: whether any queued or running job is left.
    */
-  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> {
-    return this.answer(() => {
-      const request = parse(S.FailLaneRequest, input);
-      if (!request.ok) return request;
-      const answer = this.rooms.failLane(request.value.reason);
-      this.wake.afterChange();
-      return ok(answer);
-    });
-  }
+  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> { return this.answer(() => this.operator.failLane(input)); }
 
   /** Who holds a queue (a completing job reports `running`), else its next job, and how many are queued. */
-  async queueInfo(queue: unknown): Promise<Result<QueueInfo>> {
-    return this.answer(() => {
-      const name = parseName(queue, "queue");
-      return name.ok ? ok(this.rooms.queues.info(name.value)) : name;
-    });
-  }
+  async queueInfo(queue: unknown): Promise<Result<QueueInfo>> { return this.answer(() => this.operator.queueInfo(queue)); }
 
   /** Sets a queue's concurrency and rate limit (they outlive its jobs); answers the queue. */
-  async putQueue(queue: unknown, input: unknown): Promise<Result<QueueInfo>> {
-    return this.answer(() => {
-      const name = parseName(queue, "queue");
-      if (!name.ok) return name;
-      const request = parse(S.QueuePut, input ?? {});
-      if (!request.ok) return request;
-      this.rooms.queues.configure(name.value, request.value);
-      this.wake.afterChange(); // a wider queue may start a job now; a narrower one, none
-      return ok(this.rooms.queues.info(name.value));
-    });
-  }
+  async putQueue(queue: unknown, input: unknown): Promise<Result<QueueInfo>> { return this.answer(() => this.operator.putQueue(queue, input)); }
 
   /** Deletes the queue's queued jobs enqueued before the call (a running or completing head runs on). */
-  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> {
-    return this.answer(async () => {
-      const name = parseName(queue, "queue");
-      if (!name.ok) return name;
-      const purged = await this.rooms.queues.purge(name.value);
-      this.wake.afterChange();
-      return ok({ purged });
-    });
-  }
+  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> { return this.answer(() => this.operator.purgeQueue(queue)); }
 
   // ---- schedules ----
 
   /** Creates or replaces a schedule (`created` says which); its next fire is a wake term. */
-  async putSchedule(name: unknown, input: unknown): Promise<Result<SchedulePut>> {
-    return this.answer(() => {
-      const schedule = parseScheduleName(name);
-      if (!schedule.ok) return schedule;
-      const request = parse(S.ScheduleRequest, input);
-      if (!request.ok) return request;
-      // A fire enqueues on this object: a sharded lane would need it routed (docs/concepts.md "Sharded lanes").
-      if (this.rooms.shard.count() > 1 || this.rooms.shard.index > 0) return fail("invalid_request", "schedules are not supported on a sharded lane yet", [{ path: ["lane"], message: "a sharded lane" }]);
-      const put = this.schedules.put(schedule.value, request.value);
-      if (put.ok) this.wake.afterChange(false);
-      return put;
-    });
-  }
+  async putSchedule(name: unknown, input: unknown): Promise<Result<SchedulePut>> { return this.answer(() => this.schedulesCalls.putSchedule(name, input)); }
 
-  async getSchedule(name: unknown): Promise<Result<Schedule>> {
-    return this.answer(() => {
-      const schedule = parseScheduleName(name);
-      return schedule.ok ? this.schedules.get(schedule.value) : schedule;
-    });
-  }
+  async getSchedule(name: unknown): Promise<Result<Schedule>> { return this.answer(() => this.schedulesCalls.getSchedule(name)); }
 
   /** Schedules by name, a page at a time: `cursor` continues after the page (null: the end). */
-  async listSchedules(input?: unknown): Promise<Result<SchedulePage>> {
-    return this.answer(() => {
-      const query = parse(S.ScheduleListQuery, input ?? {});
-      return query.ok ? ok(this.schedules.list(query.value.cursor ?? null, query.value.limit)) : query;
-    });
-  }
+  async listSchedules(input?: unknown): Promise<Result<SchedulePage>> { return this.answer(() => this.schedulesCalls.listSchedules(input)); }
 
   /** Deletes a schedule; the jobs it enqueued stay. */
-  async deleteSchedule(name: unknown): Promise<Result<{ deleted: true }>> {
-    return this.answer(() => {
-      const schedule = parseScheduleName(name);
-      if (!schedule.ok) return schedule;
-      const deleted = this.schedules.delete(schedule.value);
-      if (deleted.ok) this.wake.afterChange(false);
-      return deleted;
-    });
-  }
+  async deleteSchedule(name: unknown): Promise<Result<{ deleted: true }>> { return this.answer(() => this.schedulesCalls.deleteSchedule(name)); }
 
   // ---- the belt ----
 
@@ -663,54 +365,19 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   // ---- checkpoints and progress (durable steps) ----
 
   /** Records a checkpoint for the attempt holding the token: fenced like complete; within the job's limits. */
-  async saveCheckpoint(id: unknown, name: unknown, input: unknown): Promise<Result<{ checkpoint: CheckpointInfo }>> {
-    return this.answer(() => {
-      const call = parseJobCall(id, S.CheckpointRequest, input);
-      if (!call.ok) return call;
-      const checkpoint = parseName(name, "checkpoint");
-      if (!checkpoint.ok) return checkpoint;
-      const value = serializeJson(call.value.request.value, "value", MAX_CHECKPOINT_BYTES);
-      if (!value.ok) return value;
-      const saved = this.checkpointStore.save(call.value.id, call.value.request.token, checkpoint.value, value.value);
-      if (!saved.ok) this.wake.afterChange(); // the holder of a cancel-requested job spoke: it settled
-      return saved.ok ? ok({ checkpoint: saved.value }) : saved;
-    });
-  }
+  async saveCheckpoint(id: unknown, name: unknown, input: unknown): Promise<Result<{ checkpoint: CheckpointInfo }>> { return this.answer(() => this.steps.saveCheckpoint(id, name, input)); }
 
   /** Every checkpoint of a job, in name order (the operator's view). */
-  async listCheckpoints(id: unknown): Promise<Result<{ checkpoints: Checkpoint[] }>> {
-    return this.answer(() => {
-      const name = parseId(id);
-      if (!name.ok) return name;
-      const listed = this.checkpointStore.list(name.value);
-      return listed.ok ? ok({ checkpoints: listed.value }) : listed;
-    });
-  }
+  async listCheckpoints(id: unknown): Promise<Result<{ checkpoints: Checkpoint[] }>> { return this.answer(() => this.steps.listCheckpoints(id)); }
 
   /** Records the job's progress for the attempt holding the token: fenced like complete; the token is kept. */
-  async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
-    return this.answer(() => {
-      const call = parseJobCall(id, S.ProgressRequest, input);
-      if (!call.ok) return call;
-      const progress = serializeJson(call.value.request.progress, "progress", MAX_PROGRESS_BYTES);
-      if (!progress.ok) return progress;
-      const recorded = this.checkpointStore.progress(call.value.id, call.value.request.token, progress.value);
-      if (!recorded.ok) this.wake.afterChange();
-      return recorded.ok ? ok({ job: recorded.value }) : recorded;
-    });
-  }
+  async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.steps.progress(id, input)); }
 
   // ---- helpers ----
 
   /** Every RPC answer goes through here: a lane of a newer schema refuses all of them, changing nothing. */
   private async answer<T>(body: () => Result<T> | Promise<Result<T>>): Promise<Result<T>> {
     return this.rooms.refusal<T>() ?? body();
-  }
-
-  /** A write that answers a job: flush after it, whatever it answered. */
-  private changed(answer: Result<Job>): Result<{ job: Job }> {
-    this.wake.afterChange();
-    return answer.ok ? ok({ job: answer.value }) : answer;
   }
 }
 

@@ -1,0 +1,43 @@
+/**
+ * The durable steps' RPC methods' bodies (checkpoints and progress: checkpoints.ts): lane.ts delegates here.
+ */
+import * as S from "../../shared/schemas.js";
+import { MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../../shared/defaults.js";
+import { ok, type Result } from "../../shared/errors.js";
+import type { Checkpoint, CheckpointInfo, Job } from "../../shared/job.js";
+import { serializeJson } from "../../shared/json.js";
+import { parseId, parseJobCall, parseName } from "../input.js";
+import type { LaneWiring } from "../wiring.js";
+
+export class StepCalls {
+  constructor(private readonly rooms: LaneWiring) {}
+
+  saveCheckpoint(id: unknown, name: unknown, input: unknown): Result<{ checkpoint: CheckpointInfo }> {
+    const call = parseJobCall(id, S.CheckpointRequest, input);
+    if (!call.ok) return call;
+    const checkpoint = parseName(name, "checkpoint");
+    if (!checkpoint.ok) return checkpoint;
+    const value = serializeJson(call.value.request.value, "value", MAX_CHECKPOINT_BYTES);
+    if (!value.ok) return value;
+    const saved = this.rooms.checkpoints.save(call.value.id, call.value.request.token, checkpoint.value, value.value);
+    if (!saved.ok) this.rooms.wake.afterChange(); // the holder of a cancel-requested job spoke: it settled
+    return saved.ok ? ok({ checkpoint: saved.value }) : saved;
+  }
+
+  listCheckpoints(id: unknown): Result<{ checkpoints: Checkpoint[] }> {
+    const name = parseId(id);
+    if (!name.ok) return name;
+    const listed = this.rooms.checkpoints.list(name.value);
+    return listed.ok ? ok({ checkpoints: listed.value }) : listed;
+  }
+
+  progress(id: unknown, input: unknown): Result<{ job: Job }> {
+    const call = parseJobCall(id, S.ProgressRequest, input);
+    if (!call.ok) return call;
+    const progress = serializeJson(call.value.request.progress, "progress", MAX_PROGRESS_BYTES);
+    if (!progress.ok) return progress;
+    const recorded = this.rooms.checkpoints.progress(call.value.id, call.value.request.token, progress.value);
+    if (!recorded.ok) this.rooms.wake.afterChange();
+    return recorded.ok ? ok({ job: recorded.value }) : recorded;
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * The readers' RPC methods' bodies (a job, a page of jobs, the per-minute history): lane.ts delegates here.
+ */
+import * as S from "../../shared/schemas.js";
+import type { JobPage } from "../../shared/answers.js";
+import { fail, ok, type Result } from "../../shared/errors.js";
+import type { Job } from "../../shared/job.js";
+import { DEFAULT_HISTORY_WINDOW_MS, HistoryRequest, type HistoryAnswer } from "../../shared/history.js";
+import { parse, parseId } from "../input.js";
+import { decodeCursor, encodeCursor } from "./cursor.js";
+import type { LaneWiring } from "../wiring.js";
+
+export class ReaderCalls {
+  constructor(private readonly rooms: LaneWiring) {}
+
+  getJob(id: unknown): Result<Job> {
+    const name = parseId(id);
+    if (!name.ok) return name;
+    const job = this.rooms.store.getJob(name.value);
+    return job ? ok(job) : fail("job_not_found", `no job ${name.value} in lane ${this.rooms.store.lane}`);
+  }
+
+  listJobs(input: unknown): Result<JobPage> {
+    const query = parse(S.ListQuery, input ?? {});
+    if (!query.ok) return query;
+    let afterSeq = 0;
+    if (query.value.cursor !== undefined) {
+      const seq = decodeCursor(query.value.cursor);
+      if (seq === null) return fail("invalid_request", "cursor is not one this API gave", [{ path: ["cursor"], message: "unknown cursor" }]);
+      afterSeq = seq;
+    }
+    const { jobs, lastSeq, more } = this.rooms.store.listJobs({ ...query.value, afterSeq });
+    return ok({ jobs, cursor: more && lastSeq !== null ? encodeCursor(lastSeq) : null });
+  }
+
+  history(input?: unknown): Result<HistoryAnswer> {
+    const request = parse(HistoryRequest, input ?? {});
+    if (!request.ok) return request;
+    return ok({ buckets: this.rooms.history.read(request.value.windowMs ?? DEFAULT_HISTORY_WINDOW_MS) });
+  }
+}
