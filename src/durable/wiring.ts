@@ -160,8 +160,8 @@ export class LaneWiring {
     });
     this.queues = new QueueStore(storage);
     const peer = (name: string) => this.lanes().getByName(name);
-    this.dependencies = new Dependencies(storage, clock, store, { lane, peer });
-    this.outbox = new Outbox(storage, clock, entropy, { lane, apply: (notices) => this.dependencies.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange() });
+    this.dependencies = new Dependencies(storage, clock, store, { lane, objectName, shard: this.shard, peer });
+    this.outbox = new Outbox(storage, clock, entropy, { lane, objectName, apply: (notices) => this.dependencies.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange() });
     this.claims = new Claims(storage, clock, entropy, {
       lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
       checkpoints: this.checkpoints, dependencies: this.dependencies, transitions: this.transitions,

@@ -14,6 +14,7 @@
  * it is. In a queue it keeps its place, so the queue's later jobs wait behind it (queue order holds).
  */
 import type { Clock } from "../../shared/clock.js";
+import { parseShardObjectName, shardObjectName, shardOf } from "../../shared/shards.js";
 import { BLOCKED_RUN_AT } from "../../shared/defaults.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { DependencyOutcome, Job, JobRef, Json, Outcome } from "../../shared/job.js";
@@ -26,16 +27,24 @@ import type { Notice, NoticeAnswer, Registration, RegistrationAnswer, Settlement
 /** How many dependents `GET …/dependents` lists at most. */
 export const MAX_DEPENDENTS_LISTED = 10_000;
 
-/** What a lane calls on another lane about dependencies (env.ts's `LanePeer`). */
+/**
+ * What a lane calls on another lane about dependencies (env.ts's `LanePeer`). `hop`: how many shards
+ * of a sharded lane the registrations went through already (see `registerInLane`).
+ */
 export interface DependencyPeer {
-  registerDependents(registrations: unknown): Promise<Result<RegistrationAnswer[]>>;
-  unregisterDependents(registrations: unknown): Promise<Result<{ removed: number }>>;
+  registerDependents(registrations: unknown, hop?: number): Promise<Result<RegistrationAnswer[]>>;
+  unregisterDependents(registrations: unknown, hop?: number): Promise<Result<{ removed: number }>>;
 }
 
 export interface DependenciesHost {
+  /** The lane's name: what dependencies and notices name. */
   readonly lane: string;
-  /** The lane of that name, to register with. */
-  peer(lane: string): DependencyPeer;
+  /** This object's name: the lane's, or `lane#i` for shard i of a sharded lane, where a dependent's notices go. */
+  readonly objectName: string;
+  /** This object's shard of its lane (shards/shard-state.ts). */
+  readonly shard: { index: number; count(): number; reservedFor(id: string): number | null };
+  /** The object of that name (a lane, or a shard `lane#i`), to register with. */
+  peer(name: string): DependencyPeer;
 }
 
 /** A dependency's key in maps: its lane and id. */
@@ -81,17 +90,23 @@ export class Dependencies {
    */
   async registerRemote(specs: readonly JobSpec[]): Promise<Result<{ known: Known; registered: Registered }>> {
     const byLane: Registered = new Map();
+    // On a sharded lane, a job of its own lane is local when it is in this object (or an earlier job
+    // of the same call); any other goes through the lane's shards (`registerInLane`).
+    const sharded = this.host.shard.count() > 1;
+    const earlier = new Set<string>();
     for (const spec of specs) {
       for (const ref of refsOf(spec)) {
-        if (ref.lane === this.host.lane) continue;
+        if (ref.lane === this.host.lane && (!sharded || earlier.has(ref.id) || this.store.row(ref.id))) continue;
         let list = byLane.get(ref.lane);
         if (!list) byLane.set(ref.lane, (list = []));
-        list.push({ id: ref.id, dependent: { lane: this.host.lane, id: spec.id } });
+        list.push({ id: ref.id, dependent: { lane: this.host.objectName, id: spec.id } });
       }
+      earlier.add(spec.id);
     }
     const known: Known = new Map();
     if (byLane.size === 0) return ok({ known, registered: byLane });
-    const answers = await Promise.all([...byLane].map(async ([lane, registrations]) => ({ lane, registrations, answer: await this.host.peer(lane).registerDependents(registrations) })));
+    const registerWith = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.registerInLane(registrations, 0) : this.host.peer(lane).registerDependents(registrations));
+    const answers = await Promise.all([...byLane].map(async ([lane, registrations]) => ({ lane, registrations, answer: await registerWith(lane, registrations) })));
     const missing: JobRef[] = [];
     const registered: Registered = new Map();
     let refusal: Result<never> | null = null;
@@ -119,7 +134,50 @@ export class Dependencies {
    * notice finds no dependent, and is dropped.
    */
   async withdraw(registered: Registered): Promise<void> {
-    await Promise.all([...registered].map(([lane, registrations]) => this.host.peer(lane).unregisterDependents(registrations).catch(() => undefined)));
+    const withdrawFrom = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.unregisterInLane(registrations, 0) : this.host.peer(lane).unregisterDependents(registrations));
+    await Promise.all([...registered].map(([lane, registrations]) => withdrawFrom(lane, registrations).catch(() => undefined)));
+  }
+
+  /**
+   * Registrations with jobs of this lane, wherever they live among its shards (docs/concepts.md
+   * "Sharded lanes"): a job in this object registers here; another goes to its id's own shard (`hop`
+   * 1), which holds it or knows the shard it is reserved for (`hop` 2, which only looks at itself).
+   * Answers in order; a lane of one shard registers here.
+   */
+  async registerInLane(registrations: readonly Registration[], hop: number): Promise<Result<RegistrationAnswer[]>> {
+    const { shard } = this.host;
+    const shards = shard.count();
+    if (shards === 1) return ok(this.register(registrations));
+    const here: number[] = [];
+    const away = new Map<number, number[]>();
+    registrations.forEach((r, i) => {
+      const home = shardOf(r.id, shards);
+      const target = hop >= 2 || this.store.row(r.id) ? shard.index : home !== shard.index ? home : (shard.reservedFor(r.id) ?? shard.index);
+      if (target === shard.index) here.push(i);
+      else away.set(target, [...(away.get(target) ?? []), i]);
+    });
+    const answers: RegistrationAnswer[] = new Array(registrations.length);
+    if (here.length > 0) this.register(here.map((i) => registrations[i]!)).forEach((answer, k) => (answers[here[k]!] = answer));
+    const forwarded = await Promise.all(
+      [...away].map(async ([target, at]) => ({ at, answer: await this.host.peer(shardObjectName(this.host.lane, target)).registerDependents(at.map((i) => registrations[i]!), hop + 1) })),
+    );
+    for (const { at, answer } of forwarded) {
+      if (!answer.ok) return answer;
+      answer.value.forEach((a, k) => (answers[at[k]!] = a));
+    }
+    return ok(answers);
+  }
+
+  /** Withdraws registrations with jobs of this lane: here, and on every other shard of a sharded lane (`hop` 0 only). */
+  async unregisterInLane(registrations: readonly Registration[], hop: number): Promise<Result<{ removed: number }>> {
+    let removed = this.unregister(registrations);
+    const { shard } = this.host;
+    if (hop === 0 && shard.count() > 1) {
+      const others = Array.from({ length: shard.count() }, (_, i) => i).filter((i) => i !== shard.index);
+      const answers = await Promise.all(others.map((i) => this.host.peer(shardObjectName(this.host.lane, i)).unregisterDependents(registrations, 1)));
+      for (const answer of answers) if (answer.ok) removed += answer.value.removed;
+    }
+    return ok({ removed });
   }
 
   /** Registrations of this lane's jobs withdrawn by the dependent's lane (its enqueue was refused). */
@@ -152,12 +210,13 @@ export class Dependencies {
    */
   write(spec: JobSpec, now: number, known: Known): Result<Inserted> {
     const refs = refsOf(spec);
-    const local = refs.filter((ref) => ref.lane === this.host.lane);
+    // Its own lane's jobs are here, unless registered through the lane's shards (`registerRemote`).
+    const local = refs.filter((ref) => ref.lane === this.host.lane && !known.has(keyOf(ref)));
     const rows = new Map<string, DependencyRow>();
     if (local.length > 0) for (const row of this.sql.exec<DependencyRow>(D.DEPENDENCY_STATE_SQL, JSON.stringify(local.map((r) => r.id)))) rows.set(row.id, { ...row });
     const missing = local.filter((ref) => !rows.has(ref.id));
     if (missing.length > 0) return notFound(missing);
-    const settlements = refs.map((ref) => (ref.lane === this.host.lane ? settlementOf(rows.get(ref.id)!) : (known.get(keyOf(ref)) ?? null)));
+    const settlements = refs.map((ref) => (local.includes(ref) ? settlementOf(rows.get(ref.id)!) : (known.get(keyOf(ref)) ?? null)));
     const waiting = settlements.filter((s) => s === null).length;
     const seq = this.sql.exec<{ seq: number }>(D_INSERT, ...specValues(spec), now, waiting, BLOCKED_RUN_AT).toArray()[0]?.seq;
     if (seq === undefined) return this.store.existing(spec);
@@ -176,7 +235,7 @@ export class Dependencies {
 
   /** This lane's own jobs registered as dependencies of `dependent` (a job of this lane). */
   private registerLocal(seqs: readonly number[], dependent: string, now: number): void {
-    this.sql.exec(D.REGISTER_SQL, JSON.stringify(seqs.map((seq) => [seq, this.host.lane, dependent])), now);
+    this.sql.exec(D.REGISTER_SQL, JSON.stringify(seqs.map((seq) => [seq, this.host.objectName, dependent])), now);
     this.sql.exec(D.MARK_HAS_DEPENDENTS_SQL, JSON.stringify(seqs));
     this.registered = true;
   }
@@ -212,7 +271,8 @@ export class Dependencies {
   /** The jobs registered to wait for job `id` of this lane, by lane then id (the first `MAX_DEPENDENTS_LISTED`). */
   dependents(id: string): Result<JobRef[]> {
     if (!this.store.row(id)) return fail("job_not_found", `no job ${id} in lane ${this.host.lane}`);
-    return ok(this.sql.exec<{ lane: string; id: string }>(D.DEPENDENTS_OF_SQL, id, MAX_DEPENDENTS_LISTED).toArray().map((r) => ({ lane: r.lane, id: r.id })));
+    // A dependent is kept by its object (`lane#i` on a sharded lane) and answered by its lane.
+    return ok(this.sql.exec<{ lane: string; id: string }>(D.DEPENDENTS_OF_SQL, id, MAX_DEPENDENTS_LISTED).toArray().map((r) => ({ lane: parseShardObjectName(r.lane).lane, id: r.id })));
   }
 
   // ---- the dependent's lane, told ----

@@ -1,10 +1,14 @@
 /**
  * The RPC methods' bodies of dependencies between lanes (dependencies.ts, notices.ts): lane.ts delegates here.
  */
-import { fail, ok, type Result } from "../../shared/errors.js";
+import { z } from "zod";
+import { ok, type Result } from "../../shared/errors.js";
 import { type NoticeAnswer, type RegistrationAnswer, Notices, Registrations } from "./notices.js";
 import { parse, parseId } from "../input.js";
 import type { LaneWiring } from "../wiring.js";
+
+/** How many shards a registration went through already (dependencies.ts `registerInLane`). */
+const Hop = z.number().int().min(0).max(2);
 
 export class DependencyCalls {
   constructor(private readonly rooms: LaneWiring) {}
@@ -16,18 +20,19 @@ export class DependencyCalls {
     return listed.ok ? ok({ dependents: listed.value }) : listed;
   }
 
-  registerDependents(input: unknown): Result<RegistrationAnswer[]> {
+  /** On a sharded lane, a job may live on another shard: the registration goes there (dependencies.ts `registerInLane`). */
+  async registerDependents(input: unknown, hop: unknown = 0): Promise<Result<RegistrationAnswer[]>> {
     const registrations = parse(Registrations, input);
     if (!registrations.ok) return registrations;
-    // A job of a sharded lane may live on another shard than this one: not carried yet, so refused
-    // rather than answered missing (docs/concepts.md "Sharded lanes").
-    if (this.rooms.shard.count() > 1 || this.rooms.shard.index > 0) return fail("invalid_request", `dependencies on jobs of a sharded lane (${this.rooms.store.lane}) are not supported yet`, [{ path: ["dependsOn"], message: "a sharded lane" }]);
-    return ok(this.rooms.dependencies.register(registrations.value));
+    const hops = parse(Hop, hop);
+    return hops.ok ? this.rooms.dependencies.registerInLane(registrations.value, hops.value) : hops;
   }
 
-  unregisterDependents(input: unknown): Result<{ removed: number }> {
+  async unregisterDependents(input: unknown, hop: unknown = 0): Promise<Result<{ removed: number }>> {
     const registrations = parse(Registrations, input);
-    return registrations.ok ? ok({ removed: this.rooms.dependencies.unregister(registrations.value) }) : registrations;
+    if (!registrations.ok) return registrations;
+    const hops = parse(Hop, hop);
+    return hops.ok ? this.rooms.dependencies.unregisterInLane(registrations.value, hops.value) : hops;
   }
 
   notifyDependencies(input: unknown): Result<NoticeAnswer[]> {

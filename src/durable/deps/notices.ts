@@ -9,12 +9,22 @@ import { z } from "zod";
 import { MAX_BATCH_JOBS, MAX_DEPENDENCIES, OUTBOX_BATCH } from "../../shared/defaults.js";
 import { OUTCOMES, type Outcome } from "../../shared/job.js";
 import { Name } from "../../shared/schemas.js";
+import { MAX_SHARDS, parseShardObjectName } from "../../shared/shards.js";
 
 const Ref = z.strictObject({ lane: Name, id: Name });
 
-/** A dependent's enqueue to the lane of its dependency `id`: the dependent `{lane, id}` waits for it. */
+/** The object a dependent lives in: its lane, or shard i of a sharded lane (`lane#i`), where its notices go. */
+const ObjectName = z.string().refine((name) => {
+  const { lane, index } = parseShardObjectName(name);
+  return Name.safeParse(lane).success && index < MAX_SHARDS && (index > 0 || name === lane);
+}, "must be a lane name, or a lane's shard (lane#1..lane#63)");
+
+/**
+ * A dependent's enqueue to the lane of its dependency `id`: the dependent `{lane, id}` waits for it,
+ * `lane` naming the dependent's object (its shard, on a sharded lane: docs/concepts.md "Sharded lanes").
+ */
 export const Registrations = z
-  .array(z.strictObject({ id: Name, dependent: Ref }))
+  .array(z.strictObject({ id: Name, dependent: z.strictObject({ lane: ObjectName, id: Name }) }))
   .min(1)
   .max(MAX_BATCH_JOBS * MAX_DEPENDENCIES);
 export type Registration = z.infer<typeof Registrations>[number];

@@ -2,9 +2,9 @@
  * The outbox (docs/api.md "Dependencies"): the notices this lane owes dependents, written by the
  * statement that settles a dependency (the triggers of migration 13), delivered by the alarm until
  * the receiving lane acknowledges each. Due notices are taken in hand (postponed by
- * `OUTBOX_IN_FLIGHT_MS`, so that a crash mid-delivery only delays them), grouped by receiving lane,
- * at most `OUTBOX_BATCH` and about 4 MiB per call: this lane's own are applied here and now, others'
- * go by one RPC per lane. An acknowledged notice is deleted; one that failed, or that its receiver
+ * `OUTBOX_IN_FLIGHT_MS`, so that a crash mid-delivery only delays them), grouped by receiving object
+ * (a lane, or a shard `lane#i` of a sharded lane), at most `OUTBOX_BATCH` and about 4 MiB per call:
+ * this object's own are applied here and now, others' go by one RPC per object. An acknowledged notice is deleted; one that failed, or that its receiver
  * asked to hear again, is due again after a backoff that doubles per failed try (jittered, capped).
  * The earliest due notice is a wake term.
  */
@@ -27,7 +27,10 @@ export interface NoticePeer {
 }
 
 export interface OutboxHost {
+  /** The lane's name: what a notice names its dependency's lane. */
   readonly lane: string;
+  /** This object's name (`lane#i` for shard i of a sharded lane): a dependent kept under it is told here and now. */
+  readonly objectName: string;
   /** Applies notices for this lane's own dependents (dependencies.ts). */
   apply(notices: readonly Notice[]): NoticeAnswer[];
   peer(lane: string): NoticePeer;
@@ -76,7 +79,7 @@ export class Outbox {
     for (const [lane, rows] of byLane) {
       for (const chunk of chunks(rows)) {
         const notices = chunk.map((r) => noticeOf(r, this.host.lane));
-        if (lane === this.host.lane) this.answered(chunk, this.host.apply(notices));
+        if (lane === this.host.objectName) this.answered(chunk, this.host.apply(notices));
         else this.send(lane, chunk, notices);
       }
     }

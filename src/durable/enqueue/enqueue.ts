@@ -197,7 +197,6 @@ export class Enqueue {
     if (!spec.ok) return spec;
     const owned = shard.check(spec.value.queue ?? spec.value.debounceKey ?? spec.value.id, spec.value.id);
     if (!owned.ok) return owned;
-    if (spec.value.dependsOn !== null) return fail("invalid_request", "dependencies are not supported on a sharded lane yet", [{ path: ["dependsOn"], message: "not on a sharded lane" }]);
     return spec;
   }
 
