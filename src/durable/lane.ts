@@ -187,8 +187,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /**
    * Sets the lane's settings on this object. `shards` sets this object's stored shard count (the
-   * router tells every shard: docs/concepts.md "Sharded lanes"), only while it holds no job (and, on
-   * shard 0 going above one shard, no schedule): else 409 `lane_not_empty` and nothing changes.
+   * router tells every shard: docs/concepts.md "Sharded lanes"), only while it holds no job (its
+   * schedules stay on shard 0): else 409 `lane_not_empty` and nothing changes.
    */
   async configure(input: unknown): Promise<Result<LaneInfo>> { return this.answer(() => this.shards.configure(input)); }
 
@@ -221,7 +221,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   // ---- sharded lanes (docs/concepts.md "Sharded lanes"; shards/shard-state.ts) ----
 
-  /** The lane's shard count as this object stores it, and whether it holds any job or schedule. */
+  /** The lane's shard count as this object stores it, and whether it holds no job (`empty`: its count may change). */
   async shardState(): Promise<Result<{ shards: number; index: number; empty: boolean }>> { return this.answer(() => this.shards.shardState()); }
 
   /** On the id's own shard: reserves `id` for the shard `target` that owns its job's routing key. */
@@ -350,6 +350,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Deletes a schedule; the jobs it enqueued stay. */
   async deleteSchedule(name: unknown): Promise<Result<{ deleted: true }>> { return this.answer(() => this.schedulesCalls.deleteSchedule(name)); }
+
+  /** On a shard of a sharded lane: a fire of its shard 0 whose job belongs here, `<name>@<T>` (schedules/shard-fires.ts). */
+  async enqueueFire(input: unknown): Promise<Result<EnqueueAnswer>> { return this.answer(() => this.schedulesCalls.enqueueFire(input)); }
 
   // ---- the belt ----
 

@@ -36,6 +36,7 @@ import { LaneFailure } from "./operator/fail-lane.js";
 import { QueueStore } from "./operator/queues.js";
 import { RetentionStore } from "./operator/retention.js";
 import { ScheduleStore } from "./schedules/schedules.js";
+import { selfShard } from "./schedules/shard-fires.js";
 import { CheckpointStore } from "./steps/checkpoints.js";
 import { withoutToken } from "./store/job-row.js";
 import { JobStore } from "./store/job-store.js";
@@ -216,7 +217,8 @@ export class LaneWiring {
       store, debouncer: new Debouncer(storage, store), dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: held, version, shard: this.shard,
       metrics: this.metrics,
     });
-    this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue);
+    // A sharded lane's fires go to the shards of their jobs, shard 0 answered in place (schedules/shard-fires.ts).
+    this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue, { shard: this.shard, lanes: () => this.lanes(), self: () => selfShard(this, clock), changed: () => this.wake.afterChange(false) });
     this.wakeComputer = new WakeComputer({
       clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings, () => this.queues.anyRateLimited()), cancels: this.cancels,
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, belt: this.belt, deliverOutcomes,
@@ -259,6 +261,7 @@ export class LaneWiring {
     this.housekeeping();
     this.wake.afterChange();
     this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
+    await this.schedules.sent(); // a sharded lane's fires sent to other shards, answered (a crash meanwhile: the alarm runs again)
     if (fired > 0) await this.register();
   }
 
@@ -284,13 +287,12 @@ export class LaneWiring {
   }
 
   /**
-   * Why this object's shard count may not change to `shards` now (null: it may): it holds jobs, or
-   * (shard 0, going above one shard) schedules, whose fires a sharded lane does not carry yet.
+   * Why this object's shard count may not change to `shards` now (null: it may): it holds jobs.
+   * Schedules stay on shard 0 whatever the count, their fires routed by it (schedules/shard-fires.ts).
    */
-  heldForResharding(shards: number): string | null {
+  heldForResharding(_shards: number): string | null {
     const counts = this.store.counts();
     if (Object.values(counts).some((n) => n > 0)) return "holds jobs";
-    if (shards > 1 && this.schedules.list(null, 1).schedules.length > 0) return "has schedules";
     return null;
   }
 

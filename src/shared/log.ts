@@ -42,6 +42,8 @@ export type LogEvent =
   | { event: "http.internal_error"; method: string; path: string; name: string; message: string; stack: string | undefined }
   /** A schedule's fire that the enqueue refused (its id taken by a job of another spec): the schedule goes on. */
   | { event: "schedule.fire_failed"; lane: string; schedule: string; jobId: string; code: string; message: string }
+  /** A sharded lane's fire whose shard could not take it (unreachable, or refusing every job): sent again after `retryInMs`; the schedule waits. */
+  | { event: "schedule.fire_deferred"; lane: string; schedule: string; jobId: string; tries: number; retryInMs: number; message: string }
   /** The lane could not tell the registry that it has work for the belt to watch (it tries again on its next change). */
   | { event: "lane.watch_failed"; lane: string; message: string }
   /** The belt found the lane's alarm missing or later than its wake, and set it again. */

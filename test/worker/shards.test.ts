@@ -150,12 +150,6 @@ describe("shards: routing", () => {
     expect((await get(`${fixture.base}/jobs/${id}`)).body.queue).toBe(queue);
     expect(await idsOn(fixture, 2)).toEqual([id]);
   });
-
-  it("refuses schedules on a sharded lane (400), changing nothing", async () => {
-    const fixture = await setupSharded(4);
-    expectError(await call("PUT", `${fixture.base}/schedules/nightly`, { json: { every: 60_000, job: { kind: PULL_KIND } } }), 400, "invalid_request");
-    expect((await get(fixture.base)).body.counts.queued).toBe(0);
-  });
 });
 
 describe("shards: by id and by token", () => {

@@ -1,11 +1,23 @@
 /**
- * The schedules' RPC methods' bodies (schedules.ts): lane.ts delegates here.
+ * The schedules' RPC methods' bodies (schedules.ts): lane.ts delegates here. Also `enqueueFire`, by
+ * which shard 0 of a sharded lane writes a fire on the shard that owns its job (shard-fires.ts).
  */
+import { z } from "zod";
+import type { EnqueueAnswer } from "../../shared/answers.js";
 import * as S from "../../shared/schemas.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../../shared/schedule.js";
+import { MAX_SHARDS } from "../../shared/shards.js";
+import { enqueueAnswer } from "../enqueue/enqueue-text.js";
 import { parse, parseScheduleName } from "../input.js";
 import type { LaneWiring } from "../wiring.js";
+
+/** A schedule's fire as its job's shard takes it: the schedule's job, its id `<name>@<T>` and `runAt` T, routed by a count of 2 or more. */
+const FireRequest = S.ScheduleJob.extend({
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}@(0|[1-9][0-9]{0,15})$/, "must be a schedule's job id <schedule name>@<epoch ms>"),
+  runAt: z.number().int().min(0),
+  shards: z.number().int().min(2).max(MAX_SHARDS),
+}).refine((fire) => fire.id.endsWith(`@${fire.runAt}`), { message: "a fire's runAt is the instant its id names", path: ["runAt"] });
 
 export class ScheduleCalls {
   constructor(private readonly rooms: LaneWiring) {}
@@ -15,8 +27,8 @@ export class ScheduleCalls {
     if (!schedule.ok) return schedule;
     const request = parse(S.ScheduleRequest, input);
     if (!request.ok) return request;
-    // A fire enqueues on this object: a sharded lane would need it routed (docs/concepts.md "Sharded lanes").
-    if (this.rooms.shard.count() > 1 || this.rooms.shard.index > 0) return fail("invalid_request", "schedules are not supported on a sharded lane yet", [{ path: ["lane"], message: "a sharded lane" }]);
+    // A sharded lane's schedules live on its shard 0, the object named after the lane (docs/concepts.md "Sharded lanes").
+    if (this.rooms.shard.index > 0) return fail("invalid_request", `a sharded lane's schedules live on its shard 0 (the object ${this.rooms.lane}), not on shard ${this.rooms.shard.index}`, [{ path: ["lane"], message: "not shard 0" }]);
     const put = this.rooms.schedules.put(schedule.value, request.value);
     if (put.ok) this.rooms.wake.afterChange(false);
     return put;
@@ -38,5 +50,18 @@ export class ScheduleCalls {
     const deleted = this.rooms.schedules.delete(schedule.value);
     if (deleted.ok) this.rooms.wake.afterChange(false);
     return deleted;
+  }
+
+  /**
+   * A fire of this lane's shard 0 whose job belongs here: written as shard 0 writes its own (a
+   * repeat is a duplicate), refused as any enqueue is (`wrong_shard` when routed by a stale count).
+   */
+  enqueueFire(input: unknown): Result<EnqueueAnswer> {
+    const fire = parse(FireRequest, input);
+    if (!fire.ok) return fire;
+    const done = this.rooms.schedules.insertFire(fire.value);
+    if (!done.ok) return done;
+    if (done.value.inserted.status !== "duplicate") this.rooms.wake.afterChange(this.rooms.dispatcher.kinds.includes(done.value.spec.kind));
+    return ok(enqueueAnswer(done.value, this.rooms.lane));
   }
 }

@@ -38,8 +38,12 @@ export const REPLACE_SCHEDULE_SQL = `UPDATE schedules SET cron = ?2, timezone = 
 /** ?1 name; returns the name when there was one. */
 export const DELETE_SCHEDULE_SQL = `DELETE FROM schedules WHERE name = ?1 RETURNING name`;
 
-/** Schedules due at `now`, earliest first. ?1 now, ?2 limit. */
-export const DUE_SCHEDULES_SQL = `SELECT ${COLUMNS} FROM schedules WHERE next_run_at <= ?1 ORDER BY next_run_at LIMIT +?2`;
+/**
+ * Schedules due at `now`, earliest first, but those whose fire is in hand (a sharded lane's: in flight
+ * to another shard, or waiting to be sent again). ?1 now, ?2 limit, ?3 JSON array of names left out.
+ */
+export const DUE_SCHEDULES_SQL = `SELECT ${COLUMNS} FROM schedules WHERE next_run_at <= ?1 AND name NOT IN (SELECT value FROM json_each(?3))
+  ORDER BY next_run_at LIMIT +?2`;
 
 /**
  * Fires recorded and their next ones set, each only while its row still waits for the fire it was
@@ -49,13 +53,16 @@ export const ADVANCE_SCHEDULES_SQL = `UPDATE schedules SET next_run_at = f.f_nex
   FROM (SELECT value->>0 AS f_name, value->>1 AS f_due, value->>2 AS f_next, value->>3 AS f_at, value->>4 AS f_id FROM json_each(?1)) AS f
   WHERE schedules.name = f.f_name AND schedules.next_run_at = f.f_due`;
 
-/** The wake's schedule term: the earliest next fire of an unpaused schedule. */
-export const EARLIEST_FIRE_SQL = `SELECT next_run_at FROM schedules WHERE next_run_at IS NOT NULL ORDER BY next_run_at LIMIT 1`;
+/** The wake's schedule term: the earliest next fire of an unpaused schedule whose fire is not in hand. ?1 as ?3 of `DUE_SCHEDULES_SQL`. */
+export const EARLIEST_FIRE_SQL = `SELECT next_run_at FROM schedules WHERE next_run_at IS NOT NULL AND name NOT IN (SELECT value FROM json_each(?1))
+  ORDER BY next_run_at LIMIT 1`;
 
 /** The statements the alarm and the wake run, for the query-plan test: none may read the whole table. */
 export const SCHEDULE_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [
-  ["the due schedules", DUE_SCHEDULES_SQL, (now) => [now, 500]],
+  ["the due schedules", DUE_SCHEDULES_SQL, (now) => [now, 500, "[]"]],
+  ["the due schedules, some in hand", DUE_SCHEDULES_SQL, (now) => [now, 500, JSON.stringify(["s1", "s4"])]],
   ["the fires' advance", ADVANCE_SCHEDULES_SQL, (now) => [JSON.stringify([["s1", now, now + 1, now, "s1@1"], ["s2", now, null, now, "s2@1"]])]],
-  ["the wake: earliest schedule fire", EARLIEST_FIRE_SQL, () => []],
+  ["the wake: earliest schedule fire", EARLIEST_FIRE_SQL, () => ["[]"]],
+  ["the wake: earliest schedule fire, some in hand", EARLIEST_FIRE_SQL, () => [JSON.stringify(["s1", "s4"])]],
   ["one schedule", SCHEDULE_BY_NAME_SQL, () => ["s"]],
 ];

@@ -4,7 +4,8 @@
  * with `runAt` T through the normal enqueue and advances `next_run_at` in the same transaction, so a
  * fire repeated (a retried alarm, a restart between the two) is a duplicate, never a second job.
  * Missed fires collapse: the alarm enqueues only the latest instant at or before now, then the
- * schedule goes on from now.
+ * schedule goes on from now. On a sharded lane (its shard 0 holds the schedules) a fire whose job
+ * belongs on another shard goes there first and advances once answered (shard-fires.ts).
  */
 import type { Clock } from "../../shared/clock.js";
 import { latestCronFire, nextCronFire } from "../../shared/cron.js";
@@ -15,15 +16,18 @@ import { canonicalJson, serializeJson, utf8Length } from "../../shared/json.js";
 import { log } from "../../shared/log.js";
 import type { Schedule, ScheduledJob, SchedulePage, SchedulePut } from "../../shared/schedule.js";
 import type { EnqueueRequest, ScheduleJob, ScheduleRequest } from "../../shared/schemas.js";
+import type { TracedEnqueueRequest } from "../input.js";
+import type { EnqueueDone } from "../enqueue/enqueue-text.js";
 import type { JobSpec } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import * as Q from "./schedule-statements.js";
 import type { ScheduleRow } from "./schedule-statements.js";
+import { ShardFires, type Fire, type FireRouting } from "./shard-fires.js";
 
 /** The normal enqueue, as fires use it: the lane's `toSpec` and `toSpecs` (defaults, payload) and the store's inserts. */
 export interface FireEnqueue {
-  toSpec(request: EnqueueRequest, now: number): Result<JobSpec>;
-  toSpecs(requests: readonly EnqueueRequest[], now: number): Result<JobSpec[]>;
+  toSpec(request: TracedEnqueueRequest, now: number): Result<JobSpec>;
+  toSpecs(requests: readonly TracedEnqueueRequest[], now: number): Result<JobSpec[]>;
   readonly store: Pick<JobStore, "insertJob" | "insertJobs">;
 }
 
@@ -66,14 +70,25 @@ export class ScheduleStore {
   private readonly sql: SqlStorage;
   /** The earliest next fire as last read (undefined: read it again). This store is the table's only writer. */
   private earliest: number | null | undefined = undefined;
+  /** A sharded lane's fires to other shards, in flight or put off (shard-fires.ts). */
+  private readonly routed: ShardFires;
 
   constructor(
     private readonly storage: DurableObjectStorage,
     private readonly clock: Clock,
     private readonly lane: string,
     private readonly enqueue: FireEnqueue,
+    routing: FireRouting,
   ) {
     this.sql = storage.sql;
+    this.routed = new ShardFires(clock, {
+      lane, shard: routing.shard, lanes: () => routing.lanes(), self: () => routing.self(),
+      advance: (fires) => this.advance(fires),
+      changed: () => {
+        this.earliest = undefined;
+        routing.changed();
+      },
+    });
   }
 
   /**
@@ -96,6 +111,7 @@ export class ScheduleStore {
     if (existing && sameDefinition(existing, def)) return ok({ created: false, schedule: toSchedule(existing) });
     const values = [name, def.cron, def.timezone, def.every_ms, def.job, def.paused, firstFireAfter(def, now), now] as const;
     this.sql.exec(existing ? Q.REPLACE_SCHEDULE_SQL : Q.INSERT_SCHEDULE_SQL, ...values);
+    this.routed.forget(name);
     this.earliest = undefined;
     return ok({ created: !existing, schedule: toSchedule(this.row(name)!) });
   }
@@ -122,31 +138,72 @@ export class ScheduleStore {
   /** Deletes a schedule; the jobs it enqueued stay. */
   delete(name: string): Result<{ deleted: true }> {
     const deleted = this.sql.exec(Q.DELETE_SCHEDULE_SQL, name).toArray().length > 0;
+    this.routed.forget(name);
     this.earliest = undefined;
     return deleted ? ok({ deleted: true }) : this.notFound(name);
   }
 
-  /** The earliest next fire of an unpaused schedule: the wake's schedule term (wake.ts). */
+  /**
+   * The earliest next fire of an unpaused schedule, or of a sharded lane's fire in hand (put off, or
+   * in flight: shard-fires.ts): the wake's schedule term (wake.ts).
+   */
   nextFire(): number | null {
-    if (this.earliest === undefined) this.earliest = this.sql.exec<{ next_run_at: number }>(Q.EARLIEST_FIRE_SQL).toArray()[0]?.next_run_at ?? null;
+    if (this.earliest === undefined) {
+      const now = this.clock.now();
+      const row = this.sql.exec<{ next_run_at: number }>(Q.EARLIEST_FIRE_SQL, JSON.stringify(this.routed.held(now))).toArray()[0]?.next_run_at ?? null;
+      const held = this.routed.nextAt(now);
+      this.earliest = row === null ? held : held === null ? row : Math.min(row, held);
+    }
     return this.earliest;
   }
 
   /**
    * Fires the schedules due now (at most a batch; the wake asks for the alarm again at once when more
-   * are due): their jobs enqueued as one batch, their advances as one statement, in one transaction.
-   * Answers how many fired.
+   * are due): the jobs of this object enqueued as one batch, their advances as one statement, in one
+   * transaction; on a sharded lane, the others sent to their shards (`sent` resolves once answered).
+   * Answers how many fired or went.
    */
   fireDue(): number {
     const now = this.clock.now();
     // The remembered earliest fire: an alarm that came for other work costs no query here.
     if ((this.nextFire() ?? Infinity) > now) return 0;
-    const fires = this.sql.exec<ScheduleRow>(Q.DUE_SCHEDULES_SQL, now, SCHEDULE_FIRE_BATCH).toArray().map((row) => {
+    const shards = this.routed.routedBy();
+    const due = this.sql.exec<ScheduleRow>(Q.DUE_SCHEDULES_SQL, now, SCHEDULE_FIRE_BATCH, JSON.stringify(this.routed.held(now))).toArray();
+    const all: Fire[] = due.map((row) => {
       const at = latestFire(row, row.next_run_at!, now);
       const next = row.every_ms !== null ? at + row.every_ms : firstFireAfter(row, now);
       const request: EnqueueRequest = { ...(JSON.parse(row.job) as ScheduleJob), id: `${row.name}@${at}`, runAt: at };
       return { name: row.name, due: row.next_run_at!, at, next, request };
     });
+    this.earliest = undefined;
+    if (shards === null) {
+      if (all.length > 0) this.fireInPlace(all, now);
+      return all.length;
+    }
+    // A sharded lane: the fires whose jobs are this shard's in place (stating the count, as the router
+    // does), the others sent to their shards.
+    const inPlace = all.filter((f) => ShardFires.inPlace(f.request, shards)).map((f) => ({ ...f, request: { ...f.request, shards } }));
+    const sent = inPlace.length === all.length ? 0 : this.routed.send(all.filter((f) => !ShardFires.inPlace(f.request, shards)), shards);
+    if (inPlace.length > 0) this.fireInPlace(inPlace, now);
+    return inPlace.length + sent;
+  }
+
+  /** Resolves once the fires sent to other shards are answered (the alarm waits for them). */
+  sent(): Promise<void> {
+    return this.routed.settled();
+  }
+
+  /** A fire sent here by shard 0 of this sharded lane (lane-schedules.ts `enqueueFire`): written as `fireInPlace` writes one. */
+  insertFire(request: TracedEnqueueRequest): Result<EnqueueDone> {
+    const now = this.clock.now();
+    const spec = this.enqueue.toSpec(request, now);
+    if (!spec.ok) return spec;
+    const inserted = this.enqueue.store.insertJob(spec.value, now);
+    return inserted.ok ? ok({ spec: spec.value, inserted: inserted.value }) : inserted;
+  }
+
+  /** The fires whose jobs are this object's: enqueued and advanced in one transaction. */
+  private fireInPlace(fires: readonly (Fire & { request: TracedEnqueueRequest })[], now: number): void {
     this.storage.transactionSync(() => {
       // A batch is all or nothing: one id taken by a job of another spec refuses it all. Then each
       // fire alone, the refused one logged; the schedule goes on all the same.
@@ -157,14 +214,18 @@ export class ScheduleStore {
           if (!one.ok) log({ event: "schedule.fire_failed", lane: this.lane, schedule: name, jobId: request.id!, code: one.error.code, message: one.error.message });
         }
       }
-      this.sql.exec(Q.ADVANCE_SCHEDULES_SQL, JSON.stringify(fires.map((f) => [f.name, f.due, f.next, f.at, f.request.id])));
+      this.advance(fires);
     });
+  }
+
+  /** Fires recorded (`lastRunAt`, `lastJobId`) and their next ones set, each only while its row still waits for it. */
+  private advance(fires: readonly Fire[]): void {
+    this.sql.exec(Q.ADVANCE_SCHEDULES_SQL, JSON.stringify(fires.map((f) => [f.name, f.due, f.next, f.at, f.request.id])));
     this.earliest = undefined;
-    return fires.length;
   }
 
   /** The fires' jobs as one batch enqueue; false when it refused (nothing was enqueued then). */
-  private enqueueAll(requests: EnqueueRequest[], now: number): boolean {
+  private enqueueAll(requests: TracedEnqueueRequest[], now: number): boolean {
     const specs = this.enqueue.toSpecs(requests, now);
     return specs.ok && this.enqueue.store.insertJobs(specs.value, now).ok;
   }

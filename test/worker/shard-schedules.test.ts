@@ -1,0 +1,219 @@
+/**
+ * Schedules on a sharded lane (docs/concepts.md "Sharded lanes"): they live on shard 0, every route
+ * answers as one object's, and a fire enqueues `<name>@<T>` on the shard that owns its job (its id
+ * reserved on its own shard first when that is another), advancing once that shard answered.
+ */
+import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { Lane } from "../../src/durable/lane.js";
+import { FIRE_IN_FLIGHT_MS, FIRE_RETRY_BASE_MS } from "../../src/durable/schedules/shard-fires.js";
+import { SCHEMA_VERSION } from "../../src/durable/store/migrations.js";
+import { shardOf } from "../../src/shared/shards.js";
+import { call, expectError, get, PULL_KIND, T0 } from "../helpers/http.js";
+import { inject, refusal, value } from "../helpers/lane.js";
+import { keyOn, setupSharded, type ShardedFixture } from "../helpers/shards.js";
+
+const MINUTE = 60_000;
+/** Every schedule below is PUT at T0 every minute: its first fire is here. */
+const T1 = T0 + MINUTE;
+
+const put = (fixture: ShardedFixture, name: string, json: Record<string, unknown>) => call("PUT", `${fixture.base}/schedules/${name}`, { json: { everyMs: MINUTE, ...json } });
+
+/** A schedule name whose fire at `at` has an id (`<name>@<at>`) whose own shard is `target` of `shards`. */
+function nameFiringOn(target: number, shards: number, at: number, prefix: string): string {
+  for (let n = 0; ; n++) if (shardOf(`${prefix}${n}@${at}`, shards) === target) return `${prefix}${n}`;
+}
+
+/** The ids of the jobs stored on shard i. */
+async function idsOn(fixture: ShardedFixture, i: number): Promise<string[]> {
+  return value(await fixture.shard(i).listShardPage({ limit: 500 }, 0)).jobs.map((job) => job.id);
+}
+
+async function everyShard(fixture: ShardedFixture): Promise<string[][]> {
+  return Promise.all(Array.from({ length: fixture.shards }, (_, i) => idsOn(fixture, i)));
+}
+
+/** Moves the clock to `at` and runs shard 0's alarm (it waits for the fires sent to other shards). */
+async function fireAt(fixture: ShardedFixture, at: number): Promise<void> {
+  fixture.clock.set(at);
+  expect(await runDurableObjectAlarm(fixture.shard(0))).toBe(true);
+}
+
+const schedule = async (fixture: ShardedFixture, name: string) => (await get(`${fixture.base}/schedules/${name}`)).body;
+
+afterEach(() => vi.restoreAllMocks());
+
+describe("schedules on a sharded lane: the routes", () => {
+  it("PUT, GET, list and DELETE answer as on one object; the schedules live on shard 0 alone", async () => {
+    const fixture = await setupSharded(4);
+    const created = await put(fixture, "report", { job: { kind: PULL_KIND, queue: "q" } });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.schedule).toMatchObject({ name: "report", everyMs: MINUTE, nextRunAt: T1, lastRunAt: null, lastJobId: null, job: { kind: PULL_KIND, queue: "q" } });
+    expect((await put(fixture, "report", { job: { kind: PULL_KIND, queue: "q" } })).status).toBe(200);
+    expect((await put(fixture, "alpha", { paused: true, job: { kind: PULL_KIND } })).status).toBe(201);
+    expect((await get(`${fixture.base}/schedules/report`)).body).toEqual(created.body.schedule);
+    expect((await get(`${fixture.base}/schedules`)).body.schedules.map((s: { name: string }) => s.name)).toEqual(["alpha", "report"]);
+    // The lane's wake is shard 0's next fire.
+    expect((await get(fixture.base)).body.nextWakeAt).toBe(T1);
+    expectError(await put(fixture, "bad", { cron: "61 * * * *", everyMs: undefined, job: { kind: PULL_KIND } }), 400, "invalid_request");
+
+    expect(value(await fixture.shard(0).listSchedules()).schedules).toHaveLength(2);
+    for (let i = 1; i < 4; i++) {
+      expect(value(await fixture.shard(i).listSchedules()).schedules).toEqual([]);
+      // A shard i >= 1 never holds a schedule, whoever calls it.
+      refusal(await fixture.shard(i).putSchedule("direct", { everyMs: MINUTE, job: { kind: PULL_KIND } }), "invalid_request");
+    }
+
+    expect(await call("DELETE", `${fixture.base}/schedules/report`)).toMatchObject({ status: 200, body: { deleted: true } });
+    expectError(await call("DELETE", `${fixture.base}/schedules/report`), 404, "schedule_not_found");
+    expectError(await get(`${fixture.base}/schedules/report`), 404, "schedule_not_found");
+  });
+
+  it("lets a lane that holds schedules (and no job) change its shard count; a job still refuses it", async () => {
+    const fixture = await setupSharded(1);
+    expect((await put(fixture, "tick", { job: { kind: PULL_KIND } })).status).toBe(201);
+    const set = await call("PATCH", fixture.base, { json: { shards: 4 } });
+    expect(set.status, JSON.stringify(set.body)).toBe(200);
+    expect(set.body.shards).toBe(4);
+    const sharded = { ...fixture, shards: 4 };
+    expect((await schedule(sharded, "tick")).nextRunAt).toBe(T1);
+    // Its fire goes by the new count.
+    await fireAt(sharded, T1);
+    const id = `tick@${T1}`;
+    expect(await idsOn(sharded, shardOf(id, 4))).toEqual([id]);
+
+    expectError(await call("PATCH", fixture.base, { json: { shards: 2 } }), 409, "lane_not_empty");
+  });
+});
+
+describe("schedules on a sharded lane: the fires", () => {
+  it("enqueue each fire on the shard that owns its job, the id reserved on its own shard, and advance the schedule", async () => {
+    const fixture = await setupSharded(4);
+    const plans = [
+      // [name, queue, the job's shard, the id's own shard]
+      { name: nameFiringOn(2, 4, T1, "plain"), queue: undefined, shard: 2, home: 2 },
+      { name: nameFiringOn(0, 4, T1, "here"), queue: undefined, shard: 0, home: 0 },
+      { name: nameFiringOn(1, 4, T1, "away"), queue: keyOn(3, 4, "q"), shard: 3, home: 1 },
+      { name: nameFiringOn(2, 4, T1, "back"), queue: keyOn(0, 4, "q"), shard: 0, home: 2 },
+      { name: nameFiringOn(0, 4, T1, "out"), queue: keyOn(1, 4, "q"), shard: 1, home: 0 },
+    ];
+    for (const { name, queue } of plans) expect((await put(fixture, name, { job: { kind: PULL_KIND, payload: { name }, ...(queue ? { queue } : {}) } })).status).toBe(201);
+
+    await fireAt(fixture, T1);
+    const stored = await everyShard(fixture);
+    for (const { name, queue, shard, home } of plans) {
+      const id = `${name}@${T1}`;
+      expect(stored[shard], name).toContain(id);
+      expect(stored.flat().filter((x) => x === id), name).toHaveLength(1);
+      // Found through the router, by id, as any job of the lane.
+      const job = (await get(`${fixture.base}/jobs/${id}`)).body;
+      expect(job).toMatchObject({ id, kind: PULL_KIND, runAt: T1, state: "queued", payload: { name }, queue: queue ?? null });
+      // The id's own shard knows where its job is.
+      expect(value(await fixture.shard(home).locate(id)).shard, name).toBe(shard);
+      expect(await schedule(fixture, name)).toMatchObject({ lastRunAt: T1, lastJobId: id, nextRunAt: T1 + MINUTE });
+    }
+    expect((await get(fixture.base)).body.counts.queued).toBe(plans.length);
+    // Pull-only jobs due ask for no alarm: the lane's wake is its schedules' next fires.
+    expect((await get(fixture.base)).body.nextWakeAt).toBe(T1 + MINUTE);
+    expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T1 + MINUTE);
+  });
+
+  it("answer a repeated alarm, and a fire repeated after a crash before its advance, with the same one job", async () => {
+    const fixture = await setupSharded(4);
+    const name = nameFiringOn(1, 4, T1, "tick");
+    const queue = keyOn(3, 4, "q");
+    await put(fixture, name, { job: { kind: PULL_KIND, queue } });
+    await fireAt(fixture, T1);
+    const id = `${name}@${T1}`;
+    const job = (await get(`${fixture.base}/jobs/${id}`)).body;
+    expect(job.id).toBe(id);
+    expect(await runDurableObjectAlarm(fixture.shard(0))).toBe(true); // at the same instant: nothing due
+    expect(await everyShard(fixture)).toEqual([[], [], [], [id]]);
+
+    // As if shard 0 had crashed after the job's shard took the fire and before the advance was written.
+    await runInDurableObject(fixture.shard(0), (_lane: Lane, state) =>
+      state.storage.sql.exec(`UPDATE schedules SET next_run_at = ?, last_run_at = NULL, last_job_id = NULL WHERE name = ?`, T1, name),
+    );
+    await evictDurableObject(fixture.shard(0));
+    await inject(fixture.shard(0), fixture.clock);
+    expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T1);
+    expect(await runDurableObjectAlarm(fixture.shard(0))).toBe(true);
+    expect(await everyShard(fixture)).toEqual([[], [], [], [id]]);
+    expect((await get(`${fixture.base}/jobs/${id}`)).body).toEqual(job); // a duplicate: untouched
+    expect(await schedule(fixture, name)).toMatchObject({ lastRunAt: T1, lastJobId: id, nextRunAt: T1 + MINUTE });
+  });
+
+  it("collapse missed fires into the latest instant, on its job's shard", async () => {
+    const fixture = await setupSharded(4);
+    const queue = keyOn(2, 4, "q");
+    await put(fixture, "tick", { job: { kind: PULL_KIND, queue } });
+    const latest = T0 + 10 * MINUTE;
+    await fireAt(fixture, latest + 5_000); // ten fires missed
+    expect(await everyShard(fixture)).toEqual([[], [], [`tick@${latest}`], []]);
+    expect(await schedule(fixture, "tick")).toMatchObject({ lastRunAt: latest, lastJobId: `tick@${latest}`, nextRunAt: latest + MINUTE });
+  });
+
+  it("log a fire its shard refuses for the job's own sake (its id taken by another spec), and the schedule goes on", async () => {
+    const fixture = await setupSharded(4);
+    const name = nameFiringOn(3, 4, T1, "taken");
+    const id = `${name}@${T1}`;
+    await runInDurableObject(fixture.shard(3), (lane: Lane) => {
+      const spec = { id, kind: "other", payload: "null", queue: null, priority: 0, runAt: T0, maxAttempts: 1, backoffBaseMs: 1_000, backoffMaxMs: 1_000, timeoutMs: 1_000, maxRecoveries: 0, recoveryWindowMs: 1_000, ttlMs: null, expiresAt: null, debounce: null, debounceKey: null, debounceDeadline: null, dependsOn: null, dependencyFailure: null, traceparent: null };
+      value(lane.store.insertJob(spec, T0));
+    });
+    await put(fixture, name, { job: { kind: PULL_KIND } });
+    const errors = vi.spyOn(console, "error");
+    await fireAt(fixture, T1);
+    const logged = errors.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>).filter((e) => e.event === "schedule.fire_failed");
+    expect(logged).toEqual([expect.objectContaining({ schedule: name, jobId: id, code: "job_conflict" })]);
+    expect((await get(`${fixture.base}/jobs/${id}`)).body.kind).toBe("other");
+    expect(await schedule(fixture, name)).toMatchObject({ lastRunAt: T1, lastJobId: id, nextRunAt: T1 + MINUTE });
+    await fireAt(fixture, T1 + MINUTE);
+    expect(await idsOn(fixture, shardOf(`${name}@${T1 + MINUTE}`, 4))).toContain(`${name}@${T1 + MINUTE}`);
+  });
+
+  it("put off a fire whose shard cannot take it, with a backoff (no busy loop), and send it once the shard can", async () => {
+    const fixture = await setupSharded(4);
+    const queue = keyOn(3, 4, "q");
+    await put(fixture, "tick", { job: { kind: PULL_KIND, queue } });
+    // Shard 3 refuses every call: its database was written by a newer version.
+    const newer = (sql: string) => runInDurableObject(fixture.shard(3), (_lane: Lane, state) => state.storage.sql.exec(sql, SCHEMA_VERSION + 1));
+    await newer(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'from the future', 0)`);
+    await evictDurableObject(fixture.shard(3));
+
+    const logs = vi.spyOn(console, "log");
+    await fireAt(fixture, T1);
+    const deferred = logs.mock.calls.map(([line]) => JSON.parse(String(line)) as Record<string, unknown>).filter((e) => e.event === "schedule.fire_deferred");
+    expect(deferred).toEqual([expect.objectContaining({ schedule: "tick", jobId: `tick@${T1}`, tries: 1, retryInMs: FIRE_RETRY_BASE_MS })]);
+    expect(await schedule(fixture, "tick")).toMatchObject({ lastRunAt: null, lastJobId: null, nextRunAt: T1 });
+    // Not due again at once: the wake is the retry's, and the stored alarm with it.
+    expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T1 + FIRE_RETRY_BASE_MS);
+    expect(await fixture.shard(0).storedAlarm()).toBe(T1 + FIRE_RETRY_BASE_MS);
+    // Still refused: the backoff doubles.
+    await fireAt(fixture, T1 + FIRE_RETRY_BASE_MS);
+    expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T1 + 3 * FIRE_RETRY_BASE_MS);
+
+    await newer(`DELETE FROM schema_migrations WHERE version = ?`);
+    await evictDurableObject(fixture.shard(3));
+    await inject(fixture.shard(3), fixture.clock);
+    await fireAt(fixture, T1 + 3 * FIRE_RETRY_BASE_MS);
+    expect(await idsOn(fixture, 3)).toEqual([`tick@${T1}`]);
+    expect(await schedule(fixture, "tick")).toMatchObject({ lastRunAt: T1, lastJobId: `tick@${T1}`, nextRunAt: T1 + MINUTE });
+    expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T1 + MINUTE);
+  });
+
+  it("never send a schedule's fire twice at once: a fire in flight holds its schedule", async () => {
+    const fixture = await setupSharded(4);
+    await put(fixture, "tick", { job: { kind: PULL_KIND, queue: keyOn(2, 4, "q") } });
+    fixture.clock.set(T1);
+    const seen = await runInDurableObject(fixture.shard(0), async (lane: Lane) => {
+      const first = lane.schedules.fireDue();
+      const second = lane.schedules.fireDue(); // while the first is in flight
+      const wake = lane.schedules.nextFire();
+      await lane.schedules.sent();
+      return { first, second, wake, after: lane.schedules.nextFire() };
+    });
+    expect(seen).toEqual({ first: 1, second: 0, wake: T1 + FIRE_IN_FLIGHT_MS, after: T1 + MINUTE });
+    expect(await everyShard(fixture)).toEqual([[], [], [`tick@${T1}`], []]);
+  });
+});
