@@ -8,6 +8,7 @@ import type { HistoryAnswer } from "../shared/history.js";
 import type { Job, LaneInfo } from "../shared/job.js";
 import type { LanePatch, ListQuery } from "../shared/schemas.js";
 import { divideAmong } from "../shared/shards.js";
+import { laneExposition } from "../durable/metrics/merge.js";
 import { ShardRoutes, type LaneStub } from "./shard-routes.js";
 
 /** The sum of a lane's shards, with each shard's counts: what `GET /v1/lanes/{lane}` answers for a sharded lane. */
@@ -142,35 +143,18 @@ export class ShardFanout extends ShardRoutes {
   }
 
   /**
-   * The lane's metrics (Prometheus text): one shard's as it is; a sharded lane's shards merged series
-   * by series, in shard 0's order: every value summed (counts, counters, histogram buckets, sums and
-   * counts) except `switchyard_oldest_due_age_seconds`, the longest wait of any shard.
+   * The lane's metrics (Prometheus text): one shard's as it renders them; a sharded lane's shards'
+   * reports merged as the registry merges them for `GET /v1/metrics` (`laneExposition`): every count,
+   * counter and histogram summed, the oldest due age from the earliest queued runAt of any shard, at
+   * shard 0's clock.
    */
   async metrics(lane: string): Promise<Result<string>> {
-    const texts = await this.all(lane, (stub) => stub.metrics(), false);
-    if (!texts.ok) return texts;
-    if (texts.value.length === 1) return ok(texts.value[0]!);
-    const values = new Map<string, number>();
-    const order: string[] = [];
-    for (const text of texts.value) {
-      for (const line of text.split("\n")) {
-        if (line === "" || line.startsWith("#")) {
-          if (!values.has(line)) {
-            values.set(line, 0);
-            order.push(line);
-          }
-          continue;
-        }
-        const at = line.lastIndexOf(" ");
-        const series = line.slice(0, at);
-        const value = Number(line.slice(at + 1));
-        const before = values.get(series);
-        if (before === undefined) order.push(series);
-        values.set(series, before === undefined ? value : series.startsWith("switchyard_oldest_due_age_seconds") ? Math.max(before, value) : before + value);
-      }
-    }
-    const lines = order.map((series) => (series === "" || series.startsWith("#") ? series : `${series} ${values.get(series)}`));
-    return ok(lines.join("\n").replace(/\n*$/, "\n"));
+    const count = await this.shards(lane, false);
+    if (!count.ok) return count;
+    if (count.value === 1) return this.stub(lane, 0).metrics();
+    const readings = await this.all(lane, (stub) => stub.metricsReport(), false);
+    if (!readings.ok) return readings;
+    return ok(laneExposition(lane, readings.value.map((r) => r.report), readings.value[0]!.nowMs));
   }
 
   /** Failing a lane: every shard, summed. */

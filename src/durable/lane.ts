@@ -26,6 +26,7 @@ import type { ScheduleStore } from "./schedules/schedules.js";
 import type { CheckpointStore } from "./steps/checkpoints.js";
 import type { JobStore } from "./store/job-store.js";
 import type { MetricsReporter } from "./metrics/reporter.js";
+import type { LaneReport } from "./metrics/exposition.js";
 import type { Belt, WakeCheck } from "./wake/belt.js";
 import type { Outbox } from "./deps/outbox.js";
 import type { WakeReads } from "./wake/reads.js";
@@ -313,6 +314,11 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** The lane's metrics in the Prometheus text exposition, read live (docs/api.md "Metrics"). */
   async metrics(): Promise<Result<string>> {
     return this.answer(() => ok(this.rooms.metricsText()));
+  }
+
+  /** This shard's metrics report and its clock's now, which a sharded lane's route merges (docs/api.md "Metrics"). */
+  async metricsReport(): Promise<Result<{ report: LaneReport; nowMs: number }>> {
+    return this.answer(() => ok(this.rooms.metricsReading()));
   }
 
   /** The kept counts and the shard count: what `GET /v1/lanes` reads of each lane's shard 0. */

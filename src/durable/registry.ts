@@ -3,12 +3,16 @@
  * `GET /v1/lanes`. A lane registers itself once, on its first job, so enqueue never calls it.
  * It also keeps the lanes the belt watches (belt.ts): those that said they have work for their alarm,
  * and each lane's latest metrics report, rendered (metrics/), for `GET /v1/metrics`: one call here
- * answers a scrape of every lane.
+ * answers a scrape of every lane. Every shard of a sharded lane reports (shard i of lane L is the
+ * object `L#i`): the registry keeps each object's latest report and renders the lane once, its shards'
+ * reports merged (docs/concepts.md "Sharded lanes").
  */
 import { DurableObject } from "cloudflare:workers";
 import type { SwitchyardEnv } from "./env.js";
 import { reachesLane } from "../shared/lane-patterns.js";
+import { MAX_SHARDS, parseShardObjectName } from "../shared/shards.js";
 import { exposition, laneFragments, type LaneReport, type RenderedLane } from "./metrics/exposition.js";
+import { mergeReports } from "./metrics/merge.js";
 
 export { REGISTRY_NAME } from "./env.js";
 
@@ -26,6 +30,13 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
         name TEXT PRIMARY KEY, reported_at INTEGER NOT NULL, earliest_run_at INTEGER,
         jobs TEXT NOT NULL, totals TEXT NOT NULL, wait TEXT NOT NULL, run TEXT NOT NULL
       ) WITHOUT ROWID`);
+      // Each object's latest report as it came (JSON), by object name, with its lane, its shard index
+      // and the shard count it holds: a lane's row of lane_metrics is its counted shards' merged.
+      // Added beside lane_metrics, whose rows stay valid: a deployed registry's tables are never rebuilt.
+      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS object_reports (
+        name TEXT PRIMARY KEY, lane TEXT NOT NULL, shard INTEGER NOT NULL, shards INTEGER NOT NULL, report TEXT NOT NULL
+      ) WITHOUT ROWID`);
+      ctx.storage.sql.exec(`CREATE INDEX IF NOT EXISTS object_reports_lane ON object_reports (lane, shard)`);
     });
   }
 
@@ -47,20 +58,48 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
 
   // ---- metrics ----
 
-  /** A lane's latest metrics report (at most one a second from each lane: metrics/reporter.ts). */
-  async report(lane: string, report: LaneReport): Promise<void> {
+  /**
+   * An object's latest metrics report (at most one a second from each: metrics/reporter.ts): `object`
+   * is a lane's name (shard 0) or a shard's (`L#i`). Its lane's lines are rendered again now, from
+   * the lane's counted shards' reports merged, so that a scrape only joins stored text.
+   */
+  async report(object: string, report: LaneReport): Promise<void> {
     this.calls.report++;
-    this.calls.byLane.set(lane, (this.calls.byLane.get(lane) ?? 0) + 1);
-    const f = laneFragments(lane, report);
+    this.calls.byLane.set(object, (this.calls.byLane.get(object) ?? 0) + 1);
+    const { lane, index } = parseShardObjectName(object);
+    const shards = Number.isInteger(report.shards) && report.shards! >= 1 && report.shards! <= MAX_SHARDS ? report.shards! : 1;
     this.ctx.storage.sql.exec(
+      `INSERT OR REPLACE INTO object_reports (name, lane, shard, shards, report) VALUES (?, ?, ?, ?, ?)`,
+      object, lane, index, shards, JSON.stringify(report),
+    );
+    // A lane of one shard (shard 0 says so): its lines are this report's alone (`countedShards`).
+    this.render(lane, index === 0 && shards === 1 ? [report] : null);
+  }
+
+  /** Withdraws an object's report, which a scrape then leaves out of its lane: its reports are off now. */
+  async forget(object: string): Promise<void> {
+    this.ctx.storage.sql.exec(`DELETE FROM object_reports WHERE name = ?`, object);
+    this.render(parseShardObjectName(object).lane);
+  }
+
+  /**
+   * Renders a lane's lines from its counted shards' reports (`countedShards`; `counted`: known
+   * already), or drops them when none counts.
+   */
+  private render(lane: string, counted: LaneReport[] | null = null): void {
+    const sql = this.ctx.storage.sql;
+    counted ??= countedShards(sql.exec<ObjectReportRow>(`SELECT shard, shards, report FROM object_reports WHERE lane = ? ORDER BY shard`, lane).toArray())
+      .map((row) => JSON.parse(row.report) as LaneReport);
+    if (counted.length === 0) {
+      sql.exec(`DELETE FROM lane_metrics WHERE name = ?`, lane);
+      return;
+    }
+    const report = mergeReports(counted);
+    const f = laneFragments(lane, report);
+    sql.exec(
       `INSERT OR REPLACE INTO lane_metrics (name, reported_at, earliest_run_at, jobs, totals, wait, run) VALUES (?, ?, ?, ?, ?, ?, ?)`,
       lane, Date.now(), report.earliestRunAt, f.jobs, f.totals, f.wait, f.run,
     );
-  }
-
-  /** Withdraws a lane's report, which a scrape then leaves out: the lane's reports are off now. */
-  async forget(lane: string): Promise<void> {
-    this.ctx.storage.sql.exec(`DELETE FROM lane_metrics WHERE name = ?`, lane);
   }
 
   /**
@@ -104,4 +143,18 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   async unwatch(lane: string, seq: number): Promise<boolean> {
     return this.ctx.storage.sql.exec(`DELETE FROM watched WHERE name = ? AND seq = ? RETURNING seq`, lane, seq).toArray().length > 0;
   }
+}
+
+type ObjectReportRow = { shard: number; shards: number; report: string };
+
+/**
+ * The reports that count for their lane (docs/operations.md "Metrics"): an object's, while its index
+ * is below the shard count it last reported itself and below the count shard 0 last reported (when
+ * shard 0 has reported). A lane resharded to fewer shards (only while empty) tells every shard its new
+ * count, shard 0 last, and each reports it: the old shards' lifetime stats stop counting as soon as
+ * shard 0's report or their own says so.
+ */
+export function countedShards<Row extends { shard: number; shards: number }>(rows: readonly Row[]): Row[] {
+  const lane = rows.find((row) => row.shard === 0)?.shards ?? Number.POSITIVE_INFINITY;
+  return rows.filter((row) => row.shard < row.shards && row.shard < lane);
 }

@@ -27,7 +27,8 @@ import { Outbox } from "./deps/outbox.js";
 import { Expiry } from "./flow/expiry.js";
 import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events/sockets.js";
-import { exposition, laneFragments } from "./metrics/exposition.js";
+import type { LaneReport } from "./metrics/exposition.js";
+import { laneExposition } from "./metrics/merge.js";
 import { startHistograms } from "./metrics/histograms.js";
 import { readLaneReport } from "./metrics/lane-report.js";
 import { MetricsReporter } from "./metrics/reporter.js";
@@ -173,10 +174,11 @@ export class LaneWiring {
     this.failure = new LaneFailure(storage, clock, { deliverOutcomes, transitions: this.transitions });
     // The belt watches objects, not lanes: a shard's own name, so that the cron checks each shard's alarm.
     this.belt = new Belt(storage, { lane: objectName, registry: () => this.registry(), waitUntil });
-    // Shards >= 1 do not report: the registry knows the lane once, by shard 0 (docs/concepts.md "Sharded lanes").
-    const reports = this.recording && options.metricsReports !== false && (env as Partial<SwitchyardEnv>).REGISTRY !== undefined && index === 0;
+    // Every shard reports, under its object's name and with its shard count: the registry merges a
+    // sharded lane's reports into the lane's (docs/concepts.md "Sharded lanes").
+    const reports = this.recording && options.metricsReports !== false && (env as Partial<SwitchyardEnv>).REGISTRY !== undefined;
     this.metrics = new MetricsReporter({
-      lane, clock, reports, registry: () => this.registry(), read: () => readLaneReport(storage.sql, store.laneCounts), waitUntil,
+      object: objectName, clock, reports, registry: () => this.registry(), read: () => this.metricsReport(), waitUntil,
       changed: () => this.wake.afterChange(false),
       hasReported: () => store.settings.read().metricsReported,
       setReported: (on) => store.settings.markMetricsReported(on),
@@ -316,8 +318,18 @@ export class LaneWiring {
 
   /** The lane's metrics in the text exposition, read live (docs/api.md "Metrics"). */
   metricsText(): string {
+    return laneExposition(this.lane, [this.metricsReport()], this.clock.now());
+  }
+
+  /** This object's metrics report as its rows say now, with the shard count it holds (metrics/lane-report.ts). */
+  metricsReport(): LaneReport {
     const report = readLaneReport(this.ctx.storage.sql, this.store.laneCounts);
-    return exposition([{ lane: this.lane, fragments: laneFragments(this.lane, report), earliestRunAt: report.earliestRunAt }], this.clock.now());
+    return this.shard.count() > 1 ? { ...report, shards: this.shard.count() } : report;
+  }
+
+  /** This object's report and its clock's now: a sharded lane's route merges its shards' (metrics/merge.ts). */
+  metricsReading(): { report: LaneReport; nowMs: number } {
+    return { report: this.metricsReport(), nowMs: this.clock.now() };
   }
 
   /**

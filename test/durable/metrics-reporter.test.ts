@@ -29,7 +29,7 @@ function setup(options: { reports?: boolean } = {}) {
     },
   };
   const reporter = new MetricsReporter({
-    lane: "unit",
+    object: "unit",
     clock,
     reports: options.reports ?? true,
     registry: () => registry,

@@ -6,6 +6,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { REGISTRY_NAME } from "../../src/durable/env.js";
 import type { LaneReport } from "../../src/durable/metrics/exposition.js";
+import { laneExposition } from "../../src/durable/metrics/merge.js";
 import { parseExposition, samplesOf } from "../helpers/prometheus.js";
 
 const registry = () => env.REGISTRY.getByName(REGISTRY_NAME);
@@ -45,5 +46,57 @@ describe("the registry's scrape", () => {
     const lanes = async (patterns: string[]) => [...new Set(samplesOf(parseExposition(await registry().metrics(0, patterns)), "switchyard_jobs").map((s) => s.labels.lane))];
     expect(await lanes([`a-${tag}-*`, `c-${tag}`])).toEqual([`a-${tag}-1`, `a-${tag}-2`, `c-${tag}`]);
     expect(await lanes([`zz-${tag}-*`])).toEqual([]);
+  });
+});
+
+describe("the registry's scrape of a sharded lane", () => {
+  const sharded = (queued: number, earliestRunAt: number | null, shards: number): LaneReport => ({ ...report(queued, earliestRunAt), shards });
+  const lanesIn = (text: string) => [...new Set(parseExposition(text).samples.map((s) => s.labels.lane))];
+
+  it("holds the lane once, its shards' reports merged exactly as the lane's own route merges them", async () => {
+    const lane = `regsh-${crypto.randomUUID()}`;
+    const reports = [sharded(2, 2000, 4), sharded(3, 1500, 4), sharded(5, null, 4)];
+    await registry().report(lane, reports[0]!);
+    await registry().report(`${lane}#1`, reports[1]!);
+    await registry().report(`${lane}#3`, reports[2]!);
+    const text = await registry().metrics(4000, [lane]);
+    expect(text).toBe(laneExposition(lane, reports, 4000));
+    const exposition = parseExposition(text);
+    expect(lanesIn(text)).toEqual([lane]);
+    expect(samplesOf(exposition, "switchyard_jobs", { state: "queued" }).map((s) => s.value)).toEqual([10]);
+    expect(samplesOf(exposition, "switchyard_oldest_due_age_seconds").map((s) => s.value)).toEqual([2.5]);
+    expect(samplesOf(exposition, "switchyard_job_wait_seconds_count").map((s) => s.value)).toEqual([3]);
+    // A shard's newer report replaces its older one: the lane is rendered again from the three.
+    await registry().report(`${lane}#1`, sharded(0, null, 4));
+    expect(samplesOf(parseExposition(await registry().metrics(4000, [lane])), "switchyard_jobs", { state: "queued" }).map((s) => s.value)).toEqual([7]);
+  });
+
+  it("counts a shard only below its own count and the one shard 0 last reported", async () => {
+    const lane = `regcut-${crypto.randomUUID()}`;
+    const queued = async () => samplesOf(parseExposition(await registry().metrics(0, [lane])), "switchyard_jobs", { lane, state: "queued" }).map((s) => s.value);
+    // Shard 0 has not reported: each shard counts by its own count.
+    await registry().report(`${lane}#2`, sharded(4, null, 4));
+    await registry().report(`${lane}#3`, sharded(8, null, 1));
+    expect(await queued()).toEqual([4]);
+    await registry().report(lane, sharded(1, null, 4));
+    expect(await queued()).toEqual([5]);
+    // Resharded to 2: shard 0 says so first; #2's older report (count 4) stops counting.
+    await registry().report(lane, sharded(1, null, 2));
+    expect(await queued()).toEqual([1]);
+    // A lane whose only reports no longer count is gone from the scrape.
+    const gone = `regcut-${crypto.randomUUID()}`;
+    await registry().report(`${gone}#1`, sharded(3, null, 1));
+    expect(lanesIn(await registry().metrics(0, [gone]))).toEqual([]);
+  });
+
+  it("withdraws one shard's report, and the lane with its last", async () => {
+    const lane = `regwd-${crypto.randomUUID()}`;
+    await registry().report(lane, sharded(1, null, 2));
+    await registry().report(`${lane}#1`, sharded(2, null, 2));
+    expect(samplesOf(parseExposition(await registry().metrics(0, [lane])), "switchyard_jobs", { lane, state: "queued" }).map((s) => s.value)).toEqual([3]);
+    await registry().forget(`${lane}#1`);
+    expect(samplesOf(parseExposition(await registry().metrics(0, [lane])), "switchyard_jobs", { lane, state: "queued" }).map((s) => s.value)).toEqual([1]);
+    await registry().forget(lane);
+    expect(lanesIn(await registry().metrics(0, [lane]))).toEqual([]);
   });
 });

@@ -14,7 +14,9 @@ import { createApp } from "../../src/worker/app.js";
 import { read, request, T0, TOKEN, type Answer } from "../helpers/http.js";
 import { inject, type LaneStub } from "../helpers/lane.js";
 import { histogram, histogramSeries, parseExposition, samplesOf } from "../helpers/prometheus.js";
+import { keyOn } from "../helpers/shards.js";
 import type { TestableLane } from "../helpers/test-worker.js";
+import { shardObjectName } from "../../src/shared/shards.js";
 
 const VIEWER = "metrics-viewer-token";
 const app = createApp();
@@ -121,6 +123,124 @@ describe("GET /v1/metrics", () => {
       expect(answer.body.error.code).toBe("unauthorized");
       expect((await send("GET", path, { token: "wrong" })).status, path).toBe(401);
     }
+  });
+});
+
+/** A lane of `shards` reporting shards (METRICS_LANE), set through PATCH, every shard on one clock. */
+async function setupSharded(prefix: string, shards: number) {
+  const name = `${prefix}-${crypto.randomUUID()}`;
+  const clock = new ManualClock(T0);
+  const stubs = Array.from({ length: shards }, (_, i) => env.METRICS_LANE.getByName(shardObjectName(name, i)) as unknown as LaneStub);
+  for (const stub of stubs) await inject(stub, clock);
+  const base = `/v1/lanes/${encodeURIComponent(name)}`;
+  expect((await send("PATCH", base, { json: { shards } })).status).toBe(200);
+  return { name, clock, stubs, base };
+}
+
+type Sharded = Awaited<ReturnType<typeof setupSharded>>;
+
+/** Every shard's latest report has gone out: a second on, each shard's alarm run and its call done. */
+async function shardsReported(lane: Sharded): Promise<void> {
+  lane.clock.advance(1000);
+  for (const stub of lane.stubs) {
+    await runDurableObjectAlarm(stub);
+    await runInDurableObject(stub, (l) => (l as TestableLane).metricsSettled());
+  }
+}
+
+/**
+ * On a 4-shard lane: two jobs completed on shard 0, two failed on shard 1, one queued on shard 1
+ * and one on shard 2; shard 3 never has a job. Claims come from whichever shard has work.
+ */
+async function shardedScript(lane: Sharded): Promise<void> {
+  const jobs = [
+    { id: "c0", queue: keyOn(0, 4, "a") }, { id: "c1", queue: keyOn(0, 4, "b") },
+    { id: "f0", queue: keyOn(1, 4, "a") }, { id: "f1", queue: keyOn(1, 4, "b") },
+  ];
+  for (const job of jobs) expect((await send("POST", `${lane.base}/jobs`, { json: { ...job, kind: "email.send" } })).status).toBe(201);
+  for (const target of [1, 2]) expect((await send("POST", `${lane.base}/jobs`, { json: { kind: "other.kind", queue: keyOn(target, 4, "w") } })).status).toBe(201);
+  lane.clock.advance(40);
+  const claimed: { id: string; lease: { token: string } }[] = [];
+  while (claimed.length < jobs.length) {
+    const got = (await send("POST", `${lane.base}/claims`, { json: { kinds: ["email.send"], max: 4 } })).body.jobs;
+    expect(got.length).toBeGreaterThan(0);
+    claimed.push(...got);
+  }
+  lane.clock.advance(120);
+  for (const job of claimed) {
+    const [verb, json] = job.id.startsWith("c") ? ["complete", { result: 1 }] : ["fail", { error: "no", retry: false }];
+    expect((await send("POST", `${lane.base}/jobs/${job.id}/${verb}`, { json: { token: job.lease.token, ...json } })).status).toBe(200);
+  }
+}
+
+/** The lane's samples in an exposition, but its oldest due age (read at another instant), as `name{labels} value` lines, sorted. */
+function laneSeries(text: string, lane: string): string[] {
+  return parseExposition(text)
+    .samples.filter((s) => s.labels.lane === lane && s.name !== "switchyard_oldest_due_age_seconds")
+    .map((s) => `${s.name}${JSON.stringify(Object.entries(s.labels).sort())} ${s.value}`)
+    .sort();
+}
+
+describe("GET /v1/metrics of a sharded lane", () => {
+  it("holds the lane once, its shards summed, equal to the lane's own metrics route", async () => {
+    const lane = await setupSharded("msh", 4);
+    await shardedScript(lane);
+    await shardsReported(lane);
+    const scrape = (await send("GET", "/v1/metrics")).body as string;
+    const exposition = parseExposition(scrape);
+    expect(exposition.samples.some((s) => s.labels.lane?.startsWith(`${lane.name}#`))).toBe(false);
+    const of = (name: string, label: string) => Object.fromEntries(samplesOf(exposition, name, { lane: lane.name }).map((s) => [s.labels[label], s.value]));
+    expect(of("switchyard_jobs", "state")).toMatchObject({ queued: 2, running: 0, completed: 2, failed: 2 });
+    expect(of("switchyard_jobs_total", "event")).toMatchObject({ enqueued: 6, claimed: 4, completed: 2, failed: 2 });
+    expect(histogram(exposition, "switchyard_job_wait_seconds", { lane: lane.name })).toMatchObject({ count: 4, sum: 0.16 });
+    expect(histogramSeries(exposition, "switchyard_job_run_seconds", { lane: lane.name }).map((l) => l.outcome)).toEqual(["completed", "failed"]);
+    expect(histogram(exposition, "switchyard_job_run_seconds", { lane: lane.name, outcome: "failed" })).toMatchObject({ count: 2, sum: 0.24 });
+    // The lane route's series, all but the oldest due age (read at the lane's clock, not the worker's).
+    const live = await send("GET", `${lane.base}/metrics`);
+    expect(laneSeries(scrape, lane.name)).toEqual(laneSeries(live.body as string, lane.name));
+    // And each shard's own series, summed.
+    const sums = new Map<string, number>();
+    for (const stub of lane.stubs) {
+      const own = await stub.metrics();
+      if (!own.ok) throw new Error(own.error.message);
+      for (const line of laneSeries(own.value, lane.name)) {
+        const at = line.lastIndexOf(" ");
+        sums.set(line.slice(0, at), (sums.get(line.slice(0, at)) ?? 0) + Number(line.slice(at + 1)));
+      }
+    }
+    expect(laneSeries(scrape, lane.name)).toEqual([...sums].map(([series, n]) => `${series} ${Math.round(n * 1000) / 1000}`).sort());
+  });
+
+  it("stops counting the old shards of a lane resharded to fewer", async () => {
+    const lane = await setupSharded("mre", 4);
+    await shardedScript(lane);
+    await shardsReported(lane);
+    const enqueued = async () => samplesOf(parseExposition((await send("GET", "/v1/metrics")).body as string), "switchyard_jobs_total", { lane: lane.name, event: "enqueued" }).map((s) => s.value);
+    expect(await enqueued()).toEqual([6]);
+    // Emptied (the queued jobs cancelled, every settled job swept), then one shard.
+    const queued = (await send("GET", `${lane.base}/jobs?state=queued`)).body.jobs as { id: string }[];
+    for (const job of queued) expect((await send("POST", `${lane.base}/jobs/${job.id}/cancel`, { json: {} })).status).toBe(200);
+    expect((await send("POST", `${lane.base}/sweep`, { json: { settledBefore: lane.clock.now() + 1 } })).body.removed).toBe(6);
+    expect((await send("PATCH", lane.base, { json: { shards: 1 } })).status).toBe(200);
+    await shardsReported(lane);
+    // Shard 0's lifetime stats only: its two jobs; the lane route says the same.
+    expect(await enqueued()).toEqual([2]);
+    const live = await send("GET", `${lane.base}/metrics`);
+    expect(samplesOf(parseExposition(live.body as string), "switchyard_jobs_total", { lane: lane.name, event: "enqueued" }).map((s) => s.value)).toEqual([2]);
+  });
+
+  it("shows a scoped viewer a sharded lane it reaches by its lane name, summed, and nothing of others", async () => {
+    const mine = await setupSharded("mview-sh", 4);
+    const other = await setupSharded("other-sh", 4);
+    for (const lane of [mine, other]) {
+      await shardedScript(lane);
+      await shardsReported(lane);
+    }
+    const exposition = parseExposition((await send("GET", "/v1/metrics", { token: VIEWER })).body as string);
+    const lanes = new Set(exposition.samples.map((s) => s.labels.lane));
+    expect(lanes.has(mine.name)).toBe(true);
+    expect([...lanes].every((lane) => lane?.startsWith("mview-") && !lane.includes("#"))).toBe(true);
+    expect(samplesOf(exposition, "switchyard_jobs_total", { lane: mine.name, event: "enqueued" }).map((s) => s.value)).toEqual([6]);
   });
 });
 

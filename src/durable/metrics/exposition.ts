@@ -35,6 +35,11 @@ export interface LaneReport {
   /** The earliest runAt of a queued job, due or not (null: none): the oldest due age follows from it and the clock. */
   earliestRunAt: number | null;
   histograms: Histogram[];
+  /**
+   * The lane's shard count as the reporting object holds it (absent: 1). The registry sums a lane's
+   * shards by it (registry.ts); rendering ignores it.
+   */
+  shards?: number;
 }
 
 /** A lane's rendered lines, one fragment per family (each line ends in a newline); the oldest due age apart. */

@@ -5,7 +5,8 @@
  * the report waits, and the instant it may go is a term of the lane's one wake (wake/terms.ts): no
  * timer of its own. At most one report is in flight; one that fails (or whose read throws) is tried
  * again later (backing off to a minute, from the failure) and never holds up the lane's work: its
- * flush and re-arm go on. An idle lane sends nothing.
+ * flush and re-arm go on. An idle lane sends nothing. Each shard of a sharded lane reports its own,
+ * with the shard count it holds; the registry merges them (docs/concepts.md "Sharded lanes").
  */
 import type { Clock } from "../../shared/clock.js";
 import { describeError } from "../../shared/describe-error.js";
@@ -19,7 +20,8 @@ export const REPORT_EVERY_MS = 1_000;
 const MAX_RETRY_MS = 60_000;
 
 export interface ReporterHost {
-  lane: string;
+  /** The reporting object's name: the lane's, or a shard's (`L#i`: every shard of a sharded lane reports). */
+  object: string;
   clock: Clock;
   /**
    * Whether the lane reports: it records (history/recording.ts), its class lets it, and the Worker
@@ -63,15 +65,15 @@ export class MetricsReporter {
     try {
       const registry = this.host.registry();
       if (!registry) return;
-      this.sending = registry.forget(this.host.lane).then(
+      this.sending = registry.forget(this.host.object).then(
         () => this.host.setReported(false),
-        (error: unknown) => log({ event: "lane.metrics_withdraw_failed", lane: this.host.lane, message: describeError(error) }),
+        (error: unknown) => log({ event: "lane.metrics_withdraw_failed", lane: this.host.object, message: describeError(error) }),
       ).finally(() => {
         this.sending = null;
       });
       this.host.waitUntil(this.sending);
     } catch (error) {
-      log({ event: "lane.metrics_withdraw_failed", lane: this.host.lane, message: describeError(error) });
+      log({ event: "lane.metrics_withdraw_failed", lane: this.host.object, message: describeError(error) });
     }
   }
 
@@ -132,7 +134,7 @@ export class MetricsReporter {
       // Remembered before the first report: a lane whose reports are turned off withdraws it then.
       if (!this.remembered && !this.host.hasReported()) this.host.setReported(true);
       this.remembered = true;
-      call = registry.report(this.host.lane, report);
+      call = registry.report(this.host.object, report);
     } catch (error) {
       this.failed(error); // a stub that throws at once, as one that rejects
       return;
@@ -156,6 +158,6 @@ export class MetricsReporter {
     this.lastAt = this.host.clock.now();
     this.failures++;
     this.dirty = true;
-    log({ event: "lane.metrics_report_failed", lane: this.host.lane, failures: this.failures, message: describeError(error) });
+    log({ event: "lane.metrics_report_failed", lane: this.host.object, failures: this.failures, message: describeError(error) });
   }
 }
