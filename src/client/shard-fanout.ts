@@ -70,7 +70,7 @@ export class ShardFanout extends ShardRoutes {
         const reach = Math.max(now.value, wanted);
         const states = await Promise.all(Array.from({ length: reach }, (_, i) => this.stub(lane, i).shardState()));
         for (const state of states) if (!state.ok) return state;
-        if (states.some((s) => !(s as { value: { empty: boolean } }).value.empty)) return fail("lane_not_empty", `lane ${lane} holds jobs or schedules: its shard count can change only while it is empty`);
+        if (states.some((s) => !(s as { value: { empty: boolean } }).value.empty)) return fail("lane_not_empty", `lane ${lane} holds jobs: its shard count can change only while it holds none`);
         const told: number[] = [];
         for (const i of [...Array.from({ length: reach - 1 }, (_, k) => k + 1), 0]) {
           const set = await this.stub(lane, i).configure({ shards: wanted });
