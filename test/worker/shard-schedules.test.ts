@@ -4,7 +4,9 @@
  * reserved on its own shard first when that is another), advancing once that shard answered.
  */
 import { evictDurableObject, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { createLaneClient } from "../../src/client/rpc.js";
 import type { Lane } from "../../src/durable/lane.js";
 import { FIRE_IN_FLIGHT_MS, FIRE_RETRY_BASE_MS } from "../../src/durable/schedules/shard-fires.js";
 import { SCHEMA_VERSION } from "../../src/durable/store/migrations.js";
@@ -67,6 +69,19 @@ describe("schedules on a sharded lane: the routes", () => {
     expect(await call("DELETE", `${fixture.base}/schedules/report`)).toMatchObject({ status: 200, body: { deleted: true } });
     expectError(await call("DELETE", `${fixture.base}/schedules/report`), 404, "schedule_not_found");
     expectError(await get(`${fixture.base}/schedules/report`), 404, "schedule_not_found");
+  });
+
+  it("answers the RPC client as the routes do, and its fired job reads back by id", async () => {
+    const fixture = await setupSharded(4);
+    const lane = createLaneClient(env.LANE).lane(fixture.lane);
+    const name = nameFiringOn(3, 4, T1, "rpc");
+    expect((await lane.putSchedule(name, { everyMs: MINUTE, job: { kind: PULL_KIND } })).schedule).toMatchObject({ name, nextRunAt: T1 });
+    expect(await lane.listSchedules()).toMatchObject({ schedules: [{ name }], cursor: null });
+    await fireAt(fixture, T1);
+    expect(await lane.getSchedule(name)).toMatchObject({ lastRunAt: T1, lastJobId: `${name}@${T1}` });
+    expect(await lane.get(`${name}@${T1}`)).toMatchObject({ id: `${name}@${T1}`, runAt: T1 });
+    expect(await idsOn(fixture, 3)).toEqual([`${name}@${T1}`]);
+    expect(await lane.deleteSchedule(name)).toEqual({ deleted: true });
   });
 
   it("lets a lane that holds schedules (and no job) change its shard count; a job still refuses it", async () => {
