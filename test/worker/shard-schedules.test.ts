@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createLaneClient } from "../../src/client/rpc.js";
 import type { Lane } from "../../src/durable/lane.js";
-import { FIRE_IN_FLIGHT_MS, FIRE_RETRY_BASE_MS } from "../../src/durable/schedules/shard-fires.js";
+import { FIRE_IN_FLIGHT_MS, FIRE_RETRY_BASE_MS, ROUTED_FIRE_BATCH } from "../../src/durable/schedules/shard-fires.js";
 import { SCHEMA_VERSION } from "../../src/durable/store/migrations.js";
 import { shardOf } from "../../src/shared/shards.js";
 import { call, expectError, get, PULL_KIND, T0 } from "../helpers/http.js";
@@ -214,6 +214,23 @@ describe("schedules on a sharded lane: the fires", () => {
     await fireAt(fixture, T1 + 3 * FIRE_RETRY_BASE_MS);
     expect(await idsOn(fixture, 3)).toEqual([`tick@${T1}`]);
     expect(await schedule(fixture, "tick")).toMatchObject({ lastRunAt: T1, lastJobId: `tick@${T1}`, nextRunAt: T1 + MINUTE });
+    expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T1 + MINUTE);
+  });
+
+  it("send more fires than one alarm sends over alarms that come back at once", async () => {
+    const fixture = await setupSharded(4);
+    const n = ROUTED_FIRE_BATCH + 3;
+    const queue = keyOn(1, 4, "q");
+    // All but one in the object itself; the last one through the route sets the alarm.
+    await runInDurableObject(fixture.shard(0), (lane: Lane) => {
+      for (let i = 1; i < n; i++) value(lane.schedules.put(`s${i}`, { everyMs: MINUTE, job: { kind: PULL_KIND, queue } }));
+    });
+    await put(fixture, "s0", { job: { kind: PULL_KIND, queue } });
+    await fireAt(fixture, T1);
+    expect(await idsOn(fixture, 1)).toHaveLength(ROUTED_FIRE_BATCH);
+    expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T1); // the rest are due: the alarm comes back now
+    await fireAt(fixture, T1);
+    expect(await idsOn(fixture, 1)).toHaveLength(n);
     expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T1 + MINUTE);
   });
 
