@@ -52,3 +52,16 @@ it("promtool check metrics finds nothing wrong with /v1/metrics or a lane's metr
   expect(promtool(all)).toEqual({ status: 0, output: "" });
   expect(promtool(await scrape(`/v1/lanes/${encodeURIComponent(lanes[1]!)}/metrics`))).toEqual({ status: 0, output: "" });
 });
+
+it("a sharded lane is in /v1/metrics once, every shard's report summed, as its own route sums them", async () => {
+  const lane = `promsh-${crypto.randomUUID()}`;
+  expect((await runtime.api("PATCH", `/v1/lanes/${lane}`, { shards: 4 })).status).toBe(200);
+  // Routed by id: eight jobs over the four shards.
+  for (let i = 0; i < 8; i++) expect((await runtime.api("POST", `/v1/lanes/${lane}/jobs`, { id: `j${i}`, kind: "demo.echo", payload: i })).status).toBe(201);
+  await until("every shard's report of its completed jobs", async () => (await scrape("/v1/metrics")).includes(`switchyard_jobs_total{lane="${lane}",event="completed"} 8\n`), 30_000, 100);
+  const all = await scrape("/v1/metrics");
+  expect(promtool(all)).toEqual({ status: 0, output: "" });
+  expect(all).not.toContain(`${lane}#`);
+  const lines = (text: string) => text.split("\n").filter((line) => line.includes(`lane="${lane}"`) && !line.startsWith("switchyard_oldest_due_age_seconds"));
+  expect(lines(all)).toEqual(lines(await scrape(`/v1/lanes/${lane}/metrics`)));
+});
