@@ -234,6 +234,29 @@ describe("schedules on a sharded lane: the fires", () => {
     expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T1 + MINUTE);
   });
 
+  it("a shard takes by enqueueFire only a fire of its own, routed by the lane's count; anything else changes nothing", async () => {
+    const fixture = await setupSharded(4);
+    const name = nameFiringOn(2, 4, T1, "f");
+    const fire = { kind: PULL_KIND, id: `${name}@${T1}`, runAt: T1, shards: 4 };
+    for (const bad of [
+      { ...fire, id: name }, // not a fire's id
+      { ...fire, runAt: T1 + 1 }, // not the instant its id names
+      { ...fire, shards: 1 },
+      { ...fire, dependsOn: [{ id: "x" }] }, // not a schedule's job
+      { ...fire, kind: undefined },
+      "text",
+    ]) refusal(await fixture.shard(2).enqueueFire(bad), "invalid_request");
+    refusal(await fixture.shard(1).enqueueFire(fire), "wrong_shard"); // not this shard's
+    refusal(await fixture.shard(2).enqueueFire({ ...fire, shards: 3 }), "wrong_shard"); // a stale count
+    const unsharded = await setupSharded(1);
+    refusal(await unsharded.shard(0).enqueueFire(fire), "wrong_shard");
+    expect(await everyShard(fixture)).toEqual([[], [], [], []]);
+    expect(await idsOn(unsharded, 0)).toEqual([]);
+    expect(value(await fixture.shard(2).enqueueFire(fire)).status).toBe("queued");
+    expect(value(await fixture.shard(2).enqueueFire(fire)).status).toBe("duplicate");
+    expect(await idsOn(fixture, 2)).toEqual([fire.id]);
+  });
+
   it("never send a schedule's fire twice at once: a fire in flight holds its schedule", async () => {
     const fixture = await setupSharded(4);
     await put(fixture, "tick", { job: { kind: PULL_KIND, queue: keyOn(2, 4, "q") } });
