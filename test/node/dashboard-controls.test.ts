@@ -6,6 +6,7 @@
  */
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { shardOf } from "../../src/shared/shards.js";
 import { count, Dashboard, row } from "./dashboard-session.js";
 
 const XSS = `<img src=x onerror="window.__xss=1"><script>window.__xss=2</script>`;
@@ -270,6 +271,26 @@ describe("the dashboard's controls", () => {
     const overview = page.locator(`[data-testid=lanes] tr[data-lane="${lane}"]`);
     await expect.poll(() => overview.locator("[data-stat=enqueued]").textContent(), { timeout: 5_000 }).toBe("4");
     expect(await overview.locator("[data-count=completed]").textContent()).toBe("1");
+  });
+
+  it("shows a sharded lane as one lane with its shards listed, and a job on any shard live on its page", async () => {
+    const lane = "sharded";
+    expect((await api("PATCH", `/v1/lanes/${lane}`, { shards: 4 })).status).toBe(200);
+    const onShard = (target: number) => {
+      for (let n = 0; ; n++) if (shardOf(`q-${n}`, 4) === target) return `q-${n}`;
+    };
+    for (const target of [0, 1, 3, 3]) await dashboard.enqueue(lane, { kind: "pull.only", queue: onShard(target), payload: {} });
+    const page = await dashboard.laneView(lane);
+    await expect.poll(() => page.locator("[data-testid=shards]").textContent()).toMatch(/^4 shards: #0 1 queued, 0 running · #1 1 queued, 0 running · #2 0 queued, 0 running · #3 2 queued, 0 running/);
+    await expect.poll(() => count(page, "queued").textContent()).toBe("4");
+
+    // A queued job on shard 3 (no running job's timer reloads it): its page hears its shard's socket.
+    const job = await dashboard.enqueue(lane, { id: "on-shard-3", kind: "pull.only", queue: onShard(3), payload: {} });
+    await dashboard.show(`lanes/${lane}/jobs/${job.id}`);
+    await page.locator('[data-testid=job][data-state="queued"][data-live="live"]').waitFor();
+    await page.waitForTimeout(1_000); // the socket's hello reloads the job once: let it, so that only a transition can show the cancel
+    expect((await api("POST", `/v1/lanes/${lane}/jobs/${job.id}/cancel`, {})).status).toBe(200);
+    await page.locator('[data-testid=job][data-outcome="cancelled"]').waitFor({ timeout: 3_000 });
   });
 
   it("has caused no script error, CSP violation or unexpected dialog", () => {

@@ -40,7 +40,8 @@ const MAX_RETRY_MS = 10_000;
  */
 const BATCH_MS = 50;
 
-export function useLaneEvents(api: Api, lane: string, shards: number, onMessage: (message: LaneMessage, shard: number) => void): LiveState {
+/** `only`: the one shard of a sharded lane to hear (a job's page); otherwise every shard's socket. */
+export function useLaneEvents(api: Api, lane: string, shards: number, onMessage: (message: LaneMessage, shard: number) => void, only?: number): LiveState {
   const [state, setState] = useState<LiveState>("connecting");
   const handler = useRef(onMessage);
   handler.current = onMessage;
@@ -56,13 +57,15 @@ export function useLaneEvents(api: Api, lane: string, shards: number, onMessage:
       batch = [];
       for (const [message, shard] of messages) handler.current(message, shard);
     };
-    // The view is live when every shard's socket is.
-    const states: LiveState[] = Array.from({ length: shards }, () => "connecting");
+    // The view is live when every socket it opened is.
+    const heard = only === undefined ? Array.from({ length: shards }, (_, shard) => shard) : [only];
+    const states = new Map<number, LiveState>(heard.map((shard) => [shard, "connecting"]));
     const tell = (shard: number, state: LiveState) => {
-      states[shard] = state;
-      setState(states.includes("offline") ? "offline" : states.includes("connecting") ? "connecting" : "live");
+      states.set(shard, state);
+      const all = [...states.values()];
+      setState(all.includes("offline") ? "offline" : all.includes("connecting") ? "connecting" : "live");
     };
-    const sockets = Array.from({ length: shards }, (_, shard) => openShard(shard));
+    const sockets = heard.map((shard) => openShard(shard));
     const ping = setInterval(() => {
       for (const s of sockets) if (s.socket?.readyState === WebSocket.OPEN) s.socket.send("ping");
     }, PING_EVERY_MS);
@@ -124,6 +127,6 @@ export function useLaneEvents(api: Api, lane: string, shards: number, onMessage:
       };
       return handle;
     }
-  }, [api, lane, shards]);
+  }, [api, lane, shards, only]);
   return state;
 }
