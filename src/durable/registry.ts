@@ -119,7 +119,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
     return exposition(rendered, nowMs);
   }
 
-  /** The calls this instance has served since it started: reports (all, and of `lane`), and scrapes. */
+  /** The calls this instance has served since it started: reports (all, and of the object `lane`: a lane's shard 0, or `L#i`), and scrapes. */
   async served(lane?: string): Promise<{ reports: number; laneReports: number; scrapes: number }> {
     return { reports: this.calls.report, laneReports: lane === undefined ? 0 : (this.calls.byLane.get(lane) ?? 0), scrapes: this.calls.metrics };
   }

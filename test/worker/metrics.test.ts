@@ -186,7 +186,11 @@ describe("GET /v1/metrics of a sharded lane", () => {
     const lane = await setupSharded("msh", 4);
     await shardedScript(lane);
     await shardsReported(lane);
+    const before = await registry().served();
     const scrape = (await send("GET", "/v1/metrics")).body as string;
+    const after = await registry().served();
+    // One call to the registry, which only joins stored text: no shard is called, no report rendered.
+    expect([after.scrapes - before.scrapes, after.reports - before.reports]).toEqual([1, 0]);
     const exposition = parseExposition(scrape);
     expect(exposition.samples.some((s) => s.labels.lane?.startsWith(`${lane.name}#`))).toBe(false);
     const of = (name: string, label: string) => Object.fromEntries(samplesOf(exposition, name, { lane: lane.name }).map((s) => [s.labels[label], s.value]));
