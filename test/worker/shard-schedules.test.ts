@@ -257,6 +257,23 @@ describe("schedules on a sharded lane: the fires", () => {
     expect(await idsOn(fixture, 2)).toEqual([fire.id]);
   });
 
+  it("fire again, in place, a fire whose lane was resharded to one shard while it was in flight", async () => {
+    const fixture = await setupSharded(4);
+    await put(fixture, "tick", { job: { kind: PULL_KIND, queue: keyOn(2, 4, "q") } });
+    // The lane goes to one shard (it holds no job) while the fire is on its way: shards 1..3 first, as the router tells them.
+    for (let i = 1; i < 4; i++) value(await fixture.shard(i).configure({ shards: 1 }));
+    fixture.clock.set(T1);
+    await runInDurableObject(fixture.shard(0), async (lane: Lane) => {
+      expect(lane.schedules.fireDue()).toBe(1);
+      value(await lane.configure({ shards: 1 })); // shard 0 last, the fire in flight
+      await lane.schedules.sent();
+    });
+    expect(await schedule(fixture, "tick")).toMatchObject({ lastRunAt: null, nextRunAt: T1 });
+    await fireAt(fixture, T1 + FIRE_RETRY_BASE_MS);
+    expect(await idsOn(fixture, 0)).toEqual([`tick@${T1}`]);
+    expect(await schedule(fixture, "tick")).toMatchObject({ lastRunAt: T1, lastJobId: `tick@${T1}`, nextRunAt: T1 + MINUTE });
+  });
+
   it("never send a schedule's fire twice at once: a fire in flight holds its schedule", async () => {
     const fixture = await setupSharded(4);
     await put(fixture, "tick", { job: { kind: PULL_KIND, queue: keyOn(2, 4, "q") } });

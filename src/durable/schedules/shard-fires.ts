@@ -147,7 +147,9 @@ export class ShardFires {
     } catch (error) {
       return this.putOff(fire, describeError(error));
     }
-    if (!answer.ok && NOT_NOW.has(answer.error.code)) return this.putOff(fire, `${answer.error.code}: ${answer.error.message}`);
+    // A refusal once the lane is resharded to one shard under the fire is no verdict on the job: it is
+    // fired again, in place then.
+    if (!answer.ok && (NOT_NOW.has(answer.error.code) || this.routedBy() === null)) return this.putOff(fire, `${answer.error.code}: ${answer.error.message}`);
     // Refused for the job's own sake (its id taken by a job of another spec): logged, and the schedule goes on.
     if (!answer.ok) log({ event: "schedule.fire_failed", lane: this.host.lane, schedule: fire.name, jobId: fire.request.id!, code: answer.error.code, message: answer.error.message });
     this.retries.delete(fire.name);
