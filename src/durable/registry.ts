@@ -73,13 +73,33 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
       object, lane, index, shards, JSON.stringify(report),
     );
     // A lane of one shard (shard 0 says so): its lines are this report's alone (`countedShards`).
-    this.render(lane, index === 0 && shards === 1 ? [report] : null);
+    if (index === 0 && shards === 1) {
+      this.parsed.delete(object);
+      this.render(lane, [report]);
+      return;
+    }
+    this.keepParsed(object, report);
+    this.render(lane);
   }
 
   /** Withdraws an object's report, which a scrape then leaves out of its lane: its reports are off now. */
   async forget(object: string): Promise<void> {
     this.ctx.storage.sql.exec(`DELETE FROM object_reports WHERE name = ?`, object);
+    this.parsed.delete(object);
     this.render(parseShardObjectName(object).lane);
+  }
+
+  /**
+   * Sharded lanes' reports as last stored, parsed, by object name: a shard's report is merged with
+   * its lane's others, which then need not be parsed again from their rows. Bounded: the least
+   * recently stored go first; a fresh instance starts empty and parses as it needs.
+   */
+  private readonly parsed = new Map<string, LaneReport>();
+
+  private keepParsed(object: string, report: LaneReport): void {
+    this.parsed.delete(object);
+    this.parsed.set(object, report);
+    if (this.parsed.size > PARSED_REPORTS_KEPT) this.parsed.delete(this.parsed.keys().next().value!);
   }
 
   /**
@@ -88,8 +108,13 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
    */
   private render(lane: string, counted: LaneReport[] | null = null): void {
     const sql = this.ctx.storage.sql;
-    counted ??= countedShards(sql.exec<ObjectReportRow>(`SELECT shard, shards, report FROM object_reports WHERE lane = ? ORDER BY shard`, lane).toArray())
-      .map((row) => JSON.parse(row.report) as LaneReport);
+    counted ??= countedShards(sql.exec<ObjectReportRow>(`SELECT name, shard, shards, report FROM object_reports WHERE lane = ? ORDER BY shard`, lane).toArray()).map((row) => {
+      const known = this.parsed.get(row.name);
+      if (known) return known;
+      const report = JSON.parse(row.report) as LaneReport;
+      this.keepParsed(row.name, report);
+      return report;
+    });
     if (counted.length === 0) {
       sql.exec(`DELETE FROM lane_metrics WHERE name = ?`, lane);
       return;
@@ -145,7 +170,10 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   }
 }
 
-type ObjectReportRow = { shard: number; shards: number; report: string };
+type ObjectReportRow = { name: string; shard: number; shards: number; report: string };
+
+/** The most parsed reports the registry keeps in memory (a few KB each). */
+const PARSED_REPORTS_KEPT = 4096;
 
 /**
  * The reports that count for their lane (docs/operations.md "Metrics"): an object's, while its index
