@@ -298,6 +298,12 @@ export class LaneWiring {
     return null;
   }
 
+  /** A write's answer about one job (`{job}`), after the flush it calls for: the fenced and operator rooms' writes. */
+  jobChanged(answer: Result<Job>): Result<{ job: Job }> {
+    this.wake.afterChange();
+    return answer.ok ? ok({ job: answer.value }) : answer;
+  }
+
   /** A lane of a newer schema refuses every call, changing nothing. */
   refusal<T>(): Result<T> | null {
     if (this.schema.ok) return null;

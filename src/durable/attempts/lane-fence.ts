@@ -48,26 +48,26 @@ export class FenceCalls {
     if (!call.ok) return call;
     const result = serializeJson(call.value.request.result, "result");
     if (!result.ok) return result;
-    return this.changed(this.rooms.fenced.complete(call.value.id, call.value.request.token, result.value));
+    return this.rooms.jobChanged(this.rooms.fenced.complete(call.value.id, call.value.request.token, result.value));
   }
 
   fail(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.FailRequest, input);
     if (!call.ok) return call;
     const { token, error, retry, retryAfterMs } = call.value.request;
-    return this.changed(this.rooms.fenced.fail(call.value.id, token, error, retry !== false, retryAfterMs ?? null));
+    return this.rooms.jobChanged(this.rooms.fenced.fail(call.value.id, token, error, retry !== false, retryAfterMs ?? null));
   }
 
   snooze(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.SnoozeRequest, input);
     if (!call.ok) return call;
-    return this.changed(this.rooms.fenced.snooze(call.value.id, call.value.request.token, call.value.request.delayMs));
+    return this.rooms.jobChanged(this.rooms.fenced.snooze(call.value.id, call.value.request.token, call.value.request.delayMs));
   }
 
   release(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.ReleaseRequest, input);
     if (!call.ok) return call;
-    return this.changed(this.rooms.fenced.release(call.value.id, call.value.request.token));
+    return this.rooms.jobChanged(this.rooms.fenced.release(call.value.id, call.value.request.token));
   }
 
   abandonClaim(hold: unknown): Result<{ released: number }> {
@@ -92,11 +92,5 @@ export class FenceCalls {
     });
     this.rooms.wake.afterChange();
     return results.ok ? ok({ results: results.value }) : results;
-  }
-
-  /** A write that answers a job: flush after it, whatever it answered. */
-  private changed(answer: Result<Job>): Result<{ job: Job }> {
-    this.rooms.wake.afterChange();
-    return answer.ok ? ok({ job: answer.value }) : answer;
   }
 }

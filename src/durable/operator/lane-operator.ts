@@ -25,7 +25,7 @@ export class OperatorCalls {
   requeue(id: unknown): Result<{ job: Job }> {
     const name = parseId(id);
     if (!name.ok) return name;
-    return this.changed(this.rooms.store.requeue(name.value));
+    return this.rooms.jobChanged(this.rooms.store.requeue(name.value));
   }
 
   sweep(input: unknown): Result<{ removed: number }> {
@@ -65,11 +65,5 @@ export class OperatorCalls {
     const purged = await this.rooms.queues.purge(name.value);
     this.rooms.wake.afterChange();
     return ok({ purged });
-  }
-
-  /** A write that answers a job: flush after it, whatever it answered. */
-  private changed(answer: Result<Job>): Result<{ job: Job }> {
-    this.rooms.wake.afterChange();
-    return answer.ok ? ok({ job: answer.value }) : answer;
   }
 }
