@@ -68,16 +68,23 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
     this.calls.byLane.set(object, (this.calls.byLane.get(object) ?? 0) + 1);
     const { lane, index } = parseShardObjectName(object);
     const shards = Number.isInteger(report.shards) && report.shards! >= 1 && report.shards! <= MAX_SHARDS ? report.shards! : 1;
-    this.ctx.storage.sql.exec(
-      `INSERT OR REPLACE INTO object_reports (name, lane, shard, shards, report) VALUES (?, ?, ?, ?, ?)`,
-      object, lane, index, shards, JSON.stringify(report),
-    );
-    // A lane of one shard (shard 0 says so): its lines are this report's alone (`countedShards`).
+    // A lane of one shard (shard 0 says so): its lines are this report's alone (`countedShards`). Its
+    // row keeps only its count (an empty report), written once per instance: a report of a lane
+    // of one shard writes its lines and nothing more.
     if (index === 0 && shards === 1) {
+      if (!this.oneShard.has(lane)) {
+        this.ctx.storage.sql.exec(`INSERT OR REPLACE INTO object_reports (name, lane, shard, shards, report) VALUES (?, ?, 0, 1, '')`, object, lane);
+        this.oneShard.add(lane);
+      }
       this.parsed.delete(object);
       this.render(lane, [report]);
       return;
     }
+    this.oneShard.delete(lane);
+    this.ctx.storage.sql.exec(
+      `INSERT OR REPLACE INTO object_reports (name, lane, shard, shards, report) VALUES (?, ?, ?, ?, ?)`,
+      object, lane, index, shards, JSON.stringify(report),
+    );
     this.keepParsed(object, report);
     this.render(lane);
   }
@@ -86,6 +93,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   async forget(object: string): Promise<void> {
     this.ctx.storage.sql.exec(`DELETE FROM object_reports WHERE name = ?`, object);
     this.parsed.delete(object);
+    this.oneShard.delete(parseShardObjectName(object).lane);
     this.render(parseShardObjectName(object).lane);
   }
 
@@ -95,6 +103,9 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
    * recently stored go first; a fresh instance starts empty and parses as it needs.
    */
   private readonly parsed = new Map<string, LaneReport>();
+
+  /** Lanes whose shard 0 last said one shard and whose row says so already (in this instance). */
+  private readonly oneShard = new Set<string>();
 
   private keepParsed(object: string, report: LaneReport): void {
     this.parsed.delete(object);
@@ -108,13 +119,18 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
    */
   private render(lane: string, counted: LaneReport[] | null = null): void {
     const sql = this.ctx.storage.sql;
-    counted ??= countedShards(sql.exec<ObjectReportRow>(`SELECT name, shard, shards, report FROM object_reports WHERE lane = ? ORDER BY shard`, lane).toArray()).map((row) => {
-      const known = this.parsed.get(row.name);
-      if (known) return known;
-      const report = JSON.parse(row.report) as LaneReport;
-      this.keepParsed(row.name, report);
-      return report;
-    });
+    if (counted === null) {
+      const rows = countedShards(sql.exec<ObjectReportRow>(`SELECT name, shard, shards FROM object_reports WHERE lane = +?1 ORDER BY shard`, lane).toArray());
+      // A lane of one shard: its lines were rendered from shard 0's own report, which alone counts.
+      if (rows.length === 1 && rows[0]!.shard === 0 && rows[0]!.shards === 1) return;
+      counted = rows.map((row) => {
+        const known = this.parsed.get(row.name);
+        if (known) return known;
+        const report = JSON.parse(sql.exec<{ report: string }>(`SELECT report FROM object_reports WHERE name = ?`, row.name).one().report) as LaneReport;
+        this.keepParsed(row.name, report);
+        return report;
+      });
+    }
     if (counted.length === 0) {
       sql.exec(`DELETE FROM lane_metrics WHERE name = ?`, lane);
       return;
@@ -170,7 +186,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   }
 }
 
-type ObjectReportRow = { name: string; shard: number; shards: number; report: string };
+type ObjectReportRow = { name: string; shard: number; shards: number };
 
 /** The most parsed reports the registry keeps in memory (a few KB each). */
 const PARSED_REPORTS_KEPT = 4096;

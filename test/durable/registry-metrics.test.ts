@@ -2,6 +2,7 @@
  * The registry's side of metrics (registry.ts): the latest report of each lane; a scrape holds every
  * lane once in each family, in name order, each family one group; a scoped token's lanes only.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { REGISTRY_NAME } from "../../src/durable/env.js";
@@ -87,6 +88,22 @@ describe("the registry's scrape of a sharded lane", () => {
     const gone = `regcut-${crypto.randomUUID()}`;
     await registry().report(`${gone}#1`, sharded(3, null, 1));
     expect(lanesIn(await registry().metrics(0, [gone]))).toEqual([]);
+  });
+
+  it("renders a lane of one shard from shard 0's report alone, keeping no copy of it; a late report of an old shard counts nothing", async () => {
+    const lane = `regone-${crypto.randomUUID()}`;
+    const queued = async () => samplesOf(parseExposition(await registry().metrics(0, [lane])), "switchyard_jobs", { lane, state: "queued" }).map((s) => s.value);
+    await registry().report(lane, sharded(1, null, 2));
+    await registry().report(`${lane}#1`, sharded(2, null, 2));
+    expect(await queued()).toEqual([3]);
+    // Resharded to one shard: shard 0's reports are the lane's, and its row keeps only its count.
+    await registry().report(lane, report(5));
+    await registry().report(lane, report(6));
+    expect(await queued()).toEqual([6]);
+    const stored = await runInDurableObject(registry(), (_, state) => state.storage.sql.exec<{ shards: number; report: string }>(`SELECT shards, report FROM object_reports WHERE name = ?`, lane).one());
+    expect(stored).toEqual({ shards: 1, report: "" });
+    await registry().report(`${lane}#1`, sharded(7, null, 2));
+    expect(await queued()).toEqual([6]);
   });
 
   it("withdraws one shard's report, and the lane with its last", async () => {
