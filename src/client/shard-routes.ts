@@ -14,6 +14,7 @@ import type { AcksAnswer, BatchAnswer, EnqueueAnswer } from "../shared/answers.j
 import { fail, ok, type Result } from "../shared/errors.js";
 import type { AckItem, EnqueueRequest } from "../shared/schemas.js";
 import { routingKey, shardObjectName, shardOf, shardOfToken } from "../shared/shards.js";
+import { dependencyWaves, missingDependencies } from "./shard-batch-deps.js";
 
 export type LaneStub = DurableObjectStub<Lane>;
 
@@ -44,37 +45,6 @@ function idOnShard(shard: number, shards: number): string {
     const id = crypto.randomUUID();
     if (shardOf(id, shards) === shard) return id;
   }
-}
-
-/**
- * The writes of a sharded batch in waves (null: one wave, no job waits for a job of another shard in
- * the batch): a job's wave is after every earlier job of another shard it depends on, and not before
- * one of its own shard's. Each wave: its shards' parts, in batch order.
- */
-function dependencyWaves(lane: string, routed: readonly { job: EnqueueRequest; target: number }[]): { shard: number; at: number[] }[][] | null {
-  const position = new Map<string, number>();
-  const wave: number[] = [];
-  let crossing = false;
-  routed.forEach(({ job, target }, i) => {
-    let w = 0;
-    for (const dep of job.dependsOn ?? []) {
-      const j = (dep.lane ?? lane) === lane ? position.get(dep.id) : undefined;
-      if (j === undefined) continue;
-      const across = routed[j]!.target !== target;
-      crossing ||= across;
-      w = Math.max(w, wave[j]! + (across ? 1 : 0));
-    }
-    wave.push(w);
-    if (job.id !== undefined && !position.has(job.id)) position.set(job.id, i);
-  });
-  if (!crossing && routed.every(({ job }) => (job.dependsOn ?? []).length === 0)) return null;
-  const waves: { shard: number; at: number[] }[][] = [];
-  routed.forEach(({ target }, i) => {
-    const parts = (waves[wave[i]!] ??= []);
-    const part = parts.find((p) => p.shard === target) ?? parts[parts.push({ shard: target, at: [] }) - 1]!;
-    part.at.push(i);
-  });
-  return waves.filter((w) => w !== undefined);
 }
 
 /** The shard-count cache and the routing of one job (enqueue, batch, by id, by token, by queue); lane-wide calls build on it (shard-fanout.ts), claims on those (shard-router.ts). */
@@ -218,14 +188,15 @@ export class ShardRoutes {
     const refused = checks.find((c) => !c.ok);
     if (refused) return refused as Result<never>;
     const waves = dependencyWaves(lane, routed);
-    if (waves !== null) {
-      const missing = await this.missingDependencies(lane, routed.map((r) => r.job));
+    if (!waves.ok) return waves;
+    if (waves.value !== null) {
+      const missing = await missingDependencies(this, lane, routed);
       if (missing !== null) return missing;
     }
     const results: BatchAnswer["results"] = new Array(batch.jobs.length);
     // Without dependencies between shards, one wave: every shard's part at once. With them, a job goes
     // in a wave after the jobs of other shards it waits for, so that they exist when it registers.
-    for (const wave of waves ?? [calls.map(({ shard, part }) => ({ shard, at: part.at }))]) {
+    for (const wave of waves.value ?? [calls.map(({ shard, part }) => ({ shard, at: part.at }))]) {
       const written = await Promise.all(wave.map(({ shard, at }) => this.stub(lane, shard).enqueueBatch({ jobs: at.map((i) => routed[i]!.job), shards, ...traced })));
       for (const [n, answer] of written.entries()) {
         // A shard that refuses now was raced by another enqueue since its check: the refusal is the answer.
@@ -234,31 +205,6 @@ export class ShardRoutes {
       }
     }
     return ok({ results });
-  }
-
-  /**
-   * A batch's dependencies outside it that exist nowhere (each read by id, through its lane's shards),
-   * as the lane would refuse them, or null: checked before any shard writes, so that a batch whose
-   * dependency is missing writes nothing on any shard (a dependency deleted in between is a race).
-   */
-  private async missingDependencies(lane: string, jobs: readonly EnqueueRequest[]): Promise<Result<never> | null> {
-    const earlier = new Set<string>();
-    const asks: { at: number; lane: string; id: string }[] = [];
-    jobs.forEach((job, at) => {
-      for (const d of job.dependsOn ?? []) if ((d.lane ?? lane) !== lane || !earlier.has(d.id)) asks.push({ at, lane: d.lane ?? lane, id: d.id });
-      if (job.id !== undefined) earlier.add(job.id);
-    });
-    const reads = new Map<string, Promise<boolean>>();
-    const exists = (d: { lane: string; id: string }) => {
-      const key = `${d.lane}\u0000${d.id}`;
-      if (!reads.has(key)) reads.set(key, this.byId(d.lane, d.id, (stub) => stub.getJob(d.id)).then((r) => r.ok || r.error.code !== "job_not_found"));
-      return reads.get(key)!;
-    };
-    const found = await Promise.all(asks.map(exists));
-    const first = asks.find((_, i) => !found[i]);
-    if (first === undefined) return null;
-    const missing = asks.filter((a, i) => a.at === first.at && !found[i]).map(({ lane, id }) => ({ lane, id }));
-    return fail("dependency_not_found", `no such dependency: ${missing.map((d) => `${d.lane}/${d.id}`).join(", ")}`, { dependencies: missing }) as never;
   }
 
   // ---- by id, by token ----

@@ -240,6 +240,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Whether job `id` is stored here (a reservation elsewhere naming this shard is then live). */
   async hasJob(id: unknown): Promise<Result<boolean>> { return this.answer(() => this.shards.hasJob(id)); }
 
+  /** Which of `ids` this shard knows as jobs of its lane (here, or reserved here for another shard): a sharded batch's dependencies, looked up before it writes. */
+  async knownIds(ids: unknown): Promise<Result<boolean[]>> { return this.answer(() => this.shards.knownIds(ids)); }
+
   /** Drops the reservation of `id` if it still names `shard`: its job there is gone. */
   async dropReservation(id: unknown, shard: unknown): Promise<Result<null>> { return this.answer(() => this.shards.dropReservation(id, shard)); }
 

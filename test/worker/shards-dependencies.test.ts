@@ -132,4 +132,34 @@ describe("dependencies on a sharded lane", () => {
       [a, "a"],
     ]);
   });
+
+  it("keeps a queue's batch order when a job of the queue waits for a job of another shard", async () => {
+    const fixture = await setupSharded(4);
+    const queue = keyOn(1, 4, "q");
+    const [x, a, b] = [keyOn(2, 4, "x"), keyOn(1, 4, "a"), keyOn(1, 4, "b")];
+    const batch = await post(`${fixture.base}/jobs/batch`, {
+      jobs: [
+        { id: x, kind: PULL_KIND },
+        { id: a, kind: PULL_KIND, queue, dependsOn: [{ id: x }] },
+        { id: b, kind: PULL_KIND, queue },
+      ],
+    });
+    expect(batch.status, JSON.stringify(batch.body)).toBe(200);
+    // As in one object: the queue's head is a, blocked, so b waits behind it.
+    expect([...(await claim(fixture)).keys()]).toEqual([x]);
+    expect(await get(`${fixture.base}/queues/${queue}`).then((r) => r.body.head)).toMatchObject({ id: a, state: "queued" });
+  });
+
+  it("refuses a batch whose jobs wait for one another across shards deeper than 32 (400), enqueueing nothing", async () => {
+    const fixture = await setupSharded(4);
+    const ids = Array.from({ length: 34 }, (_, i) => keyOn(i % 2, 4, `chain${i}`));
+    const jobs = ids.map((id, i) => ({ id, kind: PULL_KIND, ...(i === 0 ? {} : { dependsOn: [{ id: ids[i - 1] }] }) }));
+    const refused = expectError(await post(`${fixture.base}/jobs/batch`, { jobs }), 400, "invalid_request");
+    expect(refused.details.map((d: any) => d.path)).toEqual([["jobs", 32, "dependsOn"]]);
+    expect((await get(`${fixture.base}/jobs`)).body.jobs).toEqual([]);
+    // 32 deep is written, in waves.
+    const written = await post(`${fixture.base}/jobs/batch`, { jobs: jobs.slice(0, 32) });
+    expect(written.status, JSON.stringify(written.body)).toBe(200);
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1, blocked: 31 });
+  });
 });

@@ -142,42 +142,52 @@ export class Dependencies {
    * Registrations with jobs of this lane, wherever they live among its shards (docs/concepts.md
    * "Sharded lanes"): a job in this object registers here; another goes to its id's own shard (`hop`
    * 1), which holds it or knows the shard it is reserved for (`hop` 2, which only looks at itself).
-   * Answers in order; a lane of one shard registers here.
+   * Answers in order; a lane of one shard registers here. A refusal withdraws what this call
+   * registered here.
    */
   async registerInLane(registrations: readonly Registration[], hop: number): Promise<Result<RegistrationAnswer[]>> {
-    const { shard } = this.host;
-    const shards = shard.count();
-    if (shards === 1) return ok(this.register(registrations));
-    const here: number[] = [];
-    const away = new Map<number, number[]>();
-    registrations.forEach((r, i) => {
-      const home = shardOf(r.id, shards);
-      const target = hop >= 2 || this.store.row(r.id) ? shard.index : home !== shard.index ? home : (shard.reservedFor(r.id) ?? shard.index);
-      if (target === shard.index) here.push(i);
-      else away.set(target, [...(away.get(target) ?? []), i]);
-    });
+    if (this.host.shard.count() === 1) return ok(this.register(registrations));
+    const { here, away } = this.route(registrations, hop);
     const answers: RegistrationAnswer[] = new Array(registrations.length);
-    if (here.length > 0) this.register(here.map((i) => registrations[i]!)).forEach((answer, k) => (answers[here[k]!] = answer));
-    const forwarded = await Promise.all(
-      [...away].map(async ([target, at]) => ({ at, answer: await this.host.peer(shardObjectName(this.host.lane, target)).registerDependents(at.map((i) => registrations[i]!), hop + 1) })),
-    );
+    const mine = here.map((i) => registrations[i]!);
+    if (mine.length > 0) this.register(mine).forEach((answer, k) => (answers[here[k]!] = answer));
+    const forwarded = await Promise.all([...away].map(async ([name, at]) => ({ at, answer: await this.host.peer(name).registerDependents(at.map((i) => registrations[i]!), hop + 1) })));
     for (const { at, answer } of forwarded) {
-      if (!answer.ok) return answer;
+      if (!answer.ok) {
+        this.unregister(mine);
+        return answer;
+      }
       answer.value.forEach((a, k) => (answers[at[k]!] = a));
     }
     return ok(answers);
   }
 
-  /** Withdraws registrations with jobs of this lane: here, and on every other shard of a sharded lane (`hop` 0 only). */
+  /** Withdraws registrations with jobs of this lane, routed among its shards as `registerInLane` routed them. */
   async unregisterInLane(registrations: readonly Registration[], hop: number): Promise<Result<{ removed: number }>> {
-    let removed = this.unregister(registrations);
-    const { shard } = this.host;
-    if (hop === 0 && shard.count() > 1) {
-      const others = Array.from({ length: shard.count() }, (_, i) => i).filter((i) => i !== shard.index);
-      const answers = await Promise.all(others.map((i) => this.host.peer(shardObjectName(this.host.lane, i)).unregisterDependents(registrations, 1)));
-      for (const answer of answers) if (answer.ok) removed += answer.value.removed;
-    }
+    if (this.host.shard.count() === 1) return ok({ removed: this.unregister(registrations) });
+    const { here, away } = this.route(registrations, hop);
+    let removed = this.unregister(here.map((i) => registrations[i]!));
+    const forwarded = await Promise.all([...away].map(([name, at]) => this.host.peer(name).unregisterDependents(at.map((i) => registrations[i]!), hop + 1).catch(() => null)));
+    for (const answer of forwarded) if (answer?.ok) removed += answer.value.removed;
     return ok({ removed });
+  }
+
+  /** Which registrations (by index) this object takes, and which go to which other shard's object. */
+  private route(registrations: readonly Registration[], hop: number): { here: number[]; away: Map<string, number[]> } {
+    const { shard } = this.host;
+    const shards = shard.count();
+    const here: number[] = [];
+    const away = new Map<string, number[]>();
+    registrations.forEach((r, i) => {
+      const home = shardOf(r.id, shards);
+      const target = hop >= 2 || this.store.row(r.id) ? shard.index : home !== shard.index ? home : (shard.reservedFor(r.id) ?? shard.index);
+      if (target === shard.index) return here.push(i);
+      const name = shardObjectName(this.host.lane, target);
+      const list = away.get(name);
+      if (list) list.push(i);
+      else away.set(name, [i]);
+    });
+    return { here, away };
   }
 
   /** Registrations of this lane's jobs withdrawn by the dependent's lane (its enqueue was refused). */

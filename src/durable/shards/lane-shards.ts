@@ -7,6 +7,8 @@ import * as S from "../../shared/schemas.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Counts, Job, LaneInfo } from "../../shared/job.js";
 import { MAX_SHARDS } from "../../shared/shards.js";
+import { MAX_BATCH_JOBS, MAX_DEPENDENCIES } from "../../shared/defaults.js";
+import { Name } from "../../shared/schemas.js";
 import type { Clock } from "../../shared/clock.js";
 import { HoldName, parse, parseBatchEnqueue, parseId, parseName } from "../input.js";
 import type { LaneWiring } from "../wiring.js";
@@ -74,6 +76,13 @@ export class ShardCalls {
     if (!name.ok) return name;
     if (this.rooms.store.row(name.value)) return ok({ shard: this.rooms.shard.index });
     return ok({ shard: this.rooms.shard.reservedFor(name.value) });
+  }
+
+  /** Which of `ids` are jobs of the lane as this shard knows: a job here, or an id reserved here for another shard (its job's). */
+  knownIds(ids: unknown): Result<boolean[]> {
+    const names = parse(z.array(Name).max(MAX_BATCH_JOBS * MAX_DEPENDENCIES), ids);
+    if (!names.ok) return names;
+    return ok(names.value.map((id) => this.rooms.store.row(id) !== undefined || this.rooms.shard.reservedFor(id) !== null));
   }
 
   hasJob(id: unknown): Result<boolean> {
