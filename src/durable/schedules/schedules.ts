@@ -195,7 +195,11 @@ export class ScheduleStore {
 
   /** A fire sent here by shard 0 of this sharded lane (lane-schedules.ts `enqueueFire`): written as `fireInPlace` writes one. */
   insertFire(request: TracedEnqueueRequest): Result<EnqueueDone> {
-    const now = this.clock.now();
+    return this.insertAt(request, this.clock.now());
+  }
+
+  /** One fire's job, written at `now` (in the caller's transaction, if any). */
+  private insertAt(request: TracedEnqueueRequest, now: number): Result<EnqueueDone> {
     const spec = this.enqueue.toSpec(request, now);
     if (!spec.ok) return spec;
     const inserted = this.enqueue.store.insertJob(spec.value, now);
@@ -209,8 +213,7 @@ export class ScheduleStore {
       // fire alone, the refused one logged; the schedule goes on all the same.
       if (!this.enqueueAll(fires.map((f) => f.request), now)) {
         for (const { name, request } of fires) {
-          const spec = this.enqueue.toSpec(request, now);
-          const one = spec.ok ? this.enqueue.store.insertJob(spec.value, now) : spec;
+          const one = this.insertAt(request, now);
           if (!one.ok) log({ event: "schedule.fire_failed", lane: this.lane, schedule: name, jobId: request.id!, code: one.error.code, message: one.error.message });
         }
       }
