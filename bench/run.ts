@@ -362,6 +362,15 @@ for (const shards of [1, 4]) {
     });
   }
 }
+// The same enqueues one call each (group commit off): what routing costs, without the groups split among shards.
+const soloN = { full: 5_000, quick: 2_000, smoke: 200 }[mode];
+for (const shards of [1, 4]) {
+  await workload(`shardEnqueueSolo${shards}`, async () => {
+    const t0 = performance.now();
+    const figures = await bench("shardEnqueue", { shards, n: soloN, solo: true, lane: `shards-solo-${shards}-${run}` });
+    return { ...figures, watchedMs: performance.now() - t0 };
+  });
+}
 await workload("shardClaim1", () => bench("shardClaim", { shards: 1, k: mode === "smoke" ? 20 : 200 }));
 await workload("shardClaim16", () => bench("shardClaim", { shards: 16, k: mode === "smoke" ? 20 : 200 }));
 await workload("shardInfo", async () => ({ one: await bench("shardInfo", { shards: 1 }), sixtyFour: await bench("shardInfo", { shards: 64 }) }));
@@ -371,12 +380,14 @@ function shardTargets(): Target[] {
   const cost = (phase: string) => ({ one: cpuPerJobUs(`${phase}1`, shardN), four: cpuPerJobUs(`${phase}4`, shardN) });
   const target = (name: string, measured: number | null, goal: number, basis: string): Target => ({ name, measured, target: goal, unit: "x", met: measured !== null && measured <= goal, comparison: "<=", basis });
   const enqueue = cost("shardEnqueue");
+  const solo = { one: cpuPerJobUs("shardEnqueueSolo1", soloN), four: cpuPerJobUs("shardEnqueueSolo4", soloN) };
   const drain = cost("shardDrain");
   const c1 = results.shardClaim1?.medianMs ?? null;
   const c16 = results.shardClaim16?.medianMs ?? null;
   const info = results.shardInfo;
   return [
     target("sharded lane: CPU per job, 4 shards / 1 shard, 16-producer single enqueue", ratio(enqueue.four, enqueue.one), 1.2, `${enqueue.one ?? "?"} / ${enqueue.four ?? "?"} us of workerd CPU per job (1 / 4 shards), ${shardN} jobs`),
+    target("sharded lane: CPU per job, 4 shards / 1 shard, 16-producer single enqueue, one call each (group commit off)", ratio(solo.four, solo.one), 1.2, `${solo.one ?? "?"} / ${solo.four ?? "?"} us of workerd CPU per job (1 / 4 shards), ${soloN} jobs`),
     target("sharded lane: CPU per job, 4 shards / 1 shard, drain (4 consumers, claims of 100, batch acks)", ratio(drain.four, drain.one), 1.2, `${drain.one ?? "?"} / ${drain.four ?? "?"} us of workerd CPU per job (1 / 4 shards), ${shardN} jobs`),
     target("sharded lane: a claim with work in 1 of 16 shards / a 1-shard claim, median", ratio(c16, c1), 2, `${c1?.toFixed(2) ?? "?"} / ${c16?.toFixed(2) ?? "?"} ms median (1 / 16 shards)`),
     { name: "sharded lane: GET info of a 64-shard lane, median", measured: info?.sixtyFour?.medianMs ?? null, target: 0, unit: "ms", met: true, comparison: ">=", reported: true, basis: `${info?.sixtyFour?.objectCallsPerRead ?? "?"} object calls in ${info?.sixtyFour?.rounds ?? "?"} rounds (shard 0, then the other 63 at once); 1 shard: ${info?.one?.medianMs?.toFixed(2) ?? "?"} ms` },

@@ -26,11 +26,14 @@ function queueOn(target: number, shards: number): string {
 }
 
 export const shardWorkloads: Record<string, (env: BenchEnv, params: Params) => Promise<object>> = {
-  /** `n` single enqueues from 16 concurrent producers (RPC client, group commit on) into a lane of `shards`. */
+  /**
+   * `n` single enqueues from 16 concurrent producers (RPC client, group commit on; `solo`: off, one
+   * call each) into a lane of `shards`.
+   */
   async shardEnqueue(env, params) {
     const n = int(params, "n", 10_000);
     const shards = int(params, "shards", 1);
-    const lane = createLaneClient(env.LANE).lane(String(params.lane));
+    const lane = createLaneClient(env.LANE, { groupCommit: params.solo !== true }).lane(String(params.lane));
     if (shards > 1) await lane.configure({ shards });
     let next = 0;
     const t0 = Date.now();
