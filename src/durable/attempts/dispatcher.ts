@@ -17,43 +17,18 @@ import type { ClaimedJob } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
 import { describeError } from "../../shared/describe-error.js";
 import { log, type LostCause } from "../../shared/log.js";
-import { AbortError, JobSnoozed, LOST_CAUSES, NonRetryableError, RetryAfterError, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import { AbortError, JobSnoozed, LOST_CAUSES, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import { reasonOf, retryOf, type Attempt, type Ended } from "./attempt.js";
 import type { Dependencies } from "../deps/dependencies.js";
 import type { CheckpointStore } from "../steps/checkpoints.js";
 import type { Cancels } from "./cancel.js";
 import type { Claims } from "./claim.js";
 import type { FencedWrites } from "./fenced-writes.js";
 import { RecordBatch } from "../steps/record-batch.js";
-import { durableSteps, executorContext, type AttemptRecorder, type DurableSteps } from "../steps/steps.js";
+import { durableSteps, executorContext, type AttemptRecorder } from "../steps/steps.js";
 import { withoutToken } from "../store/job-row.js";
 
 const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
-
-type Ended = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-interface Attempt {
-  job: ClaimedJob;
-  /** Its job's row, for the fenced records of its steps. */
-  seq: number;
-  /** The current lease token; replaced on every renewal. */
-  token: string;
-  controller: AbortController;
-  cause: AbortCause | null;
-  /** Wound up (outcome written, or nothing if lost); whatever the executor does next is ignored. */
-  ended: boolean;
-  /** The executor has returned (or thrown). */
-  returned: boolean;
-  /** When `timeoutMs` runs out, on the platform clock (timers run on real time). */
-  deadline: number;
-  /** Aborted long ago and still running: its slot is given back. */
-  stuck: boolean;
-  /** Its steps recorded a checkpoint. */
-  recorded: boolean;
-  /** `ctx.step`, `ctx.checkpoints` and `ctx.progress`, once the executor has asked for one. */
-  steps: DurableSteps | null;
-  /** A durable sleep asked to end the attempt in a snooze until then (null: none). */
-  snoozeUntil: number | null;
-}
 
 export interface DispatcherHost<E> {
   readonly lane: string;
@@ -458,21 +433,4 @@ export class Dispatcher<E = unknown> {
     }
     this.host.changed();
   }
-}
-
-/** Why an ended attempt's writes are refused: its signal's reason, or (its executor returned) that it is over. */
-function reasonOf(attempt: Attempt): Error {
-  const reason: unknown = attempt.controller.signal.reason;
-  return reason instanceof Error ? reason : new Error(`the attempt of job ${attempt.job.id} is over`);
-}
-
-/** What a thrown value asks of its retry: none (`NonRetryableError`), later (`RetryAfterError`), or the backoff; never a throw. */
-function retryOf(error: unknown): { retry: boolean; retryAfterMs: number | null } {
-  try {
-    if (error instanceof NonRetryableError) return { retry: false, retryAfterMs: null };
-    if (error instanceof RetryAfterError) return { retry: true, retryAfterMs: Math.max(0, Math.floor(error.retryAfterMs)) };
-  } catch {
-    // a hostile value (a proxy whose prototype throws): an ordinary failure
-  }
-  return { retry: true, retryAfterMs: null };
 }
