@@ -141,6 +141,9 @@ export class LaneWiring {
     this.schema = migrate(ctx.storage, clock.now());
     const storage = ctx.storage;
     const objectName = ctx.id.name ?? (this.schema.ok ? LaneSettingsStore.storedName(storage) : null) ?? ctx.id.toString();
+    // An object woken by its alarm after a restart is not told its name: it reads the one stored here
+    // by an instance that was (every shard's own, `L#i`, so that it still knows its lane and index).
+    if (ctx.id.name !== undefined && this.schema.ok) LaneSettingsStore.storeName(storage, ctx.id.name);
     // Shard i of lane L is the object `L#i`; its jobs answer lane L (shards/shard-state.ts).
     const { lane: laneName, index } = parseShardObjectName(objectName);
     const lane = (this.lane = laneName);

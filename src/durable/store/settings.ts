@@ -72,9 +72,14 @@ export class LaneSettingsStore {
     this.sql = storage.sql;
   }
 
-  /** The lane's name as stored by an earlier instance (null: never stored), for an object addressed without one. */
+  /** The object's name as stored by an earlier instance (null: never stored), for an object addressed without one. */
   static storedName(storage: DurableObjectStorage): string | null {
     return storage.sql.exec<{ name: string | null }>(`SELECT name FROM lane WHERE id = 1`).toArray()[0]?.name ?? null;
+  }
+
+  /** Stores the object's name (the lane's; shard i's `L#i`) unless stored already: a write once per object. */
+  static storeName(storage: DurableObjectStorage, name: string): void {
+    storage.sql.exec(`UPDATE lane SET name = ?1 WHERE id = 1 AND name IS NOT ?1`, name);
   }
 
   /** The lane row, read once: this object is its only writer, and every write goes through here. */
