@@ -75,10 +75,10 @@ export interface LaneReach {
 }
 
 /**
- * The batch's dependencies outside it that no lane knows, as the lane would refuse them (the first
- * job's missing ones), or null. Each lane is asked once per shard that is some id's own shard: that
- * shard knows the id's job, or the shard it is reserved for. A lane believed to have one shard whose
- * ids are missing is asked again if it has more now.
+ * The batch's dependencies outside it that are no job, as the lane would refuse them (the first
+ * job's missing ones), or null. Each lane is asked once per shard that is some id's own shard (which
+ * holds the id's job, or knows the shard it is reserved for), then once per shard named by such a
+ * reservation. A lane believed to have one shard whose ids are missing is asked again if it has more now.
  */
 export async function missingDependencies(reach: LaneReach, lane: string, routed: readonly Routed[]): Promise<Result<never> | null> {
   const position = positions(routed);
@@ -106,23 +106,45 @@ export async function missingDependencies(reach: LaneReach, lane: string, routed
   return fail("dependency_not_found", `no such dependency: ${missing.map((d) => `${d.lane}/${d.id}`).join(", ")}`, { dependencies: missing }) as never;
 }
 
-/** The ids of `ids` that lane `name` knows, one call per shard that is some id's own shard. */
+/** `ids` grouped by a shard of each. */
+function byShard(ids: readonly string[], shardOfId: (id: string) => number): Map<number, string[]> {
+  const groups = new Map<number, string[]>();
+  for (const id of ids) {
+    const shard = shardOfId(id);
+    const list = groups.get(shard);
+    if (list) list.push(id);
+    else groups.set(shard, [id]);
+  }
+  return groups;
+}
+
+/**
+ * The ids of `ids` that are jobs of lane `name`: asked of each id's own shard (one call per such
+ * shard), then, for an id reserved there for another shard, of that shard (a reservation alone,
+ * made by this very batch or left by a deleted job, is no job).
+ */
 async function knownIn(reach: LaneReach, name: string, ids: readonly string[], fresh: boolean): Promise<Result<string[]>> {
   const count = await reach.shards(name, fresh);
   if (!count.ok) return count;
-  const byHome = new Map<number, string[]>();
-  for (const id of ids) {
-    const home = shardOf(id, count.value);
-    const list = byHome.get(home);
-    if (list) list.push(id);
-    else byHome.set(home, [id]);
-  }
-  const answers = await Promise.all([...byHome].map(async ([home, asked]) => ({ asked, answer: await reach.stub(name, home).knownIds(asked) })));
   const found: string[] = [];
-  for (const { asked, answer } of answers) {
-    if (!answer.ok) return answer;
-    asked.forEach((id, k) => answer.value[k] && found.push(id));
-  }
+  const reserved = new Map<string, number>();
+  const asked = async (groups: Map<number, string[]>, take: (id: string, shard: number, said: number | null) => void): Promise<Result<null>> => {
+    const answers = await Promise.all([...groups].map(async ([shard, some]) => ({ shard, some, answer: await reach.stub(name, shard).knownIds(some) })));
+    for (const { shard, some, answer } of answers) {
+      if (!answer.ok) return answer;
+      some.forEach((id, k) => take(id, shard, answer.value[k] ?? null));
+    }
+    return ok(null);
+  };
+  const first = await asked(byShard(ids, (id) => shardOf(id, count.value)), (id, shard, said) => {
+    if (said === shard) found.push(id);
+    else if (said !== null) reserved.set(id, said);
+  });
+  if (!first.ok) return first;
+  const second = await asked(byShard([...reserved.keys()], (id) => reserved.get(id)!), (id, shard, said) => {
+    if (said === shard) found.push(id);
+  });
+  if (!second.ok) return second;
   // Not all there: unless the lane was resharded since its count was read.
   if (!fresh && count.value === 1 && found.length < ids.length) {
     const again = await reach.shards(name, true);

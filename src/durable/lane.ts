@@ -11,7 +11,7 @@ import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/
 import { ok, type Result } from "../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import type { HistoryAnswer } from "../shared/history.js";
-import { parseShardObjectName, tokenPrefix } from "../shared/shards.js";
+import { tokenPrefix } from "../shared/shards.js";
 import type { LostEvent, TransitionEvent } from "../shared/log.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../shared/schedule.js";
 import * as S from "../shared/schemas.js";
@@ -83,8 +83,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     const clock: Clock = { now: () => this.time.clock.now() };
     // A shard i >= 1 of a sharded lane marks the lease tokens it mints with its index, so that a
     // fenced write finds its shard from the token alone (docs/concepts.md "Sharded lanes").
-    const prefix = tokenPrefix(parseShardObjectName(ctx.id.name ?? "").index);
-    const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => prefix + this.time.entropy.token(), random: () => this.time.entropy.random() };
+    // (Its index as its wiring knows it: from its name, or the name it stored when an instance was told it.)
+    const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => tokenPrefix(this.rooms.shard.index) + this.time.entropy.token(), random: () => this.time.entropy.random() };
     const rooms = (this.rooms = new LaneWiring(ctx, env, (new.target as typeof Lane).options, clock, entropy));
     ({ store: this.store, claims: this.claims, fenced: this.fenced, checkpoints: this.checkpointStore, dispatcher: this.dispatcher, schedules: this.schedules, wake: this.wake, belt: this.belt } = rooms);
     this.wakeReads = rooms.wakeComputer.reads;
@@ -240,8 +240,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Whether job `id` is stored here (a reservation elsewhere naming this shard is then live). */
   async hasJob(id: unknown): Promise<Result<boolean>> { return this.answer(() => this.shards.hasJob(id)); }
 
-  /** Which of `ids` this shard knows as jobs of its lane (here, or reserved here for another shard): a sharded batch's dependencies, looked up before it writes. */
-  async knownIds(ids: unknown): Promise<Result<boolean[]>> { return this.answer(() => this.shards.knownIds(ids)); }
+  /** Where each of `ids` is as this shard knows (here, reserved here for another shard, or null): a sharded batch's dependencies, looked up before it writes. */
+  async knownIds(ids: unknown): Promise<Result<(number | null)[]>> { return this.answer(() => this.shards.knownIds(ids)); }
 
   /** Drops the reservation of `id` if it still names `shard`: its job there is gone. */
   async dropReservation(id: unknown, shard: unknown): Promise<Result<null>> { return this.answer(() => this.shards.dropReservation(id, shard)); }

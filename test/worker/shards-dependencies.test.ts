@@ -109,6 +109,24 @@ describe("dependencies on a sharded lane", () => {
     expect((await get(`${fixture.base}/jobs/${there}/dependents`)).body).toEqual({ dependents: [] });
   });
 
+  it("refuses a batch whose dependency is only a reservation (a later job of the batch, or a deleted job), writing nothing", async () => {
+    const fixture = await setupSharded(4);
+    // A later job of the batch, with a queue on another shard than its id's: the batch reserves its id first.
+    const later = keyOn(0, 4, "later");
+    const forward = await post(`${fixture.base}/jobs/batch`, { jobs: [{ id: keyOn(1, 4, "b"), kind: PULL_KIND, dependsOn: [{ id: later }] }, { id: later, kind: PULL_KIND, queue: keyOn(2, 4, "q") }] });
+    expect(expectError(forward, 409, "dependency_not_found").details).toEqual({ dependencies: [{ lane: fixture.lane, id: later }] });
+    expect((await get(`${fixture.base}/jobs`)).body.jobs).toEqual([]);
+    // A job with a queue on another shard than its id's, completed and swept: its id's reservation stays.
+    const gone = keyOn(0, 4, "gone");
+    await enqueue(fixture, { id: gone, queue: keyOn(3, 4, "q") });
+    await settle(fixture, gone, 3, { result: null });
+    fixture.clock.advance(1_000);
+    expect((await post(`${fixture.base}/sweep`, { settledBefore: fixture.clock.now() })).body).toEqual({ removed: 1 });
+    const stale = await post(`${fixture.base}/jobs/batch`, { jobs: [{ id: keyOn(2, 4, "c"), kind: PULL_KIND }, { id: keyOn(1, 4, "d"), kind: PULL_KIND, dependsOn: [{ id: gone }] }] });
+    expect(expectError(stale, 409, "dependency_not_found").details).toEqual({ dependencies: [{ lane: fixture.lane, id: gone }] });
+    expect((await get(`${fixture.base}/jobs`)).body.jobs).toEqual([]);
+  });
+
   it("writes a batch whose jobs wait for earlier jobs of other shards, and releases them in order", async () => {
     const fixture = await setupSharded(4);
     const [a, b, c] = [keyOn(0, 4, "a"), keyOn(1, 4, "b"), keyOn(0, 4, "c")];

@@ -78,11 +78,11 @@ export class ShardCalls {
     return ok({ shard: this.rooms.shard.reservedFor(name.value) });
   }
 
-  /** Which of `ids` are jobs of the lane as this shard knows: a job here, or an id reserved here for another shard (its job's). */
-  knownIds(ids: unknown): Result<boolean[]> {
+  /** Where each of `ids` is as this shard knows: its index (a job here), the shard an id is reserved here for (its job may be there), or null. */
+  knownIds(ids: unknown): Result<(number | null)[]> {
     const names = parse(z.array(Name).max(MAX_BATCH_JOBS * MAX_DEPENDENCIES), ids);
     if (!names.ok) return names;
-    return ok(names.value.map((id) => this.rooms.store.row(id) !== undefined || this.rooms.shard.reservedFor(id) !== null));
+    return ok(names.value.map((id) => (this.rooms.store.row(id) !== undefined ? this.rooms.shard.index : this.rooms.shard.reservedFor(id))));
   }
 
   hasJob(id: unknown): Result<boolean> {
