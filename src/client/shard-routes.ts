@@ -13,7 +13,7 @@ import type { Lane } from "../durable/lane.js";
 import type { AcksAnswer, BatchAnswer, EnqueueAnswer } from "../shared/answers.js";
 import { fail, ok, type Result } from "../shared/errors.js";
 import type { AckItem, EnqueueRequest } from "../shared/schemas.js";
-import { routingKey, shardObjectName, shardOf, shardOfToken } from "../shared/shards.js";
+import { idOnShard, routingKey, shardObjectName, shardOf, shardOfToken } from "../shared/shards.js";
 import { dependencyWaves, missingDependencies } from "./shard-batch-deps.js";
 
 export type LaneStub = DurableObjectStub<Lane>;
@@ -39,13 +39,8 @@ function conflict(id: string): { ok: false; error: { code: "job_conflict"; messa
   return fail("job_conflict", `job id already used with a different spec: ${id}`, { ids: [id] }) as never;
 }
 
-/** A new id whose own shard is `shard` (about `shards` tries): a by-id route then finds its job at once. */
-function idOnShard(shard: number, shards: number): string {
-  for (;;) {
-    const id = crypto.randomUUID();
-    if (shardOf(id, shards) === shard) return id;
-  }
-}
+/** A new id whose own shard is `shard` (shared/shards.ts `idOnShard`). */
+const newIdOn = (shard: number, shards: number) => idOnShard(shard, shards, () => crypto.randomUUID());
 
 /** The shard-count cache and the routing of one job (enqueue, batch, by id, by token, by queue); lane-wide calls build on it (shard-fanout.ts), claims on those (shard-router.ts). */
 export class ShardRoutes {
@@ -98,7 +93,7 @@ export class ShardRoutes {
           routed = { ...request, id: made, shards };
         } else {
           target = shardOf(key, shards);
-          const id = request.id ?? idOnShard(target, shards);
+          const id = request.id ?? newIdOn(target, shards);
           routed = { ...request, id, shards };
           if (request.id !== undefined) {
             const reserved = await this.reserve(lane, request.id, target, request.queue ?? null, shards);
@@ -172,7 +167,7 @@ export class ShardRoutes {
       const key = routingKey(job);
       const id = job.id ?? (key === null ? crypto.randomUUID() : undefined);
       const target = shardOf(key ?? id!, shards);
-      return { job: { ...job, id: id ?? idOnShard(target, shards) }, target };
+      return { job: { ...job, id: id ?? newIdOn(target, shards) }, target };
     });
     for (const [i, { job, target }] of routed.entries()) {
       const reserved = batch.jobs[i]!.id === undefined ? ok(null) : await this.reserve(lane, job.id, target, job.queue ?? null, shards);

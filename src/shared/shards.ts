@@ -34,6 +34,14 @@ export function routingKey(job: { queue?: string | null | undefined; debounce?: 
   return job.queue ?? job.debounce?.key ?? job.id ?? null;
 }
 
+/** A new id (from `makeId`) whose own shard is `shard` of `shards` (about `shards` tries): a by-id route finds its job without a reservation. */
+export function idOnShard(shard: number, shards: number, makeId: () => string): string {
+  for (;;) {
+    const id = makeId();
+    if (shardOf(id, shards) === shard) return id;
+  }
+}
+
 /** The object name of shard `index` of `lane`. */
 export function shardObjectName(lane: string, index: number): string {
   return index === 0 ? lane : `${lane}${SHARD_SEPARATOR}${index}`;

@@ -22,7 +22,7 @@ import type { Wake } from "../wake/wake.js";
 import type { EnqueueDone } from "./enqueue-text.js";
 import { toSpec } from "./spec.js";
 import type { ShardState } from "../shards/shard-state.js";
-import { shardOf } from "../../shared/shards.js";
+import { idOnShard } from "../../shared/shards.js";
 
 export interface EnqueueHost {
   readonly store: JobStore;
@@ -193,19 +193,11 @@ export class Enqueue {
     // that it reads the count again (and reserves the id, if it must, before it comes back).
     if ((request.shards ?? 1) !== shards) return fail("wrong_shard", `lane ${shard.lane} has ${shards} shards; this job was routed for ${request.shards ?? 1}`, { shards });
     // An id made here hashes to this shard, so that a by-id route finds its job without a reservation.
-    const spec = toSpec(request, now, () => this.ownId(), this.host.store.lane);
+    const spec = toSpec(request, now, () => idOnShard(shard.index, shards, () => this.entropy.id()), this.host.store.lane);
     if (!spec.ok) return spec;
     const owned = shard.check(spec.value.queue ?? spec.value.debounceKey ?? spec.value.id, spec.value.id);
     if (!owned.ok) return owned;
     return spec;
-  }
-
-  /** A new id whose own shard is this one (about as many tries as there are shards). */
-  private ownId(): string {
-    for (;;) {
-      const id = this.entropy.id();
-      if (shardOf(id, this.host.shard.count()) === this.host.shard.index) return id;
-    }
   }
 
   /** The specs of many requests at one reading of the clock, or the first refusal, its place said (`jobs[i]: …`). */
