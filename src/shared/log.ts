@@ -50,6 +50,15 @@ export type LogEvent =
   | { event: "lane.alarm_rearmed"; lane: string; alarmWas: number | null; wakeAt: number }
   /** A delivery of the outbox's notices to a dependent's lane failed, or that lane refused it: they are sent again after a backoff. */
   | { event: "lane.outbox_failed"; lane: string; to: string; notices: number; message: string }
+  /**
+   * The outbox hands notices to their receiving object `to` (its own, applied in place, or another by
+   * one call): `keys` are its outbox rows (per sending object `from`), one a notice, `dependencies`
+   * and `dependents` the ids each names. With `lane.outbox_answered`, a notice's trail (sent, heard,
+   * sent again) can be read from the log alone.
+   */
+  | { event: "lane.outbox_sent"; lane: string; from: string; to: string; keys: number[]; dependencies: string[]; dependents: string[] }
+  /** What `to` answered for each of `keys` (`applied`, `repeat`, `gone`: acknowledged, its row deleted; `pending`: sent again later). */
+  | { event: "lane.outbox_answered"; lane: string; from: string; to: string; keys: number[]; answers: (string | null)[] }
   /** The lane could not send its metrics report to the registry (it tries again later, backing off to a minute). */
   | { event: "lane.metrics_report_failed"; lane: string; failures: number; message: string }
   /** A lane whose metrics reports are off could not withdraw its last one from the registry (it tries again at its next start). */

@@ -79,6 +79,7 @@ export class Outbox {
     for (const [lane, rows] of byLane) {
       for (const chunk of chunks(rows)) {
         const notices = chunk.map((r) => noticeOf(r, this.host.lane));
+        log({ event: "lane.outbox_sent", lane: this.host.lane, from: this.host.objectName, to: lane, keys: chunk.map((r) => r.seq), dependencies: chunk.map((r) => r.dep_id), dependents: chunk.map((r) => r.id) });
         if (lane === this.host.objectName) this.answered(chunk, this.host.apply(notices));
         else this.send(lane, chunk, notices);
       }
@@ -108,6 +109,7 @@ export class Outbox {
 
   /** The receiver's answers: acknowledged notices go; `pending` ones come due again soon. */
   private answered(rows: readonly DueRow[], answers: readonly NoticeAnswer[]): void {
+    log({ event: "lane.outbox_answered", lane: this.host.lane, from: this.host.objectName, to: rows[0]?.lane ?? "", keys: rows.map((r) => r.seq), answers: rows.map((_, i) => answers[i] ?? null) });
     const heard = (i: number) => answers[i] !== undefined && answers[i] !== "pending";
     const acked = rows.filter((_, i) => heard(i));
     const again = rows.filter((_, i) => !heard(i));
