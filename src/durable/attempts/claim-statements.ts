@@ -1,40 +1,10 @@
 /**
  * The SQL of the claim: which queued jobs may start now, best first, and the one statement that
- * leases them. The wake asks the same question of the rows (`IS_CLAIMABLE`), so it reads it here.
- * `now` is always a parameter, and always ?1.
+ * leases them. "May start now" is flow/may-start.ts's, which the wake reads too: a job the wake
+ * names is one these statements take. `now` is always a parameter, and always ?1.
  */
+import { IS_CLAIMABLE, isClaimable, notExpired, queueCandidate } from "../flow/may-start.js";
 import { JOB_COLUMNS } from "../store/job-row.js";
-
-/**
- * The whole tokens of queue `q`'s bucket at ?1 (now): its stored units refilled since, at most
- * full; never drawn (NULL units) is full. See shared/bucket.ts for the units. Cast to an integer:
- * now arrives as a double, and with it the division would not round down.
- */
-export const queueTokens = (q: string) => `CAST(MIN(${q}.rate_limit * ${q}.rate_period_ms,
-    COALESCE(${q}.bucket_units + MIN(MAX(0, ?1 - ${q}.bucket_at), ${q}.rate_period_ms) * ${q}.rate_limit, ${q}.rate_limit * ${q}.rate_period_ms))
-    / ${q}.rate_period_ms AS INTEGER)`;
-
-/** The queued jobs of `j`'s queue ahead of it: higher priority, or as high and enqueued earlier. */
-const ahead = (j: string) => `h.queue = ${j}.queue AND h.state = 'queued' AND (h.priority > ${j}.priority OR (h.priority = ${j}.priority AND h.seq < ${j}.seq))`;
-
-/**
- * A queued job `j` may start now when it has not expired (a TTL holds until the first start) and,
- * in a queue, when the queue has a free slot (`active`: its running and completing jobs, kept) and a
- * token (when rate limited), and `j` is among the first jobs of the queue that those allow: its head
- * for a serial queue (concurrency 1), else one of the first `concurrency - active` (and no more than
- * the tokens) in queue order. A completing job holds its slot until its outcome is delivered, so a
- * serial queue's outcomes are delivered in order. Every queue with queued jobs has its row (the
- * triggers of its counts make it).
- */
-export const isClaimable = (j: string) => `(${j}.expires_at IS NULL OR ${j}.generation > 0 OR ${j}.expires_at > ?1) AND (${j}.queue IS NULL OR EXISTS (
-  SELECT 1 FROM queues q WHERE q.name = ${j}.queue AND q.active < q.concurrency
-    AND (q.rate_limit IS NULL OR ${queueTokens("q")} >= 1)
-    AND CASE WHEN q.concurrency = 1 THEN NOT EXISTS (SELECT 1 FROM jobs h WHERE ${ahead(j)})
-      ELSE (SELECT COUNT(*) FROM (SELECT 1 FROM jobs h WHERE ${ahead(j)} LIMIT 1000))
-        < MIN(q.concurrency - q.active, CASE WHEN q.rate_limit IS NULL THEN 1000 ELSE ${queueTokens("q")} END) END))`;
-
-/** `isClaimable` of a job aliased `j`, as most statements name it. */
-export const IS_CLAIMABLE = isClaimable("j");
 
 /**
  * A bound on what a queued job `j` adds to a claim's answer beyond `JOB_JSON_OVERHEAD` (store/page.ts):
@@ -75,23 +45,25 @@ export const CLAIM_KINDS_CANDIDATES_SQL = `SELECT o.seq, o.priority, ${candidate
 /** The kinds a round-robin claim may take, of job `j`: ?2 a JSON array of kinds, taken (?5 = 1) or excluded (?5 = 0). */
 const rrKinds = (j: string) => `CASE WHEN ?5 = 1 THEN ${j}.kind IN (SELECT value FROM json_each(?2)) ELSE ${j}.kind NOT IN (SELECT value FROM json_each(?2)) END`;
 
+/** What a round-robin claim could take of job `w` at all: due, a kind it takes, not excluded, not expired (whether it may start now is `isClaimable`). */
+const rrTakes = (w: string) => `${w}.run_at <= ?1 AND ${rrKinds(w)} AND ${w}.id NOT IN (SELECT value FROM json_each(?3)) AND ${notExpired(w)}`;
+
 /**
- * Round-robin (the lane's fairness): one claimable job per queue, the best of each (among its first
- * jobs in queue order), the queues ordered by priority, then the one that started a job least
- * recently first (never: first of all); jobs outside any queue count as one queue. Walks the queues
- * with queued jobs (`queues_round_robin`), a bounded range of `jobs_queue` each. ?1 now, ?2 kinds
- * (JSON array), ?3 job ids excluded (JSON array), ?4 limit, ?5 1: take those kinds, 0: exclude them.
+ * Round-robin (the lane's fairness): one claimable job per queue, the best of each
+ * (`queueCandidate`: the first it could take, past any number that may not start now), the queues
+ * ordered by priority, then the one that started a job least recently first (never: first of all);
+ * jobs outside any queue count as one queue. Walks the queues with queued jobs
+ * (`queues_round_robin`), a range of `jobs_queue` each, no longer than the queue's room allows
+ * (its head alone for a serial queue). ?1 now, ?2 kinds (JSON array), ?3 job ids excluded (JSON
+ * array), ?4 limit, ?5 1: take those kinds, 0: exclude them.
  */
 export const CLAIM_ROUND_ROBIN_SQL = `SELECT seq, priority, bytes, queue FROM (
   SELECT o.seq, o.priority, ${candidateBytes("o")} AS bytes, o.queue, q.last_started_at AS started
     FROM queues q INDEXED BY queues_round_robin CROSS JOIN jobs o
-    WHERE q.queued > 0 AND o.seq = (SELECT top.seq FROM (SELECT * FROM jobs f WHERE f.queue = q.name AND f.state = 'queued'
-        ORDER BY f.priority DESC, f.seq LIMIT 16) AS top
-      WHERE top.run_at <= ?1 AND ${rrKinds("top")} AND top.id NOT IN (SELECT value FROM json_each(?3)) AND ${isClaimable("top")} LIMIT 1)
+    WHERE q.queued > 0 AND o.seq = ${queueCandidate("q", rrTakes)} AND ${isClaimable("o")}
   UNION ALL
   SELECT o.seq, o.priority, ${candidateBytes("o")}, NULL, (SELECT unqueued_started_at FROM lane WHERE id = 1) FROM jobs o
-    WHERE o.seq = (SELECT j.seq FROM jobs j INDEXED BY jobs_unqueued WHERE j.state = 'queued' AND j.queue IS NULL AND j.run_at <= ?1
-      AND ${rrKinds("j")} AND j.id NOT IN (SELECT value FROM json_each(?3)) AND (j.expires_at IS NULL OR j.generation > 0 OR j.expires_at > ?1)
+    WHERE o.seq = (SELECT j.seq FROM jobs j INDEXED BY jobs_unqueued WHERE j.state = 'queued' AND j.queue IS NULL AND ${rrTakes("j")}
       ORDER BY j.priority DESC, j.seq LIMIT 1))
   ORDER BY priority DESC, started IS NOT NULL, started, seq LIMIT +?4`;
 

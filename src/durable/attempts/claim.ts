@@ -15,6 +15,7 @@ import { jobRows, toClaimedJob, type JobRow } from "../store/job-row.js";
 import type { TransitionSink } from "../store/job-store.js";
 import { withinBytes, type Candidate } from "../store/page.js";
 import type { LaneSettingsStore } from "../store/settings.js";
+import { laneFreeSlots } from "../flow/may-start.js";
 import * as Q from "./claim-statements.js";
 
 /** What a claim asks for (`Claims.take`): a page of due jobs to lease. */
@@ -88,7 +89,7 @@ export class Claims {
     const now = this.clock.now();
     const { concurrency, paused, rateLimit, bucket, fairness } = this.host.settings.read();
     if (paused) return [];
-    const free = concurrency - this.host.runningCount() - filter.heldSlots;
+    const free = laneFreeSlots({ concurrency, paused }, this.host.runningCount(), filter.heldSlots);
     const tokens = rateLimit ? tokensAt(rateLimit, bucket, now) : Infinity;
     const limit = Math.min(filter.max, free, tokens);
     if (limit <= 0) {

@@ -2,11 +2,12 @@
  * What the wake reads of the jobs (terms.ts turns it into terms): outcomes to deliver, the earliest
  * lease, running jobs and their cancellations, a due in-process head, the earliest future head, the
  * next expiry, and when a rate-limited queue with waiting jobs gets its next token. The lane's own
- * bucket is read from its settings. Reads only, each on an index.
+ * bucket is read from its settings. Reads only, each on an index. What may start now is
+ * flow/may-start.ts's, as the claim's is: a due head named here is one the claim takes.
  */
 import { nextTokenAt, tokensAt } from "../../shared/bucket.js";
 import type { Clock } from "../../shared/clock.js";
-import { IS_CLAIMABLE } from "../attempts/claim-statements.js";
+import { IS_CLAIMABLE, laneFreeSlots } from "../flow/may-start.js";
 import { BLOCKED_RUN_AT } from "../../shared/defaults.js";
 import type { LaneSettingsStore } from "../store/settings.js";
 
@@ -78,7 +79,7 @@ export class WakeReads {
     const state = this.sql.exec<{ completing: number; lease: number | null; running: number; cancels: number; expiry: number | null }>(WAKE_STATE_SQL).one();
     const { concurrency, paused, rateLimit, bucket } = this.settings.read();
     const rows: WakeRows = { ...state, dueExecutorHead: false, futureHead: null, laneToken: null, queueToken: null };
-    if (paused || state.running + heldSlots >= concurrency) return rows;
+    if (laneFreeSlots({ concurrency, paused }, state.running, heldSlots) <= 0) return rows;
     if (rateLimit && tokensAt(rateLimit, bucket, now) < 1) rows.laneToken = nextTokenAt(rateLimit, bucket, now);
     if (this.queuesLimited()) rows.queueToken = this.sql.exec<{ at: number | null }>(QUEUE_NEXT_TOKEN_SQL, now).one().at;
     const excluded = JSON.stringify(excludeIds);

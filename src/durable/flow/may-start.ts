@@ -1,0 +1,78 @@
+/**
+ * "May this queued job start now", in one place: the claim (attempts/claim-statements.ts, fifo and
+ * round-robin, in-process and pull alike) and the wake (wake/reads.ts) are built from these pieces
+ * and no others. Were they to disagree, the wake would name a job the claim never takes, and the
+ * alarm would fire at "now" again and again while the job waits for good. The lane's own part
+ * (pause, free slots) is `laneFreeSlots`; the rows' part (TTL, a queue's slots and tokens, its
+ * order) is `isClaimable`; round-robin's per-queue read is `queueCandidate`, which finds a job
+ * exactly when `isClaimable` holds of one. `now` is always ?1.
+ */
+import { MAX_CONCURRENCY } from "../../shared/defaults.js";
+
+/** How many more jobs the lane may run now: none while paused, else its concurrency less what runs and the slots held besides. */
+export function laneFreeSlots(settings: { concurrency: number; paused: boolean }, running: number, heldSlots: number): number {
+  return settings.paused ? 0 : settings.concurrency - running - heldSlots;
+}
+
+/**
+ * The whole tokens of queue `q`'s bucket at ?1 (now): its stored units refilled since, at most
+ * full; never drawn (NULL units) is full. See shared/bucket.ts for the units. Cast to an integer:
+ * now arrives as a double, and with it the division would not round down.
+ */
+export const queueTokens = (q: string) => `CAST(MIN(${q}.rate_limit * ${q}.rate_period_ms,
+    COALESCE(${q}.bucket_units + MIN(MAX(0, ?1 - ${q}.bucket_at), ${q}.rate_period_ms) * ${q}.rate_limit, ${q}.rate_limit * ${q}.rate_period_ms))
+    / ${q}.rate_period_ms AS INTEGER)`;
+
+/** Queue `q` (a `queues` row) may start one more job now: a free slot (`active`: its running and completing jobs, kept), and a token when rate limited. */
+const queueHasRoom = (q: string) => `${q}.active < ${q}.concurrency AND (${q}.rate_limit IS NULL OR ${queueTokens(q)} >= 1)`;
+
+/** How many of queue `q`'s first queued jobs may start now: its free slots, and no more than its tokens. */
+const queueRoom = (q: string) => `MIN(${q}.concurrency - ${q}.active, CASE WHEN ${q}.rate_limit IS NULL THEN ${MAX_CONCURRENCY} ELSE ${queueTokens(q)} END)`;
+
+/** Job `j` has not expired (a TTL holds until the first start). */
+export const notExpired = (j: string) => `(${j}.expires_at IS NULL OR ${j}.generation > 0 OR ${j}.expires_at > ?1)`;
+
+/** The queued jobs of `j`'s queue ahead of it: higher priority, or as high and enqueued earlier. */
+const ahead = (j: string) => `h.queue = ${j}.queue AND h.state = 'queued' AND (h.priority > ${j}.priority OR (h.priority = ${j}.priority AND h.seq < ${j}.seq))`;
+
+/**
+ * A queued job `j` may start now when it has not expired and, in a queue, when the queue has room
+ * and `j` is among the queue's first jobs that its room allows: its head for a serial queue
+ * (concurrency 1), else one of the first `concurrency - active` (and no more than the tokens) in
+ * queue order. Every queued job counts as ahead, due or not: a queue keeps its order. A completing
+ * job holds its slot until its outcome is delivered, so a serial queue's outcomes are delivered in
+ * order. Every queue with queued jobs has its row (the triggers of its counts make it). Ahead of a
+ * queue's later job are at least as many as of an earlier one: if a job may not start, no later job
+ * of its queue may either (`queueCandidate` relies on it).
+ */
+export const isClaimable = (j: string) => `${notExpired(j)} AND (${j}.queue IS NULL OR EXISTS (
+  SELECT 1 FROM queues q WHERE q.name = ${j}.queue AND ${queueHasRoom("q")}
+    AND CASE WHEN q.concurrency = 1 THEN NOT EXISTS (SELECT 1 FROM jobs h WHERE ${ahead(j)})
+      ELSE (SELECT COUNT(*) FROM (SELECT 1 FROM jobs h WHERE ${ahead(j)} LIMIT ${MAX_CONCURRENCY}))
+        < ${queueRoom("q")} END))`;
+
+/** `isClaimable` of a job aliased `j`, as most statements name it. */
+export const IS_CLAIMABLE = isClaimable("j");
+
+/**
+ * How far into a queue round-robin reads for its candidate, by the queue's room: a window at least
+ * as long as the room, so that no job that may start is behind it, and not much longer (SQLite
+ * takes no column in a LIMIT, hence steps). A serial queue reads its head only; no queue reads
+ * beyond `MAX_CONCURRENCY` (behind that many, no job may start).
+ */
+const WINDOWS = [1, 4, 16, 64, 256, MAX_CONCURRENCY] as const;
+
+/**
+ * The seq of the job round-robin takes of queue `q` (a `queues` row), or NULL: none while the queue
+ * has no room, else the first of its queued jobs, in queue order, that the claimer could take at all
+ * (`takes` of the job aliased `w`: due, of a kind it takes, not excluded, not expired). Whether that
+ * one may start is `isClaimable`, which the caller asks: if it may not, no later job of the queue
+ * may either. So a queue yields a job exactly when `isClaimable` holds of one the claimer takes,
+ * whatever number of jobs that may not start now (not yet due, blocked, of another kind) are ahead.
+ */
+export function queueCandidate(q: string, takes: (w: string) => string): string {
+  const within = (rows: number) => `(SELECT w.seq FROM (SELECT * FROM jobs w WHERE w.queue = ${q}.name AND w.state = 'queued'
+      ORDER BY w.priority DESC, w.seq LIMIT ${rows}) AS w WHERE ${takes("w")} LIMIT 1)`;
+  const steps = WINDOWS.slice(0, -1).map((rows) => `WHEN ${queueRoom(q)} <= ${rows} THEN ${within(rows)}`).join("\n    ");
+  return `CASE WHEN NOT (${queueHasRoom(q)}) THEN NULL\n    ${steps}\n    ELSE ${within(MAX_CONCURRENCY)} END`;
+}
