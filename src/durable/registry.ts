@@ -48,12 +48,35 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
     this.ctx.storage.sql.exec(`INSERT INTO lanes (name, registered_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, lane, nowMs);
   }
 
-  /** Lanes in name order, after `after` (exclusive). */
-  async list(after: string | null, limit: number): Promise<{ lanes: string[]; more: boolean }> {
-    const rows = this.ctx.storage.sql
-      .exec<{ name: string }>(`SELECT name FROM lanes WHERE name > ? ORDER BY name LIMIT +?`, after ?? "", limit + 1)
-      .toArray();
-    return { lanes: rows.slice(0, limit).map((r) => r.name), more: rows.length > limit };
+  /**
+   * Lanes in name order, after `after` (exclusive); `lanes`: only those names and prefixes (ending in
+   * `*`) a scoped token reaches (null: all). A scoped page is read in scope, one range of the name
+   * index per pattern (at most `limit` + 1 rows each), so that it is full while in-scope lanes remain
+   * and its last lane, the caller's cursor, is one of them: nothing outside the scope is ever named,
+   * and no page is spent walking lanes the token cannot see.
+   */
+  async list(after: string | null, limit: number, lanes: readonly string[] | null = null): Promise<{ lanes: string[]; more: boolean }> {
+    const sql = this.ctx.storage.sql;
+    const from = after ?? "";
+    if (lanes === null) {
+      const rows = sql.exec<{ name: string }>(`SELECT name FROM lanes WHERE name > ? ORDER BY name LIMIT +?`, from, limit + 1).toArray();
+      return { lanes: rows.slice(0, limit).map((r) => r.name), more: rows.length > limit };
+    }
+    const found = new Set<string>();
+    for (const pattern of new Set(lanes)) {
+      if (!pattern.endsWith("*")) {
+        if (pattern > from) for (const r of sql.exec<{ name: string }>(`SELECT name FROM lanes WHERE name = ?`, pattern)) found.add(r.name);
+        continue;
+      }
+      // Names are ASCII below DEL: every name with this prefix sorts before the prefix + DEL.
+      const prefix = pattern.slice(0, -1);
+      const rows = sql.exec<{ name: string }>(
+        `SELECT name FROM lanes WHERE name > ?1 AND name >= ?2 AND name < ?3 ORDER BY name LIMIT +?4`, from, prefix, `${prefix}\u007f`, limit + 1,
+      );
+      for (const r of rows) found.add(r.name);
+    }
+    const sorted = [...found].sort();
+    return { lanes: sorted.slice(0, limit), more: sorted.length > limit };
   }
 
   // ---- metrics ----

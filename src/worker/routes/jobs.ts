@@ -171,7 +171,10 @@ export function jobRoutes() {
     })
     .openapi(dependents, async (c) => {
       const { id } = c.req.valid("param");
-      return c.json(await route(c, (router, lane) => router.byId(lane, id, (stub) => stub.dependents(id))), 200);
+      const { dependents } = await route(c, (router, lane) => router.byId(lane, id, (stub) => stub.dependents(id)));
+      // A scoped token learns nothing of lanes outside its scope, not even that a job there waits here.
+      const reach = c.get("principal").lanes;
+      return c.json({ dependents: dependents.filter((d) => reachesLane(reach, d.lane)) }, 200);
     })
     .openapi(requeue, async (c) => {
       const { id } = c.req.valid("param");
