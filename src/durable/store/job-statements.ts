@@ -68,11 +68,16 @@ export const LIST_SQL = `SELECT ${JOB_COLUMNS} FROM jobs
 // ---- requeue ----
 
 /**
- * A settled job queued again with a fresh attempt budget; dependencies it was still waiting for (it
- * was cancelled while blocked) no longer hold it. ?1 seq, ?2 now.
+ * A settled job queued again with a fresh attempt budget, as a new life: dependencies it was still
+ * waiting for (it was cancelled while blocked) no longer hold it; a TTL counts from now (an expired
+ * job is not expired again at once); a debounce key another queued, not yet started job holds now
+ * stays that job's (one such job per key: the unique index), and this one comes back without it.
+ * ?1 seq, ?2 now.
  */
 export const REQUEUE_SQL = `UPDATE jobs SET state = 'queued', outcome = NULL, attempts = 0, run_at = ?2, result = NULL, blocked = 0, blocked_run_at = NULL,
     cancel_requested = 0, cancel_reason = NULL, recovery_count = 0, recovery_window_start = NULL,
-    settled_at = NULL, updated_at = ?2, attempt_end = NULL
+    settled_at = NULL, updated_at = ?2, attempt_end = NULL, expires_at = ?2 + ttl_ms,
+    debounce_key = CASE WHEN EXISTS (SELECT 1 FROM jobs AS holder WHERE holder.debounce_key = jobs.debounce_key
+      AND holder.state = 'queued' AND holder.generation = 0) THEN NULL ELSE debounce_key END
   WHERE seq = ?1 AND state = 'settled' RETURNING ${JOB_COLUMNS}`;
 
