@@ -259,6 +259,44 @@ describe("fires repeated", () => {
   });
 });
 
+describe("a fire with a debounce", () => {
+  const debounced = { everyMs: MINUTE, job: { kind: "tick", payload: { n: 1 }, debounce: { key: "d", delayMs: 1_000 } } };
+
+  it("replaces the queued job of its key, answers debounced and advances: lastJobId is the surviving job", async () => {
+    const fixture = await setup();
+    const { stub } = fixture;
+    await put(stub, "tick", debounced);
+    const first = await fireNext(fixture, "tick");
+    const second = await fireNext(fixture, "tick"); // the key's job is still queued
+    expect((await rows(stub)).map((j) => [j.id, j.run_at, j.state, j.debounce_key])).toEqual([[`tick@${first}`, second, "queued", "d"]]);
+    expect(await schedule(stub, "tick")).toMatchObject({ lastRunAt: second, lastJobId: `tick@${first}`, nextRunAt: second + MINUTE });
+    expect(value(await stub.info()).stats).toMatchObject({ debounced: 1 });
+    expect(await wake(stub)).toBe(second + MINUTE);
+
+    // Once the job has started, the next fire makes a new job under its own id.
+    const [claimed] = value(await stub.claim({ kinds: ["tick"], max: 1, leaseMs: 10 * MINUTE })).jobs;
+    expect(claimed!.id).toBe(`tick@${first}`);
+    const third = await fireNext(fixture, "tick");
+    expect((await rows(stub)).map((j) => [j.id, j.state])).toEqual([[`tick@${first}`, "running"], [`tick@${third}`, "queued"]]);
+    expect(await schedule(stub, "tick")).toMatchObject({ lastRunAt: third, lastJobId: `tick@${third}` });
+  });
+
+  it("two schedules of one key due in one alarm make one job; both advance, naming it", async () => {
+    const { stub, clock } = await setup();
+    await put(stub, "a", debounced);
+    await put(stub, "b", { ...debounced, job: { ...debounced.job, payload: { n: 2 } } });
+    await put(stub, "plain", { everyMs: MINUTE });
+    const at = T0 + MINUTE;
+    clock.set(at);
+    expect(await fireAlarm(stub)).toBe(true);
+    const jobs = await rows(stub);
+    expect(jobs.map((j) => j.id).sort()).toEqual([`a@${at}`, `plain@${at}`]);
+    expect(jobs.find((j) => j.id === `a@${at}`)!.payload).toBe('{"n":2}'); // b's fire replaced a's job
+    for (const name of ["a", "b"]) expect(await schedule(stub, name)).toMatchObject({ lastRunAt: at, lastJobId: `a@${at}`, nextRunAt: at + MINUTE });
+    expect(await schedule(stub, "plain")).toMatchObject({ lastRunAt: at, lastJobId: `plain@${at}` });
+  });
+});
+
 describe("a schedule's definition", () => {
   it.each([
     ["a bad cron expression", { cron: "61 * * * *" }, "cron"],

@@ -81,9 +81,10 @@ export class Enqueue {
   /**
    * The one write of an enqueue not started at once: a debounced request replaces the queued job of
    * its key, if any (unless its own id names a job that exists: that answers as any enqueue of the id);
-   * else the job is inserted (queued, or a duplicate, or refused as a conflict).
+   * else the job is inserted (queued, or a duplicate, or refused as a conflict). A schedule's fire
+   * writes through it too (schedules.ts), so that it debounces as any enqueue does.
    */
-  private write(spec: JobSpec, idGiven: boolean, now: number): Result<Inserted> {
+  write(spec: JobSpec, idGiven: boolean, now: number): Result<Inserted> {
     if (spec.debounceKey !== null && !(idGiven && this.host.store.row(spec.id))) {
       const replaced = this.host.debouncer.replace(spec, now);
       if (replaced) return replaced;

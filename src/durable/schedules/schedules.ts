@@ -18,17 +18,26 @@ import type { Schedule, ScheduledJob, SchedulePage, SchedulePut } from "../../sh
 import type { EnqueueRequest, ScheduleJob, ScheduleRequest } from "../../shared/schemas.js";
 import type { TracedEnqueueRequest } from "../input.js";
 import type { EnqueueDone } from "../enqueue/enqueue-text.js";
-import type { JobSpec } from "../store/job-row.js";
+import type { Inserted, JobSpec } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import * as Q from "./schedule-statements.js";
 import type { ScheduleRow } from "./schedule-statements.js";
 import { ShardFires, type Fire, type FireRouting } from "./shard-fires.js";
 
-/** The normal enqueue, as fires use it: the lane's `toSpec` and `toSpecs` (defaults, payload) and the store's inserts. */
+/**
+ * The normal enqueue, as fires use it: the lane's `toSpec` and `toSpecs` (defaults, payload), its
+ * one-job write (a debounced fire replaces the queued job of its key) and the store's batch insert.
+ */
 export interface FireEnqueue {
   toSpec(request: TracedEnqueueRequest, now: number): Result<JobSpec>;
   toSpecs(requests: readonly TracedEnqueueRequest[], now: number): Result<JobSpec[]>;
-  readonly store: Pick<JobStore, "insertJob" | "insertJobs">;
+  write(spec: JobSpec, idGiven: boolean, now: number): Result<Inserted>;
+  readonly store: Pick<JobStore, "insertJobs">;
+}
+
+/** The job that holds a fire once written: its own, or (debounced) the queued job of its key it replaced. */
+export function firedJobId({ spec, inserted }: EnqueueDone): string {
+  return inserted.status === "queued" ? spec.id : inserted.job.id;
 }
 
 /** A bound on the JSON of one schedule beyond its job: names, numbers, keys. */
@@ -83,7 +92,7 @@ export class ScheduleStore {
     this.sql = storage.sql;
     this.routed = new ShardFires(clock, {
       lane, shard: routing.shard, lanes: () => routing.lanes(), self: () => routing.self(),
-      advance: (fires) => this.advance(fires),
+      advance: (fires, jobIds) => this.advance(fires, jobIds),
       changed: () => {
         this.earliest = undefined;
         routing.changed();
@@ -198,11 +207,11 @@ export class ScheduleStore {
     return this.insertAt(request, this.clock.now());
   }
 
-  /** One fire's job, written at `now` (in the caller's transaction, if any). */
+  /** One fire's job, written at `now` as an enqueue of its id writes it (in the caller's transaction, if any). */
   private insertAt(request: TracedEnqueueRequest, now: number): Result<EnqueueDone> {
     const spec = this.enqueue.toSpec(request, now);
     if (!spec.ok) return spec;
-    const inserted = this.enqueue.store.insertJob(spec.value, now);
+    const inserted = this.enqueue.write(spec.value, true, now);
     return inserted.ok ? ok({ spec: spec.value, inserted: inserted.value }) : inserted;
   }
 
@@ -211,26 +220,36 @@ export class ScheduleStore {
     this.storage.transactionSync(() => {
       // A batch is all or nothing: one id taken by a job of another spec refuses it all. Then each
       // fire alone, the refused one logged; the schedule goes on all the same.
-      if (!this.enqueueAll(fires.map((f) => f.request), now)) {
-        for (const { name, request } of fires) {
+      let jobIds = this.enqueueAll(fires.map((f) => f.request), now);
+      if (jobIds === null) {
+        jobIds = fires.map(({ name, request }) => {
           const one = this.insertAt(request, now);
-          if (!one.ok) log({ event: "schedule.fire_failed", lane: this.lane, schedule: name, jobId: request.id!, code: one.error.code, message: one.error.message });
-        }
+          if (one.ok) return firedJobId(one.value);
+          log({ event: "schedule.fire_failed", lane: this.lane, schedule: name, jobId: request.id!, code: one.error.code, message: one.error.message });
+          return request.id!;
+        });
       }
-      this.advance(fires);
+      this.advance(fires, jobIds);
     });
   }
 
-  /** Fires recorded (`lastRunAt`, `lastJobId`) and their next ones set, each only while its row still waits for it. */
-  private advance(fires: readonly Fire[]): void {
-    this.sql.exec(Q.ADVANCE_SCHEDULES_SQL, JSON.stringify(fires.map((f) => [f.name, f.due, f.next, f.at, f.request.id])));
+  /**
+   * Fires recorded (`lastRunAt`, `lastJobId`) and their next ones set, each only while its row still
+   * waits for it. `jobIds`: the job that holds each fire (default: its own id).
+   */
+  private advance(fires: readonly Fire[], jobIds?: readonly string[]): void {
+    this.sql.exec(Q.ADVANCE_SCHEDULES_SQL, JSON.stringify(fires.map((f, i) => [f.name, f.due, f.next, f.at, jobIds?.[i] ?? f.request.id])));
     this.earliest = undefined;
   }
 
-  /** The fires' jobs as one batch enqueue; false when it refused (nothing was enqueued then). */
-  private enqueueAll(requests: TracedEnqueueRequest[], now: number): boolean {
+  /**
+   * The fires' jobs as one batch enqueue: their ids, or null when it refused (nothing was enqueued
+   * then). Fires with a debounce are never batched: each may replace a queued job of its key.
+   */
+  private enqueueAll(requests: TracedEnqueueRequest[], now: number): string[] | null {
     const specs = this.enqueue.toSpecs(requests, now);
-    return specs.ok && this.enqueue.store.insertJobs(specs.value, now).ok;
+    if (!specs.ok || specs.value.some((spec) => spec.debounceKey !== null)) return null;
+    return this.enqueue.store.insertJobs(specs.value, now).ok ? specs.value.map((spec) => spec.id) : null;
   }
 
   private row(name: string): ScheduleRow | undefined {

@@ -67,8 +67,8 @@ export interface FireRouting {
 
 export interface ShardFiresHost extends FireRouting {
   readonly lane: string;
-  /** Records answered fires: their schedules advance (schedules.ts). */
-  advance(fires: readonly Fire[]): void;
+  /** Records answered fires: their schedules advance (schedules.ts), `jobIds` naming the job that holds each (default: its own id). */
+  advance(fires: readonly Fire[], jobIds?: readonly string[]): void;
 }
 
 export class ShardFires {
@@ -153,7 +153,8 @@ export class ShardFires {
     // Refused for the job's own sake (its id taken by a job of another spec): logged, and the schedule goes on.
     if (!answer.ok) log({ event: "schedule.fire_failed", lane: this.host.lane, schedule: fire.name, jobId: fire.request.id!, code: answer.error.code, message: answer.error.message });
     this.retries.delete(fire.name);
-    this.host.advance([fire]);
+    // A debounced fire is held by the queued job of its key it replaced.
+    this.host.advance([fire], [answer.ok ? answer.value.job.id : fire.request.id!]);
   }
 
   private putOff(fire: Fire, message: string): void {
