@@ -187,6 +187,23 @@ describe("schedules on a sharded lane: the fires", () => {
     expect(await idsOn(fixture, shardOf(`${name}@${T1 + MINUTE}`, 4))).toContain(`${name}@${T1 + MINUTE}`);
   });
 
+  it("debounce a fire on its key's shard as one object would: the queued job replaced, the schedule advanced", async () => {
+    const fixture = await setupSharded(4);
+    const key = keyOn(2, 4, "d");
+    // The fires' ids live on shard 1 (reserved there for shard 2, their key's).
+    const name = nameFiringOn(1, 4, T1, "deb");
+    await put(fixture, name, { job: { kind: PULL_KIND, payload: { n: 1 }, debounce: { key, delayMs: 1_000 } } });
+    const T2 = T1 + MINUTE;
+    await fireAt(fixture, T1);
+    await fireAt(fixture, T2); // the key's job is still queued
+    expect(await everyShard(fixture)).toEqual([[], [], [`${name}@${T1}`], []]);
+    expect((await get(`${fixture.base}/jobs/${name}@${T1}`)).body).toMatchObject({ state: "queued", runAt: T2 });
+    expectError(await get(`${fixture.base}/jobs/${name}@${T2}`), 404, "job_not_found");
+    expect(await schedule(fixture, name)).toMatchObject({ lastRunAt: T2, lastJobId: `${name}@${T1}`, nextRunAt: T2 + MINUTE });
+    expect((await get(fixture.base)).body.stats.debounced).toBe(1);
+    expect(value(await fixture.shard(0).info()).nextWakeAt).toBe(T2 + MINUTE);
+  });
+
   it("put off a fire whose shard cannot take it, with a backoff (no busy loop), and send it once the shard can", async () => {
     const fixture = await setupSharded(4);
     const queue = keyOn(3, 4, "q");
