@@ -304,10 +304,10 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    * Another lane's enqueue registers its dependents with jobs of this lane: answers, per item, whether
    * the job exists and how it settled, if it has (its settlement tells the dependent otherwise).
    */
-  async registerDependents(input: unknown, hop?: unknown): Promise<Result<RegistrationAnswer[]>> { return this.answer(() => this.deps.registerDependents(input, hop)); }
+  async registerDependents(input: unknown, hop?: unknown, token?: unknown): Promise<Result<RegistrationAnswer[]>> { return this.answer(() => this.deps.registerDependents(input, hop, token)); }
 
-  /** Another lane's enqueue, refused, withdraws the registrations it made here. */
-  async unregisterDependents(input: unknown, hop?: unknown): Promise<Result<{ removed: number }>> { return this.answer(() => this.deps.unregisterDependents(input, hop)); }
+  /** Another lane's enqueue, refused, withdraws the registrations it made here (those of its `token` alone). */
+  async unregisterDependents(input: unknown, hop?: unknown, token?: unknown): Promise<Result<{ removed: number }>> { return this.answer(() => this.deps.unregisterDependents(input, hop, token)); }
 
   /** Another lane's outbox tells this one of settled dependencies: each applied at most once; answers per notice. */
   async notifyDependencies(input: unknown): Promise<Result<NoticeAnswer[]>> { return this.answer(() => this.deps.notifyDependencies(input)); }

@@ -11,20 +11,8 @@ import { ManualClock } from "../../src/shared/clock.js";
 import type { Lane } from "../../src/durable/lane.js";
 import type { LaneWiring } from "../../src/durable/wiring.js";
 import { startClocks } from "../helpers/test-worker.js";
+import { complete, lanes } from "../helpers/dependency-lanes.js";
 import { T0, TestEntropy, claim, claimOne, fireAlarm, inject, refusal, row, sql, value, type LaneStub } from "../helpers/lane.js";
-
-/** Lanes of the LANE class sharing one manual clock (pull-only kind "k": no executor runs). */
-async function lanes(n: number) {
-  const clock = new ManualClock(T0);
-  const stubs: { name: string; stub: LaneStub }[] = [];
-  for (let i = 0; i < n; i++) {
-    const name = `deps-${i}-${crypto.randomUUID()}`;
-    const stub = env.LANE.getByName(name);
-    await inject(stub, clock, new TestEntropy());
-    stubs.push({ name, stub });
-  }
-  return { clock, lanes: stubs };
-}
 
 /** Restarts lane `name` (its memory gone, its storage kept) on `clock` from its first instant. */
 async function restart(name: string, clock: ManualClock): Promise<LaneStub> {
@@ -36,12 +24,6 @@ async function restart(name: string, clock: ManualClock): Promise<LaneStub> {
 }
 
 const job = async (stub: LaneStub, id: string) => value(await stub.getJob(id));
-
-/** Claims and completes job `id` (the only claimable one of its kind) with `result`. */
-async function complete(stub: LaneStub, id: string, result: unknown = null): Promise<void> {
-  const claimed = await claimOne(stub, { kinds: [`k-${id}`] });
-  value(await stub.complete(claimed.id, { token: claimed.lease.token, result }));
-}
 
 async function failIt(stub: LaneStub, id: string): Promise<void> {
   const claimed = await claimOne(stub, { kinds: [`k-${id}`] });

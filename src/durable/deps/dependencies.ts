@@ -16,6 +16,7 @@
 import type { Clock } from "../../shared/clock.js";
 import { parseShardObjectName, shardObjectName, shardOf } from "../../shared/shards.js";
 import { BLOCKED_RUN_AT } from "../../shared/defaults.js";
+import { describeError } from "../../shared/describe-error.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { DependencyOutcome, Job, JobRef, Json, Outcome } from "../../shared/job.js";
 import { oneJobRow, specValues, stateOf, toJob, type Inserted, type JobRow, type JobSpec } from "../store/job-row.js";
@@ -32,8 +33,8 @@ export const MAX_DEPENDENTS_LISTED = 10_000;
  * of a sharded lane the registrations went through already (see `registerInLane`).
  */
 export interface DependencyPeer {
-  registerDependents(registrations: unknown, hop?: number): Promise<Result<RegistrationAnswer[]>>;
-  unregisterDependents(registrations: unknown, hop?: number): Promise<Result<{ removed: number }>>;
+  registerDependents(registrations: unknown, hop?: number, token?: string): Promise<Result<RegistrationAnswer[]>>;
+  unregisterDependents(registrations: unknown, hop?: number, token?: string): Promise<Result<{ removed: number }>>;
 }
 
 export interface DependenciesHost {
@@ -53,8 +54,11 @@ const keyOf = (ref: JobRef) => `${ref.lane}\u0000${ref.id}`;
 /** What an enqueue learned of its remote dependencies: settled already (how), or waiting (null). */
 export type Known = Map<string, Settlement | null>;
 
-/** Registrations an enqueue made with other lanes, by lane: withdrawn when its write is refused. */
-export type Registered = Map<string, Registration[]>;
+/**
+ * Registrations an enqueue made with other lanes, by lane, under its own token: withdrawn when its
+ * write is refused, which takes back what this enqueue registered and nothing another one did.
+ */
+export type Registered = { token: string; byLane: Map<string, Registration[]> };
 
 type DependencyRow = { seq: number; id: string; state: JobRow["state"]; outcome: Outcome | null; result: string | null; error: string | null; generation: number };
 
@@ -89,7 +93,7 @@ export class Dependencies {
    * come again rather than dropped.
    */
   async registerRemote(specs: readonly JobSpec[]): Promise<Result<{ known: Known; registered: Registered }>> {
-    const byLane: Registered = new Map();
+    const byLane = new Map<string, Registration[]>();
     // On a sharded lane, a job of its own lane is local when it is in this object (or an earlier job
     // of the same call); any other goes through the lane's shards (`registerInLane`).
     const sharded = this.host.shard.count() > 1;
@@ -103,19 +107,23 @@ export class Dependencies {
       }
       earlier.add(spec.id);
     }
+    // Two enqueues of one dependent (a retry, or two callers) register the same row: each registers
+    // under a token of its own, a nonce, so that the one that withdraws takes back only its own.
+    const token = crypto.randomUUID();
     const known: Known = new Map();
-    if (byLane.size === 0) return ok({ known, registered: byLane });
-    const registerWith = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.registerInLane(registrations, 0) : this.host.peer(lane).registerDependents(registrations));
-    const answers = await Promise.all([...byLane].map(async ([lane, registrations]) => ({ lane, registrations, answer: await registerWith(lane, registrations) })));
+    if (byLane.size === 0) return ok({ known, registered: { token, byLane } });
+    const registerWith = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.registerInLane(registrations, 0, token) : this.host.peer(lane).registerDependents(registrations, 0, token));
+    // A lane whose call throws refuses this enqueue alone (500 `internal`: nothing of it is written).
+    const thrown = (lane: string) => (error: unknown) => fail("internal", `registering with lane ${lane} failed: ${describeError(error)}`);
+    const answers = await Promise.all([...byLane].map(async ([lane, registrations]) => ({ lane, registrations, answer: await registerWith(lane, registrations).catch(thrown(lane)) })));
     const missing: JobRef[] = [];
-    const registered: Registered = new Map();
+    const registered: Registered = { token, byLane };
     let refusal: Result<never> | null = null;
     for (const { lane, registrations, answer } of answers) {
       if (!answer.ok) {
         refusal ??= answer;
         continue;
       }
-      registered.set(lane, registrations);
       registrations.forEach((registration, i) => {
         const said = answer.value[i];
         const ref = { lane, id: registration.id };
@@ -124,18 +132,20 @@ export class Dependencies {
       });
     }
     if (refusal === null && missing.length === 0) return ok({ known, registered });
+    // Withdrawn from every lane asked: one whose call threw may have registered all the same, and a
+    // token withdrawn where it holds nothing changes nothing.
     await this.withdraw(registered);
     return refusal ?? notFound(missing);
   }
 
   /**
-   * Withdraws the registrations of an enqueue that wrote nothing (a dependency was missing), so that
-   * a refused enqueue leaves no trace on any lane. One that cannot be withdrawn is harmless: its
-   * notice finds no dependent, and is dropped.
+   * Withdraws the registrations of an enqueue that wrote nothing (it was refused), so that a refused
+   * enqueue leaves no trace on any lane: its token's, never another enqueue's of the same dependent.
+   * One that cannot be withdrawn is harmless: its notice finds no dependent, and is dropped.
    */
-  async withdraw(registered: Registered): Promise<void> {
-    const withdrawFrom = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.unregisterInLane(registrations, 0) : this.host.peer(lane).unregisterDependents(registrations));
-    await Promise.all([...registered].map(([lane, registrations]) => withdrawFrom(lane, registrations).catch(() => undefined)));
+  async withdraw({ token, byLane }: Registered): Promise<void> {
+    const withdrawFrom = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.unregisterInLane(registrations, 0, token) : this.host.peer(lane).unregisterDependents(registrations, 0, token));
+    await Promise.all([...byLane].map(([lane, registrations]) => withdrawFrom(lane, registrations).catch(() => undefined)));
   }
 
   /**
@@ -143,18 +153,18 @@ export class Dependencies {
    * "Sharded lanes"): a job in this object registers here; another goes to its id's own shard (`hop`
    * 1), which holds it or knows the shard it is reserved for (`hop` 2, which only looks at itself).
    * Answers in order; a lane of one shard registers here. A refusal withdraws what this call
-   * registered here.
+   * registered here. `token`: the registering enqueue's (see `register`).
    */
-  async registerInLane(registrations: readonly Registration[], hop: number): Promise<Result<RegistrationAnswer[]>> {
-    if (this.host.shard.count() === 1) return ok(this.register(registrations));
+  async registerInLane(registrations: readonly Registration[], hop: number, token: string | null): Promise<Result<RegistrationAnswer[]>> {
+    if (this.host.shard.count() === 1) return ok(this.register(registrations, token));
     const { here, away } = this.route(registrations, hop);
     const answers: RegistrationAnswer[] = new Array(registrations.length);
     const mine = here.map((i) => registrations[i]!);
-    if (mine.length > 0) this.register(mine).forEach((answer, k) => (answers[here[k]!] = answer));
-    const forwarded = await Promise.all([...away].map(async ([name, at]) => ({ at, answer: await this.host.peer(name).registerDependents(at.map((i) => registrations[i]!), hop + 1) })));
+    if (mine.length > 0) this.register(mine, token).forEach((answer, k) => (answers[here[k]!] = answer));
+    const forwarded = await Promise.all([...away].map(async ([name, at]) => ({ at, answer: await this.host.peer(name).registerDependents(at.map((i) => registrations[i]!), hop + 1, token ?? undefined) })));
     for (const { at, answer } of forwarded) {
       if (!answer.ok) {
-        this.unregister(mine);
+        this.unregister(mine, token);
         return answer;
       }
       answer.value.forEach((a, k) => (answers[at[k]!] = a));
@@ -163,11 +173,11 @@ export class Dependencies {
   }
 
   /** Withdraws registrations with jobs of this lane, routed among its shards as `registerInLane` routed them. */
-  async unregisterInLane(registrations: readonly Registration[], hop: number): Promise<Result<{ removed: number }>> {
-    if (this.host.shard.count() === 1) return ok({ removed: this.unregister(registrations) });
+  async unregisterInLane(registrations: readonly Registration[], hop: number, token: string | null): Promise<Result<{ removed: number }>> {
+    if (this.host.shard.count() === 1) return ok({ removed: this.unregister(registrations, token) });
     const { here, away } = this.route(registrations, hop);
-    let removed = this.unregister(here.map((i) => registrations[i]!));
-    const forwarded = await Promise.all([...away].map(([name, at]) => this.host.peer(name).unregisterDependents(at.map((i) => registrations[i]!), hop + 1).catch(() => null)));
+    let removed = this.unregister(here.map((i) => registrations[i]!), token);
+    const forwarded = await Promise.all([...away].map(([name, at]) => this.host.peer(name).unregisterDependents(at.map((i) => registrations[i]!), hop + 1, token ?? undefined).catch(() => null)));
     for (const answer of forwarded) if (answer?.ok) removed += answer.value.removed;
     return ok({ removed });
   }
@@ -190,13 +200,29 @@ export class Dependencies {
     return { here, away };
   }
 
-  /** Registrations of this lane's jobs withdrawn by the dependent's lane (its enqueue was refused). */
-  unregister(registrations: readonly Registration[]): number {
+  /**
+   * Registrations of this lane's jobs withdrawn by the dependent's enqueue that made them (it was
+   * refused): what its `token` holds, never what another enqueue of the same dependent registered,
+   * which its written job may rely on. A row goes with its last owner. Without a token (a lane of an
+   * older version) nothing is withdrawn: a registration left behind is harmless, its notice finds no
+   * dependent and is dropped.
+   */
+  unregister(registrations: readonly Registration[], token: string | null): number {
+    if (token === null) return 0;
     let removed = 0;
     this.storage.transactionSync(() => {
-      for (const r of registrations) removed += this.sql.exec(D.UNREGISTER_SQL, r.id, r.dependent.lane, r.dependent.id).toArray().length;
+      for (const r of registrations) {
+        if (this.sql.exec(D.UNREGISTER_SQL, r.id, r.dependent.lane, r.dependent.id, token).toArray().length === 0) continue;
+        removed++;
+        this.sql.exec(D.DROP_UNOWNED_SQL, r.id, r.dependent.lane, r.dependent.id);
+      }
     });
     return removed;
+  }
+
+  /** Whether `id` is held pending: its job is being written here, once its dependencies elsewhere are registered. */
+  isPending(id: string): boolean {
+    return this.pending.has(id);
   }
 
   /** Holds ids pending (see `registerRemote`) until `done`. */
@@ -245,7 +271,8 @@ export class Dependencies {
 
   /** This lane's own jobs registered as dependencies of `dependent` (a job of this lane). */
   private registerLocal(seqs: readonly number[], dependent: string, now: number): void {
-    this.sql.exec(D.REGISTER_SQL, JSON.stringify(seqs.map((seq) => [seq, this.host.objectName, dependent])), now);
+    // Written with its job, in one transaction: held for good (no enqueue withdraws it).
+    this.sql.exec(D.REGISTER_SQL, JSON.stringify(seqs.map((seq) => [seq, this.host.objectName, dependent])), now, null);
     this.sql.exec(D.MARK_HAS_DEPENDENTS_SQL, JSON.stringify(seqs));
     this.registered = true;
   }
@@ -255,9 +282,10 @@ export class Dependencies {
   /**
    * Registrations of other lanes' dependents with jobs of this lane, in one transaction: each job
    * that exists keeps the registration (its settlement will tell the dependent) and answers how it
-   * settled, if it has; one that does not exist answers `missing` and registers nothing.
+   * settled, if it has; one that does not exist answers `missing` and registers nothing. `token`: the
+   * registering enqueue's, whose withdrawal takes back only what it holds (null: held for good).
    */
-  register(registrations: readonly Registration[]): RegistrationAnswer[] {
+  register(registrations: readonly Registration[], token: string | null): RegistrationAnswer[] {
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
       const rows = new Map<string, DependencyRow>();
@@ -265,7 +293,7 @@ export class Dependencies {
       for (const row of this.sql.exec<DependencyRow>(D.DEPENDENCY_STATE_SQL, JSON.stringify(ids))) rows.set(row.id, { ...row });
       const kept = registrations.filter((r) => rows.has(r.id));
       if (kept.length > 0) {
-        this.sql.exec(D.REGISTER_SQL, JSON.stringify(kept.map((r) => [rows.get(r.id)!.seq, r.dependent.lane, r.dependent.id])), now);
+        this.sql.exec(D.REGISTER_SQL, JSON.stringify(kept.map((r) => [rows.get(r.id)!.seq, r.dependent.lane, r.dependent.id])), now, token);
         this.sql.exec(D.MARK_HAS_DEPENDENTS_SQL, JSON.stringify([...new Set(kept.map((r) => rows.get(r.id)!.seq))]));
         this.registered = true;
       }

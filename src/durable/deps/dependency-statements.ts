@@ -11,13 +11,31 @@ import { JOB_COLUMNS } from "../store/job-row.js";
 /** What a registration needs of the named jobs. ?1 JSON array of ids. */
 export const DEPENDENCY_STATE_SQL = `SELECT seq, id, state, outcome, result, error, generation FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`;
 
-/** Registrations of dependents. ?1 JSON [[dep seq, lane, id], …], ?2 now. */
-export const REGISTER_SQL = `INSERT INTO dependents (dep_seq, lane, id, created_at)
-  SELECT value->>0, value->>1, value->>2, ?2 FROM json_each(?1) WHERE true
-  ON CONFLICT DO NOTHING`;
+/**
+ * Registrations of dependents. ?1 JSON [[dep seq, lane, id], …], ?2 now, ?3 the token of the enqueue
+ * that registers them, or NULL: held for good (the dependent is written in this very transaction, or
+ * the caller is a lane of an older version, which names none). A dependent has one row, however many
+ * enqueues of it register (so its notice goes once): the row's `owners` gains each token, until one
+ * holds it for good.
+ */
+export const REGISTER_SQL = `INSERT INTO dependents (dep_seq, lane, id, created_at, owners)
+  SELECT value->>0, value->>1, value->>2, ?2, CASE WHEN ?3 IS NULL THEN NULL ELSE json_array(?3) END FROM json_each(?1) WHERE true
+  ON CONFLICT (dep_seq, lane, id) DO UPDATE SET owners = CASE
+    WHEN dependents.owners IS NULL OR excluded.owners IS NULL THEN NULL
+    WHEN EXISTS (SELECT 1 FROM json_each(dependents.owners) WHERE value = ?3) THEN dependents.owners
+    ELSE json_insert(dependents.owners, '$[#]', ?3) END`;
 
-/** A registration withdrawn. ?1 the job's id, ?2 the dependent's lane, ?3 its id. */
-export const UNREGISTER_SQL = `DELETE FROM dependents WHERE dep_seq = (SELECT seq FROM jobs WHERE id = ?1) AND lane = ?2 AND id = ?3 RETURNING 1`;
+/**
+ * A registration withdrawn by the enqueue that made it: its own token taken out of the row's owners,
+ * never another's (a row held for good has none to take). ?1 the job's id, ?2 the dependent's lane,
+ * ?3 its id, ?4 the token.
+ */
+export const UNREGISTER_SQL = `UPDATE dependents SET owners = (SELECT json_group_array(value) FROM json_each(dependents.owners) WHERE value <> ?4)
+  WHERE dep_seq = (SELECT seq FROM jobs WHERE id = ?1) AND lane = ?2 AND id = ?3
+    AND EXISTS (SELECT 1 FROM json_each(dependents.owners) WHERE value = ?4) RETURNING 1`;
+
+/** The row of a registration whose last owner withdrew it. ?1 the job's id, ?2 the dependent's lane, ?3 its id. */
+export const DROP_UNOWNED_SQL = `DELETE FROM dependents WHERE dep_seq = (SELECT seq FROM jobs WHERE id = ?1) AND lane = ?2 AND id = ?3 AND owners = '[]'`;
 
 /** The jobs that now have dependents: their settlement writes the outbox. ?1 JSON array of seqs. */
 export const MARK_HAS_DEPENDENTS_SQL = `UPDATE jobs SET has_dependents = 1 WHERE seq IN (SELECT value FROM json_each(?1)) AND has_dependents = 0`;

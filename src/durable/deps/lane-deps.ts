@@ -3,7 +3,7 @@
  */
 import { z } from "zod";
 import { ok, type Result } from "../../shared/errors.js";
-import { type NoticeAnswer, type RegistrationAnswer, Notices, Registrations } from "./notices.js";
+import { type NoticeAnswer, type RegistrationAnswer, Notices, RegistrationToken, Registrations } from "./notices.js";
 import { parse, parseId } from "../input.js";
 import type { LaneWiring } from "../wiring.js";
 
@@ -21,18 +21,23 @@ export class DependencyCalls {
   }
 
   /** On a sharded lane, a job may live on another shard: the registration goes there (dependencies.ts `registerInLane`). */
-  async registerDependents(input: unknown, hop: unknown = 0): Promise<Result<RegistrationAnswer[]>> {
+  async registerDependents(input: unknown, hop: unknown = 0, token?: unknown): Promise<Result<RegistrationAnswer[]>> {
     const registrations = parse(Registrations, input);
     if (!registrations.ok) return registrations;
     const hops = parse(Hop, hop);
-    return hops.ok ? this.rooms.dependencies.registerInLane(registrations.value, hops.value) : hops;
+    if (!hops.ok) return hops;
+    const owner = parse(RegistrationToken, token);
+    return owner.ok ? this.rooms.dependencies.registerInLane(registrations.value, hops.value, owner.value ?? null) : owner;
   }
 
-  async unregisterDependents(input: unknown, hop: unknown = 0): Promise<Result<{ removed: number }>> {
+  /** Withdraws what the enqueue of `token` registered (dependencies.ts `unregister`). */
+  async unregisterDependents(input: unknown, hop: unknown = 0, token?: unknown): Promise<Result<{ removed: number }>> {
     const registrations = parse(Registrations, input);
     if (!registrations.ok) return registrations;
     const hops = parse(Hop, hop);
-    return hops.ok ? this.rooms.dependencies.unregisterInLane(registrations.value, hops.value) : hops;
+    if (!hops.ok) return hops;
+    const owner = parse(RegistrationToken, token);
+    return owner.ok ? this.rooms.dependencies.unregisterInLane(registrations.value, hops.value, owner.value ?? null) : owner;
   }
 
   notifyDependencies(input: unknown): Result<NoticeAnswer[]> {

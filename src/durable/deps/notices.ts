@@ -29,6 +29,12 @@ export const Registrations = z
   .max(MAX_BATCH_JOBS * MAX_DEPENDENCIES);
 export type Registration = z.infer<typeof Registrations>[number];
 
+/**
+ * The token of the enqueue that registers (a nonce of its own): its withdrawal takes back only what
+ * this token holds. Absent from a lane of an older version: then held for good.
+ */
+export const RegistrationToken = z.string().min(1).max(128).optional();
+
 /** What a dependency settled as, and of which generation; `result` as JSON text. */
 export interface Settlement {
   outcome: Outcome;
