@@ -148,7 +148,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     const later = answers.flatMap((a, i) => (a === null ? [i] : []));
     if (later.length === 0) return finish();
     return (async () => {
-      for (const i of later) answers[i] = enqueueAnswerText(await this.rooms.enqueue.one((inputs[i] as { value: unknown }).value), lane);
+      for (const i of later) answers[i] = enqueueAnswerText(await this.rooms.enqueue.groupAlone((inputs[i] as { value: unknown }).value), lane);
       return finish();
     })();
   }

@@ -11,7 +11,7 @@ import { createLaneClient, groupCommitCounters } from "../../src/client/rpc.js";
 import type { EnqueueAnswer } from "../../src/shared/answers.js";
 import { QueueError } from "../../src/shared/errors.js";
 import { PULL_KIND, setup } from "../helpers/http.js";
-import { rows } from "../helpers/lane.js";
+import { rows, sql, value } from "../helpers/lane.js";
 
 /** The requests of a mixed burst: new jobs, a duplicate, a conflict and a bad one among them. */
 function burst(n: number): Record<string, unknown>[] {
@@ -98,5 +98,53 @@ describe("the lane's group call", () => {
     expect(answered.ok).toBe(true);
     const parsed = (answered.ok ? answered.value : []).map((t) => JSON.parse(t));
     expect(parsed.map((p) => (p.ok ? p.value.status : p.error.code))).toEqual(["queued", "invalid_request", "duplicate"]);
+  });
+});
+
+describe("a group with jobs that wait for jobs", () => {
+  it("answers each caller on its own when one job's registration with another lane throws or is refused", async () => {
+    const [dependent, dependency] = [await setup(), await setup()];
+    value(await dependency.stub.enqueue({ id: "x", kind: PULL_KIND }));
+    // The dependency's lane fails to store registrations (a storage failure, in real SQLite): the call
+    // that registers with it throws.
+    await sql(dependency.stub, `CREATE TRIGGER registrations_fail BEFORE INSERT ON dependents BEGIN SELECT RAISE(ABORT, 'registrations are failing'); END`);
+    const requests = [
+      { id: "a", kind: PULL_KIND },
+      { kind: PULL_KIND, payload: "no id" },
+      { id: "throws", kind: PULL_KIND, dependsOn: [{ lane: dependency.lane, id: "x" }] },
+      { id: "refused", kind: PULL_KIND, dependsOn: [{ lane: dependency.lane, id: "missing" }] },
+      { id: "b", kind: PULL_KIND },
+    ];
+    const client = createLaneClient(env.LANE).lane(dependent.lane);
+    value(await dependent.stub.enqueue({ id: "first", kind: PULL_KIND }));
+    const before = groupCommitCounters(env.LANE);
+    const answers = await outcomes(requests.map((r) => client.enqueue(r as never)));
+    const after = groupCommitCounters(env.LANE);
+    expect(after.calls - before.calls).toBeLessThan(requests.length); // they went in groups
+    // The jobs written are answered as written; the two that were not, each with its own refusal.
+    expect(answers.map((o) => (o.ok ? o.answer.status : o.code))).toEqual(["queued", "queued", "internal", "dependency_not_found", "queued"]);
+    const written = (await rows(dependent.stub)).map((r) => r.id);
+    expect(written).toHaveLength(4);
+    expect(written).toEqual(expect.arrayContaining(["a", "b"]));
+    expect(written).not.toContain("throws");
+    expect(written).not.toContain("refused");
+    // Nothing was left registered for the job that was not written.
+    expect(await sql(dependency.stub, `SELECT id FROM dependents`)).toEqual([]);
+  });
+
+  it("answers each caller on its own when one job's write throws after the group's commit", async () => {
+    const lane = await setup();
+    value(await lane.stub.enqueue({ id: "x", kind: PULL_KIND }));
+    // The job that waits for x is written on its own, after the group: its registration, written
+    // with it, fails (a storage failure, in real SQLite), and its write throws.
+    await sql(lane.stub, `CREATE TRIGGER registrations_fail BEFORE INSERT ON dependents BEGIN SELECT RAISE(ABORT, 'registrations are failing'); END`);
+    const requests = [{ id: "a", kind: PULL_KIND }, { kind: PULL_KIND, payload: "no id" }, { id: "throws", kind: PULL_KIND, dependsOn: [{ id: "x" }] }, { id: "b", kind: PULL_KIND }];
+    const client = createLaneClient(env.LANE).lane(lane.lane);
+    value(await lane.stub.enqueue({ id: "first", kind: PULL_KIND }));
+    const answers = await outcomes(requests.map((r) => client.enqueue(r as never)));
+    expect(answers.map((o) => (o.ok ? o.answer.status : o.code))).toEqual(["queued", "queued", "internal", "queued"]);
+    const written = (await rows(lane.stub)).map((r) => r.id);
+    expect(written).toHaveLength(5); // x, first, a, b and the generated one
+    expect(written).not.toContain("throws");
   });
 });

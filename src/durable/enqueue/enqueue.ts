@@ -9,6 +9,7 @@
 import type { BatchAnswer } from "../../shared/answers.js";
 import type { Clock, Entropy } from "../../shared/clock.js";
 import { DISPATCH_LEASE_MS } from "../../shared/defaults.js";
+import { describeError } from "../../shared/describe-error.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { EnqueueRequest } from "../../shared/schemas.js";
 import type { SwitchyardEnv } from "../env.js";
@@ -126,6 +127,20 @@ export class Enqueue {
     });
     this.host.wake.afterChange(inProcess);
     return answers;
+  }
+
+  /**
+   * A job of a group that `group` left out (it has dependencies), written on its own after the
+   * group's commit: answered as `one` answers it, and whatever it throws is its own answer (500
+   * `internal`, nothing of it written), never its group's, whose jobs are written and whose callers
+   * must hear so (one without an id who heard a 500 would enqueue again).
+   */
+  async groupAlone(input: unknown): Promise<Result<EnqueueDone>> {
+    try {
+      return await this.one(input);
+    } catch (error) {
+      return fail("internal", `enqueue failed after its group's commit: ${describeError(error)}`);
+    }
   }
 
   /** What an enqueue with dependencies wrote: its answer, and the flush it calls for. */
