@@ -190,4 +190,24 @@ describe("dependencies on a sharded lane", () => {
     const stored = await Promise.all([0, 1, 2, 3].map((i) => runInDurableObject(fixture.shard(i), (_lane, state) => state.storage.sql.exec<{ name: string | null }>(`SELECT name FROM lane WHERE id = 1`).one().name)));
     expect(stored).toEqual([fixture.lane, `${fixture.lane}#1`, `${fixture.lane}#2`, `${fixture.lane}#3`]);
   });
+
+  it("a registration forwarded among the shards stays its enqueue's: a withdrawal takes back its own alone", async () => {
+    const sharded = await setupSharded(4);
+    const other = await setupSharded(1);
+    const dep = keyOn(2, 4, "dep");
+    await enqueue(sharded, { id: dep });
+    // Registrations made through shard 0, which forwards them to shard 2: one by an enqueue of d that
+    // will withdraw (b), one by an enqueue of e that was never written and withdraws (c).
+    const entry = sharded.shard(0);
+    const b = [{ id: dep, dependent: { lane: other.lane, id: "d" } }];
+    const c = [{ id: dep, dependent: { lane: other.lane, id: "e" } }];
+    expect(await entry.registerDependents(b, 0, "enqueue-b")).toEqual({ ok: true, value: [{ status: "waiting" }] });
+    expect((await entry.registerDependents(c, 0, "enqueue-c")).ok).toBe(true);
+    expect((await enqueue(other, { id: "d", dependsOn: [{ lane: sharded.lane, id: dep }] })).state).toBe("blocked");
+    expect(await entry.unregisterDependents(b, 0, "enqueue-b")).toEqual({ ok: true, value: { removed: 1 } });
+    expect(await entry.unregisterDependents(c, 0, "enqueue-c")).toEqual({ ok: true, value: { removed: 1 } });
+    expect((await get(`${sharded.base}/jobs/${dep}/dependents`)).body).toEqual({ dependents: [{ lane: other.lane, id: "d" }] });
+    await settle(sharded, dep, 2, { result: 1 });
+    await expect.poll(async () => (await stateOf(other, "d")).state, { timeout: 5_000, interval: 20 }).toBe("queued");
+  });
 });
