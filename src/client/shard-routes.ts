@@ -29,6 +29,12 @@ export const COUNT_TTL_MS = 10_000;
 /** How many times an enqueue is routed again after a `wrong_shard` refusal before that refusal is the answer. */
 const MAX_REROUTES = 4;
 
+/** How many times an enqueue of an id contended by enqueues on other shards reserves it again before it answers 409 `wrong_shard` (try again). */
+const MAX_TAKEOVERS = 16;
+
+/** A shard asked to refuse a reservation while it writes that id's job (its dependencies registered first) is asked again after this, times the tries. */
+const BUSY_WAIT_MS = 10;
+
 type ShardDetails = { shards: number; reservedFor?: number };
 
 function shardDetails(answer: { ok: false; error: { code: string; details?: unknown } }): ShardDetails | null {
@@ -73,17 +79,21 @@ export class ShardRoutes {
   /**
    * One enqueue: routed by its key (`queue ?? debounce.key ?? id`; an id made here first when it has
    * none, one whose own shard is the job's), its id reserved on the id's own shard when that is another
-   * (`reserve`), then `send` to the shard with the count it was routed by. `send` is the caller's
-   * transport (the group commit, or one call).
+   * (`reserve`: the write carries the reservation's nonce), then `send` to the shard with the count it
+   * was routed by. `send` is the caller's transport (the group commit, or one call).
    */
   async enqueue(lane: string, request: EnqueueRequest & { traceparent?: string }, send: (stub: LaneStub, objectName: string, request: object) => Promise<Result<EnqueueAnswer>>): Promise<Result<EnqueueAnswer>> {
     let count = await this.shards(lane);
     if (!count.ok) return count;
     let made: string | undefined;
-    for (let attempt = 0; ; attempt++) {
+    let contended = 0;
+    let refused: string | null = null; // the nonce a shard refused the last write under
+    let carried: string | null = null;
+    for (let attempt = 0; ; ) {
       const shards = count.value;
       let routed: object = request;
       let target = 0;
+      carried = null;
       if (shards > 1) {
         const key = routingKey(request);
         if (key === null) {
@@ -96,53 +106,71 @@ export class ShardRoutes {
           const id = request.id ?? newIdOn(target, shards);
           routed = { ...request, id, shards };
           if (request.id !== undefined) {
-            const reserved = await this.reserve(lane, request.id, target, request.queue ?? null, shards);
+            const reserved = await this.reserve(lane, request.id, target, request.queue ?? null, shards, refused);
             if (!reserved.ok) {
               if (shardDetails(reserved) === null || attempt >= MAX_REROUTES) return reserved;
+              attempt++;
               count = await this.shards(lane, true);
               if (!count.ok) return count;
               continue;
             }
+            carried = reserved.value;
+            if (reserved.value !== null) routed = { ...routed, reservation: reserved.value };
           }
         }
       }
       const answer = await send(this.stub(lane, target), shardObjectName(lane, target), routed);
+      refused = null;
       const refusal = answer.ok ? null : shardDetails(answer);
-      if (refusal === null || attempt >= MAX_REROUTES) return answer;
-      if (refusal.reservedFor !== undefined && request.id !== undefined) {
-        // The id is reserved here for another shard: its job there, if any, makes this a conflict;
-        // a reservation whose job is gone is dropped, and the enqueue goes again.
-        const there = await this.stub(lane, refusal.reservedFor).hasJob(request.id);
-        if (!there.ok) return there;
-        if (there.value) return conflict(request.id);
-        await this.stub(lane, target).dropReservation(request.id, refusal.reservedFor);
+      if (refusal === null) return answer;
+      if (refusal.shards === shards && request.id !== undefined && contended++ < MAX_TAKEOVERS) {
+        // Routed by the right count, refused for the id: on its own shard, reserved there for another
+        // shard (taken over here once that shard refuses the reservation, or a conflict if it holds
+        // the job); elsewhere, the reservation the write carried was taken over since (reserved again).
+        if (refusal.reservedFor !== undefined) {
+          const taken = await this.takeOver(lane, request.id, target, request.queue ?? null, target, shards, null);
+          if (!taken.ok) return taken;
+        } else refused = carried;
         continue;
       }
+      if (attempt++ >= MAX_REROUTES) return answer;
       count = await this.shards(lane, true);
       if (!count.ok) return count;
     }
   }
 
   /**
-   * Reserves `id` on its own shard for `target`, the shard of its job's key (nothing to do when they
-   * are the same shard): a job with that id there, or one alive on a third shard the id is reserved
-   * for, is a conflict; a reservation whose job is gone is overwritten.
+   * Reserves `id` on its own shard for `target`, the shard of its job's key: the reservation's nonce
+   * (which the write carries), or null when they are the same shard (nothing to reserve). `refused`:
+   * a nonce the target refused a write under (it is taken over, not answered `same` again).
    */
-  private async reserve(lane: string, id: string, target: number, queue: string | null, shards: number): Promise<Result<null>> {
+  private async reserve(lane: string, id: string, target: number, queue: string | null, shards: number, refused: string | null = null): Promise<Result<string | null>> {
     const home = shardOf(id, shards);
-    if (home === target) return ok(null);
-    let replacing: number | null = null;
-    for (let attempt = 0; attempt < MAX_REROUTES; attempt++) {
+    return home === target ? ok(null) : this.takeOver(lane, id, target, queue, home, shards, refused);
+  }
+
+  /**
+   * Reserves `id` on its own shard `home` for `target` (`home` itself: none there). A job of the id
+   * on `home` is a conflict. A reservation there for a third shard is taken over only once that shard
+   * refuses it in one turn (it holds no job of the id and will write none under that reservation: a
+   * write still on its way, or left by a crash, is refused when it comes); one whose shard holds the
+   * job is a conflict. So an id is written on one shard, whatever the interleaving of its enqueues.
+   */
+  private async takeOver(lane: string, id: string, target: number, queue: string | null, home: number, shards: number, refused: string | null): Promise<Result<string | null>> {
+    let replacing = refused;
+    for (let tries = 0; tries < MAX_TAKEOVERS; tries++) {
       const reserved = await this.stub(lane, home).reserve(id, target, queue, replacing);
       if (!reserved.ok) return reserved;
       const answer = reserved.value;
-      if (answer.status !== "other") return answer.status === "conflict" ? conflict(id) : ok(null);
-      const there = await this.stub(lane, answer.shard).hasJob(id);
-      if (!there.ok) return there;
-      if (there.value) return conflict(id);
-      replacing = answer.shard;
+      if (answer.status === "conflict") return conflict(id);
+      if (answer.status !== "other") return ok(answer.nonce);
+      const refused = await this.stub(lane, answer.shard).refuseReservation(id, answer.nonce);
+      if (!refused.ok) return refused;
+      if (refused.value.status === "job") return conflict(id);
+      if (refused.value.status === "busy") await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * (tries + 1)));
+      else replacing = answer.nonce;
     }
-    return conflict(id);
+    return fail("wrong_shard", `job id ${id} of lane ${lane} is contended by other enqueues on other shards: try again`, { shards });
   }
 
   /**
@@ -162,7 +190,7 @@ export class ShardRoutes {
   }
 
   private async shardedBatch(lane: string, batch: { jobs: EnqueueRequest[]; traceparent?: string }, shards: number): Promise<Result<BatchAnswer>> {
-    const parts = new Map<number, { jobs: EnqueueRequest[]; at: number[] }>();
+    const parts = new Map<number, { jobs: EnqueueRequest[]; at: number[]; reservations: (string | null)[] }>();
     const routed = batch.jobs.map((job) => {
       const key = routingKey(job);
       const id = job.id ?? (key === null ? crypto.randomUUID() : undefined);
@@ -172,13 +200,17 @@ export class ShardRoutes {
     for (const [i, { job, target }] of routed.entries()) {
       const reserved = batch.jobs[i]!.id === undefined ? ok(null) : await this.reserve(lane, job.id, target, job.queue ?? null, shards);
       if (!reserved.ok) return reserved.error.code === "job_conflict" ? fail("job_conflict", reserved.error.message, { ids: [job.id] }) : reserved;
-      const part = parts.get(target) ?? { jobs: [], at: [] };
+      const part = parts.get(target) ?? { jobs: [], at: [], reservations: [] };
       part.jobs.push(job);
       part.at.push(i);
+      part.reservations.push(reserved.value);
       parts.set(target, part);
     }
     const traced = batch.traceparent === undefined ? {} : { traceparent: batch.traceparent };
-    const calls = [...parts.entries()].map(([shard, part]) => ({ shard, part, request: { jobs: part.jobs, shards, ...traced } }));
+    const nonces = new Map<number, string | null>();
+    for (const part of parts.values()) part.at.forEach((i, k) => nonces.set(i, part.reservations[k]!));
+    const reserved = (at: number[]) => (at.some((i) => nonces.get(i) !== null) ? { reservations: at.map((i) => nonces.get(i)!) } : {});
+    const calls = [...parts.entries()].map(([shard, part]) => ({ shard, part, request: { jobs: part.jobs, shards, ...reserved(part.at), ...traced } }));
     const checks = await Promise.all(calls.map(({ shard, request }) => this.stub(lane, shard).checkBatch(request)));
     const refused = checks.find((c) => !c.ok);
     if (refused) return refused as Result<never>;
@@ -192,7 +224,7 @@ export class ShardRoutes {
     // Without dependencies between shards, one wave: every shard's part at once. With them, a job goes
     // in a wave after the jobs of other shards it waits for, so that they exist when it registers.
     for (const wave of waves.value ?? [calls.map(({ shard, part }) => ({ shard, at: part.at }))]) {
-      const written = await Promise.all(wave.map(({ shard, at }) => this.stub(lane, shard).enqueueBatch({ jobs: at.map((i) => routed[i]!.job), shards, ...traced })));
+      const written = await Promise.all(wave.map(({ shard, at }) => this.stub(lane, shard).enqueueBatch({ jobs: at.map((i) => routed[i]!.job), shards, ...reserved(at), ...traced })));
       for (const [n, answer] of written.entries()) {
         // A shard that refuses now was raced by another enqueue since its check: the refusal is the answer.
         if (!answer.ok) return answer;

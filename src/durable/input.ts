@@ -21,10 +21,10 @@ export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
  * sent (over HTTP the `traceparent` header, which the front worker puts here), as stored: valid, and
  * of a later version only its first 55 characters.
  */
-export type TracedEnqueueRequest = EnqueueRequest & { traceparent?: string; shards?: number };
+export type TracedEnqueueRequest = EnqueueRequest & { traceparent?: string; shards?: number; reservation?: string };
 
 /** A batch as a lane takes it: the request, and one trace context for all its jobs. */
-export type TracedBatchRequest = BatchEnqueueRequest & { traceparent?: string; shards?: number };
+export type TracedBatchRequest = Omit<BatchEnqueueRequest, "jobs"> & { jobs: (BatchEnqueueRequest["jobs"][number] & { reservation?: string })[]; traceparent?: string; shards?: number };
 
 /**
  * An enqueue request: a plain `{ kind, payload?, id? }` without zod (`simpleEnqueueRequest`), any
@@ -33,15 +33,38 @@ export type TracedBatchRequest = BatchEnqueueRequest & { traceparent?: string; s
 export function parseEnqueue(input: unknown): Result<TracedEnqueueRequest> {
   const simple = simpleEnqueueRequest(input);
   if (simple) return ok(simple);
-  return withShards(input, (input) => withTrace(input, (request) => {
+  return withShards(input, (input) => withReservation(input, (input) => withTrace(input, (request) => {
     const plain = simpleEnqueueRequest(request);
     return plain ? ok(plain) : parse(EnqueueRequest, request);
-  }));
+  })));
 }
 
 /** A batch enqueue request, and the `traceparent` beside its `jobs` (for every job of it), if any. */
 export function parseBatchEnqueue(input: unknown): Result<TracedBatchRequest> {
-  return withShards(input, (input) => withTrace(input, (request) => parse(BatchEnqueueRequest, request)));
+  return withShards(input, (input) => withReservations(input, (input) => withTrace(input, (request) => parse(BatchEnqueueRequest, request))));
+}
+
+/** A reservation's nonce beside a request's fields (not a body field): what a sharded lane's router reserved its id under on the id's own shard. */
+const ReservationNonce = z.string().min(1).max(64);
+
+function withReservation<T extends object>(input: unknown, read: (request: unknown) => Result<T>): Result<T & { reservation?: string }> {
+  if (typeof input !== "object" || input === null || !Object.hasOwn(input, "reservation")) return read(input);
+  const { reservation, ...request } = input as { reservation: unknown };
+  const nonce = parse(ReservationNonce, reservation);
+  if (!nonce.ok) return fail("invalid_request", `invalid request: reservation: ${nonce.error.message}`, [{ path: ["reservation"], message: "must be a reservation's nonce" }]);
+  const parsed = read(request);
+  return parsed.ok ? ok({ ...parsed.value, reservation: nonce.value }) : parsed;
+}
+
+/** A batch's `reservations` beside its `jobs` (one per job, null: none), each put on its job. */
+function withReservations(input: unknown, read: (request: unknown) => Result<BatchEnqueueRequest & { traceparent?: string }>): Result<TracedBatchRequest> {
+  if (typeof input !== "object" || input === null || !Object.hasOwn(input, "reservations")) return read(input);
+  const { reservations, ...request } = input as { reservations: unknown };
+  const parsed = read(request);
+  if (!parsed.ok) return parsed;
+  const nonces = parse(z.array(ReservationNonce.nullable()).length(parsed.value.jobs.length), reservations);
+  if (!nonces.ok) return fail("invalid_request", `invalid request: reservations: ${nonces.error.message}`, [{ path: ["reservations"], message: "must be one nonce or null per job" }]);
+  return ok({ ...parsed.value, jobs: parsed.value.jobs.map((job, i) => (nonces.value[i] === null ? job : { ...job, reservation: nonces.value[i]! })) });
 }
 
 /**

@@ -39,7 +39,7 @@ import { OperatorCalls } from "./operator/lane-operator.js";
 import { ScheduleCalls } from "./schedules/lane-schedules.js";
 import { StepCalls } from "./steps/lane-steps.js";
 import { ReaderCalls } from "./store/lane-readers.js";
-import type { Located, Reservation } from "./shards/shard-state.js";
+import type { Located, Refusal, Reservation } from "./shards/shard-state.js";
 import type { Watched } from "./shards/watchers.js";
 
 export type { LaneOptions, LostEvent, TransitionEvent };
@@ -243,8 +243,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Where each of `ids` is as this shard knows (here, reserved here for another shard, or null): a sharded batch's dependencies, looked up before it writes. */
   async knownIds(ids: unknown): Promise<Result<(number | null)[]>> { return this.answer(() => this.shards.knownIds(ids)); }
 
-  /** Drops the reservation of `id` if it still names `shard`: its job there is gone. */
-  async dropReservation(id: unknown, shard: unknown): Promise<Result<null>> { return this.answer(() => this.shards.dropReservation(id, shard)); }
+  /** On a shard a reservation names: its job is here, or the reservation (its `nonce`) is refused for good, so that its id's own shard may hand the id to another. */
+  async refuseReservation(id: unknown, nonce: unknown): Promise<Result<Refusal>> { return this.answer(() => this.shards.refuseReservation(id, nonce)); }
 
   /**
    * The runAt of the longest-waiting due queued job here (null: none) and the flush epoch: a sharded

@@ -163,8 +163,9 @@ export class Enqueue {
       const remote = await dependencies.registerRemote(specs);
       if (!remote.ok) return remote;
       const written = store.allOrNothing(() => write(remote.value.known));
-      // Nothing written for want of a dependency here: the registrations made elsewhere go too.
-      if (!written.ok && written.error.code === "dependency_not_found") await dependencies.withdraw(remote.value.registered);
+      // Nothing written (refused), or a job there already (a duplicate): what this enqueue registered for it goes again.
+      const surplus = dependencies.surplus(remote.value, written.ok);
+      if (surplus) await dependencies.withdraw(surplus);
       return written;
     } finally {
       dependencies.done(ids);
@@ -211,7 +212,7 @@ export class Enqueue {
     // An id made here hashes to this shard, so that a by-id route finds its job without a reservation.
     const spec = toSpec(request, now, () => idOnShard(shard.index, shards, () => this.entropy.id()), this.host.store.lane);
     if (!spec.ok) return spec;
-    const owned = shard.check(spec.value.queue ?? spec.value.debounceKey ?? spec.value.id, spec.value.id);
+    const owned = shard.check(spec.value.queue ?? spec.value.debounceKey ?? spec.value.id, spec.value.id, request.reservation);
     if (!owned.ok) return owned;
     return spec;
   }

@@ -17,6 +17,8 @@ const FireRequest = S.ScheduleJob.extend({
   id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}@(0|[1-9][0-9]{0,15})$/, "must be a schedule's job id <schedule name>@<epoch ms>"),
   runAt: z.number().int().min(0),
   shards: z.number().int().min(2).max(MAX_SHARDS),
+  // The nonce of the id's reservation on its own shard, when that is another (shards/shard-state.ts).
+  reservation: z.string().min(1).max(64).optional(),
 }).refine((fire) => fire.id.endsWith(`@${fire.runAt}`), { message: "a fire's runAt is the instant its id names", path: ["runAt"] });
 
 export class ScheduleCalls {

@@ -39,7 +39,7 @@ export const FIRE_RETRY_MAX_MS = 60_000;
 const NOT_NOW = new Set(["wrong_shard", "lane_schema_too_new"]);
 
 /** What a shard answers the routing of one enqueue with: shard 0 answers these in place. */
-export type SelfShard = Pick<ShardCalls, "shardState" | "reserve" | "hasJob" | "dropReservation"> & Pick<ScheduleCalls, "enqueueFire">;
+export type SelfShard = Pick<ShardCalls, "shardState" | "reserve" | "refuseReservation"> & Pick<ScheduleCalls, "enqueueFire">;
 
 /** Shard 0 as the routing calls it, answered by the same bodies as its RPC methods. */
 export function selfShard(rooms: LaneWiring, clock: Clock): SelfShard {
@@ -48,8 +48,7 @@ export function selfShard(rooms: LaneWiring, clock: Clock): SelfShard {
   return {
     shardState: () => shards.shardState(),
     reserve: (id, target, queue, replacing) => shards.reserve(id, target, queue, replacing),
-    hasJob: (id) => shards.hasJob(id),
-    dropReservation: (id, shard) => shards.dropReservation(id, shard),
+    refuseReservation: (id, nonce) => shards.refuseReservation(id, nonce),
     enqueueFire: (input) => schedules.enqueueFire(input),
   };
 }

@@ -12,7 +12,7 @@ import { Name } from "../../shared/schemas.js";
 import type { Clock } from "../../shared/clock.js";
 import { HoldName, parse, parseBatchEnqueue, parseId, parseName } from "../input.js";
 import type { LaneWiring } from "../wiring.js";
-import type { Located, Reservation } from "./shard-state.js";
+import type { Located, Refusal, Reservation } from "./shard-state.js";
 import type { Watched } from "./watchers.js";
 import { z } from "zod";
 
@@ -20,6 +20,8 @@ import { z } from "zod";
 const ShardIndex = z.number().int().min(0).max(MAX_SHARDS - 1);
 /** A position in a shard's list (a job's seq; 0: the start). */
 const Seq = z.number().int().min(0);
+/** A reservation's nonce, as its id's own shard made it. */
+const Nonce = z.string().min(1).max(64);
 
 export class ShardCalls {
   constructor(
@@ -52,9 +54,18 @@ export class ShardCalls {
     if (!shard.ok) return shard;
     const queueName = queue === null ? ok(null) : parseName(queue, "queue");
     if (!queueName.ok) return queueName;
-    const replaced = replacing === undefined || replacing === null ? ok(null) : parse(ShardIndex, replacing);
+    const replaced = replacing === undefined || replacing === null ? ok(null) : parse(Nonce, replacing);
     if (!replaced.ok) return replaced;
     return ok(this.rooms.shard.reserve(name.value, shard.value, queueName.value, this.rooms.store.row(name.value) !== undefined, replaced.value));
+  }
+
+  refuseReservation(id: unknown, nonce: unknown): Result<Refusal> {
+    const name = parseId(id);
+    if (!name.ok) return name;
+    const refused = parse(Nonce, nonce);
+    if (!refused.ok) return refused;
+    const jobHere = this.rooms.store.row(name.value) !== undefined;
+    return ok(this.rooms.shard.refuse(name.value, refused.value, jobHere, !jobHere && this.rooms.dependencies.isPending(name.value)));
   }
 
   checkBatch(input: unknown): Result<null> {
@@ -88,15 +99,6 @@ export class ShardCalls {
   hasJob(id: unknown): Result<boolean> {
     const name = parseId(id);
     return name.ok ? ok(this.rooms.store.row(name.value) !== undefined) : name;
-  }
-
-  dropReservation(id: unknown, shard: unknown): Result<null> {
-    const name = parseId(id);
-    if (!name.ok) return name;
-    const index = parse(ShardIndex, shard);
-    if (!index.ok) return index;
-    this.rooms.shard.drop(name.value, index.value);
-    return ok(null);
   }
 
   due(): Result<{ oldestDueAt: number | null; epoch: number }> {

@@ -7,8 +7,14 @@
 import { fail, ok, type Result } from "../../shared/errors.js";
 import { shardOf } from "../../shared/shards.js";
 
-/** What a reservation answers: `new` or `same` (go on to the target), `conflict` (the id is a job here), or `other` (reserved for another shard). */
-export type Reservation = { status: "new" | "same" | "conflict" } | { status: "other"; shard: number };
+/**
+ * What a reservation answers: `new` or `same` (go on to the target, the write carrying `nonce`),
+ * `conflict` (the id is a job here), or `other` (reserved for another shard, under `nonce`).
+ */
+export type Reservation = { status: "new" | "same"; nonce: string | null } | { status: "conflict" } | { status: "other"; shard: number; nonce: string };
+
+/** What a shard answers when asked to refuse a reservation: its job is here (`job`), it is written nowhere and never will be under that nonce (`refused`), or it is being written now (`busy`: ask again). */
+export type Refusal = { status: "job" | "refused" | "busy" };
 
 /** Where an id's job is, as its id's shard knows: here (this index), another shard (its reservation), or nowhere (null). */
 export type Located = { shard: number | null };
@@ -34,6 +40,7 @@ export class ShardState {
   setCount(shards: number): void {
     this.sql.exec(`UPDATE lane SET shards = ?1 WHERE id = 1`, shards);
     this.sql.exec(`DELETE FROM reservations`);
+    this.sql.exec(`DELETE FROM refused_reservations`);
     this.cachedCount = shards;
   }
 
@@ -43,13 +50,20 @@ export class ShardState {
   }
 
   /**
-   * Refuses (typed `wrong_shard`) a job whose routing key is not this shard's, or whose id is reserved
-   * here for another shard (the caller checks that shard, and drops a reservation whose job is gone).
+   * Refuses (typed `wrong_shard`) a job whose routing key is not this shard's; on the id's own shard,
+   * one whose id is reserved here for another shard (the caller has that shard refuse the reservation,
+   * then drops it); on any other shard, one that carries no reservation, or one this shard has refused
+   * (the caller reserves the id again).
    */
-  check(key: string, id: string): Result<null> {
+  check(key: string, id: string, reservation?: string): Result<null> {
     const shards = this.count();
     if (shards === 1 && this.index === 0) return ok(null);
     if (!this.owns(key)) return fail("wrong_shard", `shard ${this.index} of lane ${this.lane} does not own ${key} (${shards} shards)`, { shards });
+    if (shardOf(id, shards) !== this.index) {
+      if (reservation === undefined) return fail("wrong_shard", `job id ${id} is not reserved on its own shard for shard ${this.index} of lane ${this.lane}`, { shards });
+      if (this.refused(id, reservation)) return fail("wrong_shard", `the reservation of job id ${id} for shard ${this.index} of lane ${this.lane} was taken over`, { shards });
+      return ok(null);
+    }
     const reserved = this.reservedFor(id);
     if (reserved !== null && reserved !== this.index) {
       return fail("wrong_shard", `job id ${id} is reserved for shard ${reserved} of lane ${this.lane}`, { shards, reservedFor: reserved });
@@ -62,20 +76,39 @@ export class ShardState {
   }
 
   /**
-   * Reserves `id` for the job's shard `target` (this is the id's own shard). `replacing`: the shard of a
-   * reservation the caller found without a job, overwritten only if it still says so.
+   * Reserves `id` for the job's shard `target` (this is the id's own shard). `replacing`: the nonce of
+   * a reservation its shard has refused (it holds no job of the id and will write none under it), taken
+   * over only if it is still the one here (even for the same shard: a new nonce, since writes under the
+   * old one are refused there). A reservation for this shard itself is no row: taking one over drops it.
    */
-  reserve(id: string, target: number, queue: string | null, jobHere: boolean, replacing: number | null): Reservation {
+  reserve(id: string, target: number, queue: string | null, jobHere: boolean, replacing: string | null): Reservation {
     if (jobHere) return { status: "conflict" };
-    const reserved = this.reservedFor(id);
-    if (reserved === target) return { status: "same" };
-    if (reserved !== null && reserved !== replacing) return { status: "other", shard: reserved };
-    this.sql.exec(`INSERT INTO reservations (id, shard, queue) VALUES (?1, ?2, ?3) ON CONFLICT (id) DO UPDATE SET shard = ?2, queue = ?3`, id, target, queue);
-    return { status: "new" };
+    const row = this.sql.exec<{ shard: number; nonce: string }>(`SELECT shard, nonce FROM reservations WHERE id = ?1`, id).toArray()[0];
+    const refused = row !== undefined && row.nonce === replacing;
+    if (row && !refused && row.shard === target) return { status: "same", nonce: row.nonce };
+    if (row && !refused) return { status: "other", shard: row.shard, nonce: row.nonce };
+    if (target === this.index) {
+      this.sql.exec(`DELETE FROM reservations WHERE id = ?1`, id);
+      return { status: "new", nonce: null };
+    }
+    const nonce = crypto.randomUUID();
+    this.sql.exec(`INSERT INTO reservations (id, shard, queue, nonce) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (id) DO UPDATE SET shard = ?2, queue = ?3, nonce = ?4`, id, target, queue, nonce);
+    return { status: "new", nonce };
   }
 
-  /** Drops the reservation of `id` if it still names `shard` (its job is gone). */
-  drop(id: string, shard: number): void {
-    this.sql.exec(`DELETE FROM reservations WHERE id = ?1 AND shard = ?2`, id, shard);
+  /**
+   * On a shard a reservation names: its job is here, or it is refused for good, in one turn, so that
+   * a write carrying it that comes later is refused and the id's own shard may hand the id to another.
+   * `writing`: the id's job is being written here now (its dependencies registered elsewhere first).
+   */
+  refuse(id: string, nonce: string, jobHere: boolean, writing: boolean): Refusal {
+    if (jobHere) return { status: "job" };
+    if (writing) return { status: "busy" };
+    this.sql.exec(`INSERT INTO refused_reservations (id, nonce) VALUES (?1, ?2) ON CONFLICT DO NOTHING`, id, nonce);
+    return { status: "refused" };
+  }
+
+  private refused(id: string, nonce: string): boolean {
+    return this.sql.exec(`SELECT 1 FROM refused_reservations WHERE id = ?1 AND nonce = ?2`, id, nonce).toArray().length > 0;
   }
 }
