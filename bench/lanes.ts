@@ -1,14 +1,16 @@
 /**
  * The bench's lane classes: the real `Lane` (built by `defineLane`, transition logs off so stdout is
  * not the bottleneck) plus bench-only methods that measure the platform inside the same object: raw
- * SQLite on the lane's own `jobs` table (same schema, indexes and CHECKs as the queue writes), and the
- * floor RPCs (empty, one row written). Never deployed.
+ * SQLite on the lane's own `jobs` table (same schema, indexes and CHECKs as the queue writes) and on
+ * the bare table beside it (bare.ts: the same columns, only the primary key), and the floor RPCs
+ * (empty, one row written). Never deployed.
  */
 import { defineLane, type TransitionEvent } from "../src/durable/lane.js";
 import type { JobSpec } from "../src/durable/store/job-row.js";
 import { CLAIM_CANDIDATES_SQL, CLAIM_KINDS_CANDIDATES_SQL } from "../src/durable/attempts/claim-statements.js";
 import { serializeJson } from "../src/shared/json.js";
 import { BatchEnqueueRequest, EnqueueRequest, simpleEnqueueRequest } from "../src/shared/schemas.js";
+import { BARE_CLAIM_ONE, bareClaims, CLAIM_ONE, ensureBareTable, insertJobSql, updateByPkSql, type FloorTable } from "./bare.js";
 import { noopOrSteps, rawUpserts } from "./steps.js";
 
 /** The no-op executor: records when it started, so latency is measured where the job starts. */
@@ -22,18 +24,8 @@ const executors = {
   [NOOP_KIND]: noopOrSteps,
 };
 
-/** The same columns the queue's insertJobs writes, without RETURNING. */
-const INSERT_JOB = `INSERT INTO jobs (id, kind, payload, queue, priority, run_at, state, max_attempts, backoff_base_ms,
-  backoff_max_ms, timeout_ms, max_recoveries, recovery_window_ms, created_at, updated_at)
-  VALUES (?, ?, ?, NULL, 0, ?, 'queued', 3, 1000, 300000, 60000, 3, 3600000, ?, ?)`;
-
-const UPDATE_BY_PK = `UPDATE jobs SET updated_at = ?, error = ? WHERE seq = ?`;
-
-/** One claim, the way a queue would write it: the head of the claim index, leased, returned. */
-const CLAIM_ONE = `UPDATE jobs SET state = 'running', attempts = attempts + 1, generation = generation + 1,
-    lease_token = ?, lease_until = ?, claimed_at = ?, updated_at = ?
-  WHERE seq = (SELECT seq FROM jobs WHERE state = 'queued' ORDER BY priority DESC, seq LIMIT 1)
-  RETURNING seq, id, generation`;
+const INSERT_JOB = insertJobSql("jobs");
+const UPDATE_BY_PK = updateByPkSql("jobs");
 
 /** What a lane did since the counters were last read: the cost model behind every figure. */
 export interface LaneCounters {
@@ -162,6 +154,9 @@ export class BenchLane extends defineLane({ executors, log: false, onTransition:
  */
 export class PlainLane extends defineLane({ log: false }) {
   private readonly meter: Meter;
+  private bareReady = false;
+  /** The bare table's last claimed seq, its claims' cursor (after a restart 0: one scan over the claimed rows, then seeks again). */
+  private bareClaimedTo = 0;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -184,11 +179,12 @@ export class PlainLane extends defineLane({ log: false }) {
     return 1;
   }
 
-  /** Raw single-row INSERTs into the jobs table, `n` statements. */
-  async benchSqlInsert(n: number, prefix: string): Promise<number> {
+  /** Raw single-row INSERTs into the jobs table (or the bare table), `n` statements. */
+  async benchSqlInsert(n: number, prefix: string, table: FloorTable = "jobs"): Promise<number> {
     const sql = this.ctx.storage.sql;
+    const insert = table === "bare" ? this.bare(insertJobSql("bare")) : INSERT_JOB;
     const now = Date.now();
-    for (let i = 0; i < n; i++) sql.exec(INSERT_JOB, `${prefix}-${i}`, PULL_KIND, `{"i":${i}}`, now, now, now);
+    for (let i = 0; i < n; i++) sql.exec(insert, `${prefix}-${i}`, PULL_KIND, `{"i":${i}}`, now, now, now);
     return n;
   }
 
@@ -197,25 +193,39 @@ export class PlainLane extends defineLane({ log: false }) {
     return rawUpserts(this.ctx.storage.sql, n, prefix);
   }
 
-  /** Raw UPDATEs by primary key over the rows `benchSqlInsert` wrote. */
-  async benchSqlUpdate(n: number): Promise<number> {
+  /** Raw UPDATEs by primary key over the rows `benchSqlInsert` wrote, from its `from`-th row on. */
+  async benchSqlUpdate(n: number, table: FloorTable = "jobs", from = 0): Promise<number> {
     const sql = this.ctx.storage.sql;
-    const first = sql.exec<{ s: number }>(`SELECT MIN(seq) AS s FROM jobs`).one().s;
+    const update = table === "bare" ? this.bare(updateByPkSql("bare")) : UPDATE_BY_PK;
+    const first = sql.exec<{ s: number }>(`SELECT MIN(seq) AS s FROM ${table === "bare" ? "bare_jobs" : "jobs"}`).one().s + from;
     const now = Date.now();
-    for (let i = 0; i < n; i++) sql.exec(UPDATE_BY_PK, now, "x", first + i);
+    for (let i = 0; i < n; i++) sql.exec(update, now, "x", first + i);
     return n;
   }
 
-  /** Raw claim-shaped UPDATE … RETURNING over the claim index, one job per statement. */
-  async benchSqlClaim(n: number): Promise<number> {
+  /** Raw claim-shaped UPDATE … RETURNING, one job per statement: over the claim index, or on the bare table (bare.ts). */
+  async benchSqlClaim(n: number, table: FloorTable = "jobs"): Promise<number> {
     const sql = this.ctx.storage.sql;
     const now = Date.now();
+    if (table === "bare") {
+      this.bare(null);
+      const { claimed, last } = bareClaims(sql, n, this.bareClaimedTo, now);
+      this.bareClaimedTo = last;
+      return claimed;
+    }
     let claimed = 0;
     for (let i = 0; i < n; i++) {
       const row = sql.exec(CLAIM_ONE, `t${i}`, now + 30_000, now, now).toArray()[0];
       if (row) claimed++;
     }
     return claimed;
+  }
+
+  /** `statement`, once this object has created the bare table. */
+  private bare<T>(statement: T): T {
+    if (!this.bareReady) ensureBareTable(this.ctx.storage.sql);
+    this.bareReady = true;
+    return statement;
   }
 
   /**
@@ -296,6 +306,7 @@ export class PlainLane extends defineLane({ log: false }) {
     const now = Date.now();
     return {
       claimOne: plan(CLAIM_ONE, "t", now, now, now),
+      bareClaimOne: plan(this.bare(BARE_CLAIM_ONE), "t", now, now, now, 0),
       queueClaimCandidates: plan(CLAIM_CANDIDATES_SQL, now, "[]", "[]", 1),
       counts: plan(`SELECT state, outcome, COUNT(*) AS n FROM jobs GROUP BY state, outcome`),
     };

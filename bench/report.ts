@@ -90,6 +90,7 @@ export function buildTargets(r: Results, mode: string): Target[] {
   const last = levels.at(-1);
   const sizes = first && last ? `${last.size} vs ${first.size} queued${mode === "full" ? "" : ` (--${mode} sizes)`}` : "growth";
   return [
+    ...bareTargets(r),
     // The floors of these two are measured in rounds alternating with the workload (workloads.ts,
     // interleaved), in three repetitions whose median ratio is the figure (run.ts, enqueueRpc).
     reported("enqueue via RPC client, µs a call above a one-row-writing RPC, sequential", num(r.enqueue?.rpc_c1?.ratio), "µs", enqueueBasis(r.enqueue?.rpc_c1)),
@@ -167,6 +168,10 @@ export function printTables(r: Results, targets: Target[]): void {
   row("sqlite", "INSERT", fmt(r.sqlite?.insert?.opsPerSec), "ops/s", mem(r.sqlite), `N=${r.sqlite?.n ?? "?"}`);
   row("", "UPDATE by primary key", fmt(r.sqlite?.update?.opsPerSec), "ops/s");
   row("", "claim UPDATE ... RETURNING", fmt(r.sqlite?.claim?.opsPerSec), "ops/s");
+  const schema = (key: string) => `lane schema / bare table ${fmt(ratio(r.sqlite?.bare?.[key]?.opsPerSec, r.sqlite?.[key]?.opsPerSec), 2)}x`;
+  row("", "INSERT, bare table", fmt(r.sqlite?.bare?.insert?.opsPerSec), "ops/s", "", schema("insert"));
+  row("", "UPDATE by primary key, bare table", fmt(r.sqlite?.bare?.update?.opsPerSec), "ops/s", "", schema("update"));
+  row("", "claim UPDATE ... RETURNING, bare table", fmt(r.sqlite?.bare?.claim?.opsPerSec), "ops/s", "", schema("claim"));
   row("1 enqueue", "RPC client, sequential", fmt(r.enqueue?.rpc_c1?.enqueue?.opsPerSec), "ops/s", mem(r.enqueue),
     `write RPC in between ${fmt(r.enqueue?.rpc_c1?.write?.opsPerSec)} ops/s (${cost(r.enqueue?.rpc_c1?.write?.perOp)}); ${cost(r.enqueue?.rpc_c1?.enqueue?.perOp)} per op`);
   row("", "RPC client, 16 at once", fmt(r.enqueue?.rpc_c16?.enqueue?.opsPerSec), "ops/s", "", `write RPC in between ${fmt(r.enqueue?.rpc_c16?.write?.opsPerSec)} ops/s`);
@@ -207,6 +212,7 @@ export function printTables(r: Results, targets: Target[]): void {
     const pieces = Object.entries(p).filter(([k]) => k !== "n" && k !== "claimed" && k !== "rows" && k !== "process");
     console.log(`\ninside one lane object, µs per op (n=${p.n}): ${pieces.map(([k, v]) => `${k} ${v ?? "<1ms total"}`).join(", ")}`);
   }
+  printAboveBare(r);
 
   console.log(
     "\n" +
@@ -243,4 +249,104 @@ function countsRows(r: Results, row: (workload: string, figure: string, value: s
   const p = r.retention;
   row("11 retention", `${fmt(p?.n)} expired jobs`, `${fmt(p?.alarmMs?.max)} max / ${fmt(p?.alarmMs?.p50)} p50`, "ms/alarm", mem(p),
     `${p?.alarms ?? "?"} alarms of ~${fmt(p?.jobsPerAlarm)} jobs; all gone in ${fmt(p?.wallMs)} ms; an info() waited ${fmt(p?.infoWaitedMaxMs)} ms at most`);
+}
+
+// ---- the bare table (bench/bare.ts): what the lane's schema costs, and every µs a job above the platform's floor ----
+
+/** µs an op of a measured rate. */
+const usOf = (opsPerSec: unknown): number | null => {
+  const rate = num(opsPerSec);
+  return rate ? 1e6 / rate : null;
+};
+const sum = (a: number | null, b: number | null) => (a === null || b === null ? null : a + b);
+
+/** The bare table's µs a statement, from the sqlite workload (the rates of every round together). */
+function bareUs(r: Results) {
+  const bare = r.sqlite?.bare;
+  return { insert: usOf(bare?.insert?.opsPerSec), update: usOf(bare?.update?.opsPerSec), claim: usOf(bare?.claim?.opsPerSec) };
+}
+
+function bareTargets(r: Results): Target[] {
+  const s = r.sqlite;
+  const statement = (key: "insert" | "update" | "claim") => {
+    const lane = usOf(s?.[key]?.opsPerSec);
+    const bare = usOf(s?.bare?.[key]?.opsPerSec);
+    return { measured: ratio(lane, bare), basis: `${fmt(lane, 2)} / ${fmt(bare, 2)} µs a row, ${fmt(s?.n)} rows each, in ${s?.rounds ?? "?"} alternating rounds` };
+  };
+  const drain = (concurrency: 1 | 16) => {
+    const d = r.drain?.bare?.[`c${concurrency}`];
+    return {
+      measured: num(d?.ratio),
+      basis: `median of ${repetitions(d)}: ${fmt(d?.usPerJob, 1)} µs a job (first enqueue to last settled of ${fmt(d?.jobs)} jobs: the batch enqueues and the no-op runs are in it) / ${fmt(d?.bareClaimUs, 2)} + ${fmt(d?.bareUpdateUs, 2)} µs, the bare floor measured beside each repetition`,
+    };
+  };
+  const insert = statement("insert");
+  const update = statement("update");
+  const claim = statement("claim");
+  const c1 = drain(1);
+  const c16 = drain(16);
+  return [
+    target("lane-schema insert / bare table insert", insert.measured, "<=", 3, "x", insert.basis),
+    reported("lane-schema update by primary key / bare table update", update.measured, "x", update.basis),
+    reported("lane-schema claim-shaped update / bare table claim-shaped update", claim.measured, "x", claim.basis),
+    target("claim + complete per job (drain c1) / bare table claim-shaped update + bare table update", c1.measured, "<=", 4, "x", c1.basis),
+    reported("claim + complete per job (drain c16) / bare table claim-shaped update + bare table update", c16.measured, "x", c16.basis),
+  ];
+}
+
+/** A per-job figure in µs, the bare floor it is read against, and how far above it. */
+export interface AboveBare {
+  figure: string;
+  us: number | null;
+  floor: string;
+  floorUs: number | null;
+  aboveUs: number | null;
+  ratio: number | null;
+}
+
+/**
+ * Every per-job µs the report gives, above the bare table: an enqueue above a bare INSERT; a claim, a
+ * completion, or both (a drain's job) above a bare claim-shaped UPDATE, a bare UPDATE, or their sum.
+ * The profile's pieces that write no job row (validation, reads) have no such floor and are left out.
+ */
+export function aboveBare(r: Results): AboveBare[] {
+  const bare = bareUs(r);
+  const floors = {
+    insert: ["bare table insert", bare.insert],
+    update: ["bare table update", bare.update],
+    claim: ["bare table claim-shaped update", bare.claim],
+    both: ["bare table claim-shaped update + update", sum(bare.claim, bare.update)],
+  } as const;
+  const rows: AboveBare[] = [];
+  const add = (figure: string, us: unknown, [floor, floorUs]: readonly [string, number | null]) => {
+    const measured = num(us);
+    const round = (x: number | null) => (x === null ? null : Math.round(x * 100) / 100);
+    rows.push({ figure, us: round(measured), floor, floorUs: round(floorUs), aboveUs: round(measured === null || floorUs === null ? null : measured - floorUs), ratio: round(ratio(measured, floorUs)) });
+  };
+  add("enqueue via RPC client, sequential (µs a call)", usOf(r.enqueue?.rpc_c1?.enqueue?.opsPerSec), floors.insert);
+  add("enqueue via RPC client, 16 at once (µs a call)", usOf(r.enqueue?.rpc_c16?.enqueue?.opsPerSec), floors.insert);
+  add("enqueue via RPC client while schedules fire (µs a call)", usOf(r.schedules?.enqueue?.enqueue?.opsPerSec), floors.insert);
+  add("batch enqueue, 1000 per call (µs a job)", usOf(r.batch?.jobsPerSec), floors.insert);
+  for (const concurrency of [1, 16]) {
+    const d = r.drain?.bare?.[`c${concurrency}`];
+    add(`drain at concurrency ${concurrency} (µs a job, median repetition)`, d?.usPerJob, ["bare claim-shaped update + update beside it", sum(num(d?.bareClaimUs), num(d?.bareUpdateUs))]);
+  }
+  const p = r.profile;
+  for (const piece of ["rawInsert", "insertJobs", "enqueueInObject", "batchInsertPerJob"]) add(`profile: ${piece}`, p?.[piece], floors.insert);
+  for (const piece of ["claimOne", "claim16PerJob"]) add(`profile: ${piece}`, p?.[piece], floors.claim);
+  add("profile: completeOne", p?.completeOne, floors.update);
+  add("profile: claimOne + completeOne", sum(num(p?.claimOne), num(p?.completeOne)), floors.both);
+  for (const strategy of ["triggers", "store", "none"]) {
+    add(`counts kept by ${strategy}: batch enqueue (µs a job)`, r.countsCost?.perJobUs?.[strategy]?.enqueueUs, floors.insert);
+    add(`counts kept by ${strategy}: drain-shaped claim + complete (µs a job)`, r.countsCost?.perJobUs?.[strategy]?.drainUs, floors.both);
+  }
+  return rows;
+}
+
+function printAboveBare(r: Results): void {
+  const rows = aboveBare(r).filter((row) => row.us !== null);
+  if (rows.length === 0) return;
+  const b = bareUs(r);
+  console.log(`\nµs a job above the bare table (sqlite workload: bare insert ${fmt(b.insert, 2)}, update ${fmt(b.update, 2)}, claim-shaped update ${fmt(b.claim, 2)} µs)`);
+  console.log(table(["figure", "floor", "µs", "floor µs", "above", "x floor"], rows.map((row) => [row.figure, row.floor, fmt(row.us, 2), fmt(row.floorUs, 2), fmt(row.aboveUs, 2), fmt(row.ratio, 2)])));
 }

@@ -30,7 +30,7 @@ import type * as ScheduleRunModule from "./schedules-run.js";
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
 const { LocalRuntime } = await load<typeof RuntimeModule>("../scripts/local-runtime.ts");
 const { ProcessWatch } = await load<typeof ProcessWatchModule>("./process-watch.ts");
-const { buildTargets, printTables, scheduleTargets } = await load<typeof ReportModule>("./report.ts");
+const { aboveBare, buildTargets, printTables, scheduleTargets } = await load<typeof ReportModule>("./report.ts");
 const { medianBy } = await load<typeof RepeatModule>("./repeat.ts");
 const { scheduleWorkload } = await load<typeof ScheduleRunModule>("./schedules-run.ts");
 const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("./pull-worker.ts");
@@ -49,7 +49,7 @@ const SIZES = {
     pullN: 1000, pullConsumers: 4, latencyN: 200, streamMs: 3000, growth: [1000, 10_000, 50_000], growthOps: 200, scalePerLane: 500,
   },
   smoke: {
-    floorN: 50, sqliteN: 1000, profileN: 100, enqueueN: 50, singleN: 50, serialPerQueue: 10, httpN: 20, batchTotal: 1000, drainN: 200,
+    floorN: 50, sqliteN: 5000, profileN: 100, enqueueN: 50, singleN: 50, serialPerQueue: 10, httpN: 20, batchTotal: 1000, drainN: 200,
     pullN: 50, pullConsumers: 2, latencyN: 10, streamMs: 500, growth: [100, 500], growthOps: 20, scalePerLane: 50,
   },
 } satisfies Record<Mode, unknown>;
@@ -170,7 +170,8 @@ const startedAt = new Date();
 
 await workload("clock", () => bench("clock"));
 await workload("floor", () => bench("floor", { n: sizes.floorN }));
-await workload("sqlite", () => bench("sqlite", { n: sizes.sqliteN }));
+// On the lane's schema and on the bare table, in alternating rounds (workloads.ts).
+await workload("sqlite", () => bench("sqlite", { n: sizes.sqliteN, rounds: mode === "smoke" ? 2 : 5 }));
 await workload("profile", () => bench("profile", { n: sizes.profileN }));
 
 /**
@@ -237,7 +238,7 @@ async function drains(reps: number) {
   const never = { limit: 100_000 };
   for (let rep = 0; rep < reps; rep++) {
     const tag = `${run}-r${rep}`;
-    const floor = await bench("claimFloor", { run: tag, n: sizes.drainN });
+    const floor = await bench("claimFloor", { run: tag, n: sizes.drainN, ...(mode === "smoke" ? { bareN: 5000 } : {}) });
     const c1 = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 1 });
     const c1_limited = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 1, ...never });
     const c16 = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 16 });
@@ -247,7 +248,17 @@ async function drains(reps: number) {
   const median = (key: "c1" | "c16") => medianBy(runs.map((r) => ({ ...r[key], claimFloor: r.floor.opsPerSec })), (d) => d.jobsPerSec / d.claimFloor);
   // Cost is 1/rate: the limited drain's cost over the plain one's is plain rate / limited rate.
   const limitCost = (key: "c1" | "c16") => medianBy(runs.map((r) => ({ plain: r[key], limited: r[`${key}_limited`] })), (d) => d.plain.jobsPerSec / d.limited.jobsPerSec);
-  return { c1: median("c1"), c16: median("c16"), rateLimitCost: { c1: limitCost("c1"), c16: limitCost("c16") }, repetitions: runs };
+  // Against the bare table (bench/bare.ts): a drain's µs a job over its repetition's bare claim-shaped
+  // UPDATE plus bare UPDATE, the floor of one claim and one completion that no schema change moves.
+  const aboveBare = (key: "c1" | "c16") =>
+    medianBy(
+      runs.map((r) => ({ jobs: r[key].jobs, usPerJob: 1e6 / r[key].jobsPerSec, bareClaimUs: 1e6 / r.floor.bare.claim.opsPerSec, bareUpdateUs: 1e6 / r.floor.bare.update.opsPerSec })),
+      (d) => d.usPerJob / (d.bareClaimUs + d.bareUpdateUs),
+    );
+  return {
+    c1: median("c1"), c16: median("c16"), rateLimitCost: { c1: limitCost("c1"), c16: limitCost("c16") },
+    bare: { c1: aboveBare("c1"), c16: aboveBare("c16") }, repetitions: runs,
+  };
 }
 
 await workload("drain", async () => ({
@@ -406,6 +417,7 @@ const report = {
   machine: { cores: cpus().length, cpu: cpus()[0]?.model, node: process.version, loadAtEnd: loadavg() },
   sizes,
   targets,
+  aboveBare: aboveBare(results),
   failures,
   workloads: results,
 };

@@ -9,6 +9,7 @@ import type { LaneClient } from "../src/client/types.js";
 import type { LaneRegistry } from "../src/durable/registry.js";
 import { unwrap } from "../src/shared/errors.js";
 import type { Counts } from "../src/shared/job.js";
+import type { FloorTable } from "./bare.js";
 import { NOOP_KIND, PULL_KIND, type BenchLane, type LaneCounters, type PlainLane } from "./lanes.js";
 import { firesSoFar, loadLane } from "./schedules.js";
 
@@ -52,6 +53,14 @@ async function timed(n: number, concurrency: number, task: (i: number) => Promis
   await pool(n, concurrency, task);
   const ms = Date.now() - t0;
   return { ops: n, ms, opsPerSec: rate(n, ms) };
+}
+
+/** One call that runs many statements and answers how many: its rate. */
+async function counted(call: () => Promise<number>): Promise<Timed> {
+  const t0 = Date.now();
+  const ops = await call();
+  const ms = Date.now() - t0;
+  return { ops, ms, opsPerSec: rate(ops, ms) };
 }
 
 /** `a` and `b` in alternating rounds, so that a noisy machine's drift weighs on both alike; totals of each. */
@@ -196,36 +205,54 @@ export const workloads: Record<string, Workload> = {
     return out;
   },
 
-  /** Raw SQLite inside one lane object: INSERT, UPDATE by primary key, claim-shaped UPDATE … RETURNING. */
+  /**
+   * Raw SQLite inside one lane object: INSERT, UPDATE by primary key, claim-shaped UPDATE … RETURNING,
+   * each on the lane's `jobs` and on the bare table (bare.ts) in alternating rounds, so that a noisy
+   * machine's drift weighs on both alike: the ratio of the two is what the lane's schema costs.
+   */
   async sqlite(env, params) {
     const n = int(params, "n", 50_000);
+    const rounds = int(params, "rounds", 5);
+    const chunk = Math.ceil(n / rounds);
     const lane = env.PLAIN_LANE.getByName(`sqlite-${str(params, "run")}`);
     await lane.benchPing();
-    const phase = async (fn: () => Promise<number>) => {
-      const t0 = Date.now();
-      const ops = await fn();
-      const ms = Date.now() - t0;
-      return { ops, ms, opsPerSec: rate(ops, ms) };
+    // Which table goes first alternates by round: a call's writes can leave work (a WAL checkpoint) to the call after it.
+    const both = async (statement: (table: FloorTable, round: number) => Promise<number>) => {
+      const sums = { jobs: { ops: 0, ms: 0 }, bare: { ops: 0, ms: 0 } };
+      for (let round = 0; round < rounds; round++) {
+        for (const table of round % 2 === 0 ? (["jobs", "bare"] as const) : (["bare", "jobs"] as const)) {
+          const t = await counted(() => statement(table, round));
+          sums[table].ops += t.ops;
+          sums[table].ms += t.ms;
+        }
+      }
+      const total = (t: { ops: number; ms: number }): Timed => ({ ...t, opsPerSec: rate(t.ops, t.ms) });
+      return { a: total(sums.jobs), b: total(sums.bare) };
     };
-    const insert = await phase(() => lane.benchSqlInsert(n, "raw"));
-    const update = await phase(() => lane.benchSqlUpdate(n));
+    const insert = await both((table, round) => lane.benchSqlInsert(chunk, `raw${round}`, table));
+    const update = await both((table, round) => lane.benchSqlUpdate(chunk, table, round * chunk));
     const plans = await lane.benchPlans();
-    const claim = await phase(() => lane.benchSqlClaim(n));
-    return { n, insert, update, claim, plans };
+    const claim = await both((table) => lane.benchSqlClaim(chunk, table));
+    return { n: chunk * rounds, rounds, insert: insert.a, update: update.a, claim: claim.a, bare: { insert: insert.b, update: update.b, claim: claim.b }, plans };
   },
 
   /**
    * The raw claim rate again, beside each repetition of a drain (run.ts): `n` rows inserted untimed
    * into a fresh probe lane, then `n` claim-shaped UPDATEs timed, as the sqlite workload's claim phase.
+   * Its bare twin: a claim-shaped UPDATE and an UPDATE by primary key on the bare table (bare.ts), the
+   * floor of a claim and a completion, over at least 20,000 rows so that whole milliseconds read it
+   * to a few percent.
    */
   async claimFloor(env, params) {
     const n = int(params, "n", 20_000);
     const lane = env.PLAIN_LANE.getByName(`claim-floor-${str(params, "run")}`);
     await lane.benchSqlInsert(n, "raw");
-    const t0 = Date.now();
-    const ops = await lane.benchSqlClaim(n);
-    const ms = Date.now() - t0;
-    return { ops, ms, opsPerSec: rate(ops, ms) };
+    const floor = await counted(() => lane.benchSqlClaim(n));
+    const bareN = int(params, "bareN", Math.max(n, 20_000));
+    await lane.benchSqlInsert(bareN, "bare", "bare");
+    const claim = await counted(() => lane.benchSqlClaim(bareN, "bare"));
+    const update = await counted(() => lane.benchSqlUpdate(bareN, "bare"));
+    return { ...floor, bare: { claim, update } };
   },
 
   /** Where the time goes inside the object: the pieces of enqueue, claim and complete, µs per op. */
