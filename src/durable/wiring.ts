@@ -320,8 +320,7 @@ export class LaneWiring {
       lane: this.lane, counts: laneCounts.counts(), paused, concurrency, nextWakeAt: this.wakeComputer.compute(),
       retention, stats: laneCounts.stats(), oldestDueAt: laneCounts.oldestDueAt(this.clock.now()), kinds: laneCounts.kinds(),
       rateLimit, fairness,
-      // Said only by a sharded lane: a lane of one shard answers as it always has.
-      ...(this.shard.count() > 1 ? { shards: this.shard.count() } : {}),
+      shards: this.shard.count(),
     });
   }
 

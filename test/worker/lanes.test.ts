@@ -1,4 +1,6 @@
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { ShardRouter } from "../../src/client/shard-router.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS } from "../../src/shared/defaults.js";
 import { call, enqueue, enqueueAndClaim, expectError, get, post, PULL_KIND, setup, T0 } from "../helpers/http.js";
 
@@ -23,6 +25,7 @@ describe("a lane", () => {
       kinds: { [PULL_KIND]: { queued: 1, running: 1 } },
       rateLimit: null,
       fairness: "fifo",
+      shards: 1,
     });
   });
 
@@ -108,5 +111,34 @@ describe("the list of lanes", () => {
 
   it("refuses an out-of-range limit", async () => {
     expectError(await get(`/v1/lanes?limit=0`), 400, "invalid_request");
+  });
+});
+
+describe("a lane of one shard", () => {
+  it("answers shards: 1, in one object call", async () => {
+    const lane = await setup();
+    await enqueue(lane);
+    expect((await get(lane.base)).body.shards).toBe(1);
+    // A router over a namespace that counts the calls its stubs make.
+    let calls = 0;
+    const counting = {
+      getByName: (name: string) => {
+        const stub = env.LANE.getByName(name);
+        return new Proxy(stub, {
+          get: (target, key) => {
+            const member = Reflect.get(target, key);
+            return typeof member === "function" ? (...args: unknown[]) => (calls++, Reflect.apply(member, target, args)) : member;
+          },
+        });
+      },
+    };
+    const router = new ShardRouter(counting);
+    const info = await router.info(lane.lane);
+    expect(info.ok && info.value.shards).toBe(1);
+    expect(calls).toBe(1);
+    // Asked again, with the count cached: still one call.
+    calls = 0;
+    expect(((await router.info(lane.lane)) as { value: { shards: number } }).value.shards).toBe(1);
+    expect(calls).toBe(1);
   });
 });
