@@ -67,6 +67,17 @@ describe("registrations owned by the enqueue that made them", () => {
     expect(await settleAndTell(x!.stub, y!.stub, "d")).toBe("queued");
   });
 
+  it("a batch sent again keeps one registration per dependent: its duplicates take theirs back, never the written job's", async () => {
+    const { lanes: [x, y] } = await lanes(2);
+    value(await x!.stub.enqueue({ id: "x", kind: "k-x" }));
+    const d = { id: "d", kind: "k-d", dependsOn: [{ lane: x!.name, id: "x" }] };
+    // Its own id twice: the first written, the second a duplicate of the first (its registration is the written job's).
+    expect(value(await y!.stub.enqueueBatch({ jobs: [d, d] })).results.map((r) => r.status)).toEqual(["queued", "duplicate"]);
+    for (let i = 0; i < 3; i++) expect(value(await y!.stub.enqueueBatch({ jobs: [d] })).results).toEqual([{ id: "d", status: "duplicate" }]);
+    expect(await sql(x!.stub, `SELECT id, json_array_length(owners) AS owners FROM dependents`)).toEqual([{ id: "d", owners: 1 }]);
+    expect(await settleAndTell(x!.stub, y!.stub, "d")).toBe("queued");
+  });
+
   it("a refused enqueue still leaves no registration behind, and one whose dependent was never written is dropped when told", async () => {
     const { lanes: [x, y] } = await lanes(2);
     value(await x!.stub.enqueue({ id: "x", kind: "k-x" }));

@@ -51,8 +51,11 @@ export interface DependenciesHost {
 /** A dependency's key in maps: its lane and id. */
 const keyOf = (ref: JobRef) => `${ref.lane}\u0000${ref.id}`;
 
-/** What an enqueue learned of its remote dependencies: settled already (how), or waiting (null). */
-export type Known = Map<string, Settlement | null>;
+/**
+ * What an enqueue learned of its remote dependencies: settled already (how), or waiting (null); and,
+ * as its writes go, the dependents it wrote and those it found there already (see `surplus`).
+ */
+export type Known = Map<string, Settlement | null> & { wrote?: Set<string>; found?: Set<string> };
 
 /**
  * Registrations an enqueue made with other lanes, by lane, under its own token: withdrawn when its
@@ -110,7 +113,7 @@ export class Dependencies {
     // Two enqueues of one dependent (a retry, or two callers) register the same row: each registers
     // under a token of its own, a nonce, so that the one that withdraws takes back only its own.
     const token = crypto.randomUUID();
-    const known: Known = new Map();
+    const known: Known = Object.assign(new Map<string, Settlement | null>(), { wrote: new Set<string>(), found: new Set<string>() });
     if (byLane.size === 0) return ok({ known, registered: { token, byLane } });
     const registerWith = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.registerInLane(registrations, 0, token) : this.host.peer(lane).registerDependents(registrations, 0, token));
     // A lane whose call throws refuses this enqueue alone (500 `internal`: nothing of it is written).
@@ -136,6 +139,24 @@ export class Dependencies {
     // token withdrawn where it holds nothing changes nothing.
     await this.withdraw(registered);
     return refusal ?? notFound(missing);
+  }
+
+  /**
+   * What an enqueue registered and no longer needs once it has written: everything when it was
+   * refused (`written` false: nothing of it is written); else the registrations of dependents that it
+   * found there already and did not write itself (duplicates), whose jobs rely on their own
+   * enqueue's registrations. Null: none.
+   */
+  surplus({ known, registered }: { known: Known; registered: Registered }, written: boolean): Registered | null {
+    if (!written) return registered;
+    const unwritten = [...(known.found ?? [])].filter((id) => !known.wrote?.has(id));
+    if (unwritten.length === 0) return null;
+    const byLane = new Map<string, Registration[]>();
+    for (const [lane, registrations] of registered.byLane) {
+      const some = registrations.filter((r) => unwritten.includes(r.dependent.id));
+      if (some.length > 0) byLane.set(lane, some);
+    }
+    return byLane.size === 0 ? null : { token: registered.token, byLane };
   }
 
   /**
@@ -255,7 +276,11 @@ export class Dependencies {
     const settlements = refs.map((ref) => (local.includes(ref) ? settlementOf(rows.get(ref.id)!) : (known.get(keyOf(ref)) ?? null)));
     const waiting = settlements.filter((s) => s === null).length;
     const seq = this.sql.exec<{ seq: number }>(D_INSERT, ...specValues(spec), now, waiting, BLOCKED_RUN_AT).toArray()[0]?.seq;
-    if (seq === undefined) return this.store.existing(spec);
+    if (seq === undefined) {
+      known.found?.add(spec.id);
+      return this.store.existing(spec);
+    }
+    known.wrote?.add(spec.id);
     const values = refs.map((ref, i) => {
       const s = settlements[i];
       return [i, ref.lane, ref.id, s?.outcome ?? null, s?.result ?? null, s?.error ?? null, s?.generation ?? null, s ? now : null];
