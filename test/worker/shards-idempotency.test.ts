@@ -7,9 +7,10 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { createLaneClient } from "../../src/client/rpc.js";
 import { ShardRoutes, type LaneStub } from "../../src/client/shard-routes.js";
 import type { EnqueueAnswer } from "../../src/shared/answers.js";
-import type { Result } from "../../src/shared/errors.js";
+import type { QueueError, Result } from "../../src/shared/errors.js";
 import { shardOf } from "../../src/shared/shards.js";
 import { post, PULL_KIND } from "../helpers/http.js";
 import { keyOn, setupSharded, type ShardedFixture } from "../helpers/shards.js";
@@ -149,5 +150,19 @@ describe("shards: an id's idempotency under concurrent enqueues", () => {
     const answer = await single;
     expect(answer.ok ? answer.value.status : answer.error.code).toBe("job_conflict");
     expect(await copiesOf(fixture, id)).toEqual([1]);
+  });
+
+  it("concurrent enqueues of one id with two queues through the RPC client, grouped or not: one job", async () => {
+    for (const groupCommit of [true, false]) {
+      const fixture = await setupSharded(SHARDS);
+      const { id, qa, qb } = setting(1, 2, 3);
+      const lane = createLaneClient(env.LANE, { groupCommit }).lane(fixture.lane);
+      const answers = await Promise.all(
+        [qa, qb, qa, qb].map((queue) => lane.enqueue({ id, kind: PULL_KIND, payload: {}, queue }).then((a) => a.status, (e: QueueError) => e.code)),
+      );
+      expect(answers.filter((a) => a === "queued"), JSON.stringify(answers)).toHaveLength(1);
+      expect(answers.filter((a) => a === "job_conflict")).toHaveLength(2);
+      expect(await copiesOf(fixture, id)).toHaveLength(1);
+    }
   });
 });

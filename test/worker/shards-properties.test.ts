@@ -4,7 +4,9 @@
  * statuses, the same jobs claimed, the same order of starts per queue, the same final outcome of
  * every job. A claim takes every claimable job (the lane's concurrency is set out of the way): which
  * job outside a queue a claim of fewer than the claimable takes first may differ between the two (a
- * sharded claim goes to the shards by their oldest due job), which is no promise of a lane.
+ * sharded claim goes to the shards by their oldest due job), which is no promise of a lane. A pair is
+ * two enqueues of one id with two queues (of their own) sent at once: one job, the other a conflict,
+ * whichever wins (its queue is then not compared: which of two concurrent calls wins is no promise).
  * Deterministic: a fixed seed.
  */
 import fc from "fast-check";
@@ -20,6 +22,7 @@ const CLAIM_ALL = 100;
 
 type Step =
   | { op: "enqueue"; id: string | null; queue: string | null; n: number; fails: boolean }
+  | { op: "pair"; n: number }
   | { op: "claim" }
   | { op: "settle"; pick: number };
 
@@ -34,6 +37,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       fails: fc.boolean(),
     }),
   },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant("pair" as const), n: fc.integer({ min: 1, max: 2 }) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant("claim" as const) }) },
   { weight: 2, arbitrary: fc.record({ op: fc.constant("settle" as const), pick: fc.nat(10) }) },
 );
@@ -61,13 +65,21 @@ async function apply(run: Run, s: Step, at: number): Promise<void> {
     fixture.clock.advance(1);
     return;
   }
+  if (s.op === "pair") {
+    const id = `p${at}`;
+    const answers = await Promise.all(["a", "b"].map((q) => post(`${fixture.base}/jobs`, { id, kind: PULL_KIND, payload: { n: s.n, fails: false }, maxAttempts: 1, queue: `pq${at}${q}` })));
+    run.answers.push(answers.map((a) => `${a.status} ${a.status >= 400 ? a.body.error.code : a.body.status}`).sort().join("+"));
+    for (const answer of answers) if (answer.status < 300) run.names.set(answer.body.job.id, id);
+    fixture.clock.advance(1);
+    return;
+  }
   if (s.op === "claim") {
     const answer = await post(`${fixture.base}/claims`, { kinds: [PULL_KIND], max: CLAIM_ALL });
     const claimed = answer.body.jobs.map((job: any) => run.names.get(job.id)!).sort();
     run.answers.push(answer.status, claimed.join("+"));
     for (const job of answer.body.jobs) {
       run.held.push({ id: job.id, name: run.names.get(job.id)!, token: job.lease.token, fails: job.payload.fails });
-      if (job.queue !== null) (run.starts[job.queue] ??= []).push(run.names.get(job.id)!);
+      if (job.queue !== null) (run.starts[job.queue.startsWith("pq") ? "pairs" : job.queue] ??= []).push(run.names.get(job.id)!);
     }
     return;
   }
