@@ -34,7 +34,7 @@ export const shardWorkloads: Record<string, (env: BenchEnv, params: Params) => P
     const n = int(params, "n", 10_000);
     const shards = int(params, "shards", 1);
     const lane = createLaneClient(env.LANE, { groupCommit: params.solo !== true }).lane(String(params.lane));
-    if (shards > 1) await lane.configure({ shards });
+    if (shards > 1) await lane.configure({ shards, concurrency: Math.max(10, shards) });
     let next = 0;
     const t0 = Date.now();
     await Promise.all(
@@ -80,7 +80,7 @@ export const shardWorkloads: Record<string, (env: BenchEnv, params: Params) => P
     const k = int(params, "k", 200);
     const shards = int(params, "shards", 1);
     const lane = createLaneClient(env.LANE).lane(`shard-claim-${shards}-${String(params.run)}`);
-    if (shards > 1) await lane.configure({ shards });
+    if (shards > 1) await lane.configure({ shards, concurrency: Math.max(10, shards) });
     const queue = queueOn(shards - 1, shards);
     await lane.claim({ kinds: [PULL_KIND] }); // the router's count, read before the timed claims
     const times: number[] = [];
@@ -100,7 +100,7 @@ export const shardWorkloads: Record<string, (env: BenchEnv, params: Params) => P
     const k = int(params, "k", 50);
     const shards = int(params, "shards", 64);
     const lane = createLaneClient(env.LANE).lane(`shard-info-${shards}-${String(params.run)}`);
-    if (shards > 1) await lane.configure({ shards });
+    if (shards > 1) await lane.configure({ shards, concurrency: Math.max(10, shards) });
     for (let i = 0; i < shards; i++) await lane.enqueue({ kind: PULL_KIND, queue: queueOn(i, shards) });
     const times: number[] = [];
     let queued = 0;

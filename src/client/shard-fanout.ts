@@ -6,7 +6,8 @@ import type { FailLaneAnswer, JobPage } from "../shared/answers.js";
 import { fail, ok, type Result } from "../shared/errors.js";
 import type { HistoryAnswer } from "../shared/history.js";
 import type { Job, LaneInfo } from "../shared/job.js";
-import type { LanePatch, ListQuery } from "../shared/schemas.js";
+import { FailLaneRequest, SweepRequest, type LanePatch, type ListQuery } from "../shared/schemas.js";
+import { DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH } from "../shared/defaults.js";
 import { divideAmong } from "../shared/shards.js";
 import { laneExposition } from "../durable/metrics/merge.js";
 import { ShardRoutes, type LaneStub } from "./shard-routes.js";
@@ -59,32 +60,43 @@ export class ShardFanout extends ShardRoutes {
    * Sets a lane's settings. `shards` first, only while every shard (of the old count and the new)
    * is empty: shards >= 1 are told first and shard 0 last, so that a router reads the new count only
    * once every shard holds it; a refusal part way sets the ones told back. Then the rest of the patch
-   * on every shard, a lane `concurrency` and `rateLimit.limit` divided evenly (`divideAmong`).
+   * on every shard, a lane `concurrency` and `rateLimit.limit` split so that the shares sum to the
+   * asked value (`divided`). A new count carries the lane's settings over: they are set anew on every
+   * shard of it, the asked values split again. A value below one per shard of the count it will be
+   * split among is refused before anything changes (`belowOnePerShard`).
    */
   async configure(lane: string, patch: LanePatch): Promise<Result<ShardedLaneInfo>> {
     const { shards: wanted, ...rest } = patch;
-    if (wanted !== undefined) {
-      const now = await this.shards(lane, true);
-      if (!now.ok) return now;
-      if (wanted !== now.value) {
-        const reach = Math.max(now.value, wanted);
-        const states = await Promise.all(Array.from({ length: reach }, (_, i) => this.stub(lane, i).shardState()));
-        for (const state of states) if (!state.ok) return state;
-        if (states.some((s) => !(s as { value: { empty: boolean } }).value.empty)) return fail("lane_not_empty", `lane ${lane} holds jobs: its shard count can change only while it holds none`);
-        const told: number[] = [];
-        for (const i of [...Array.from({ length: reach - 1 }, (_, k) => k + 1), 0]) {
-          const set = await this.stub(lane, i).configure({ shards: wanted });
-          if (!set.ok) {
-            await Promise.all(told.map((t) => this.stub(lane, t).configure({ shards: now.value })));
-            return set;
-          }
-          told.push(i);
-        }
-        this.remember(lane, wanted);
-      }
+    const now = await this.shards(lane, true);
+    if (!now.ok) return now;
+    const shards = wanted ?? now.value;
+    let settings: LanePatch = rest;
+    if (wanted !== undefined && wanted !== now.value) {
+      const current = await this.info(lane);
+      if (!current.ok) return current;
+      const { concurrency, rateLimit, paused, fairness, retention } = current.value;
+      settings = { concurrency, rateLimit, paused, fairness, ...rest, retention: { ...retention, ...rest.retention } };
     }
-    if (Object.keys(rest).length > 0) {
-      const set = await this.all(lane, (stub, i, shards) => stub.configure(shards === 1 ? rest : divided(rest, shards, i)));
+    const refused = belowOnePerShard(settings, shards);
+    if (refused) return refused;
+    if (wanted !== undefined && wanted !== now.value) {
+      const reach = Math.max(now.value, wanted);
+      const states = await Promise.all(Array.from({ length: reach }, (_, i) => this.stub(lane, i).shardState()));
+      for (const state of states) if (!state.ok) return state;
+      if (states.some((s) => !(s as { value: { empty: boolean } }).value.empty)) return fail("lane_not_empty", `lane ${lane} holds jobs: its shard count can change only while it holds none`);
+      const told: number[] = [];
+      for (const i of [...Array.from({ length: reach - 1 }, (_, k) => k + 1), 0]) {
+        const set = await this.stub(lane, i).configure({ shards: wanted });
+        if (!set.ok) {
+          await Promise.all(told.map((t) => this.stub(lane, t).configure({ shards: now.value })));
+          return set;
+        }
+        told.push(i);
+      }
+      this.remember(lane, wanted);
+    }
+    if (Object.keys(settings).length > 0) {
+      const set = await this.all(lane, (stub, i, count) => stub.configure(count === 1 ? settings : divided(settings, count, i)), false); // the count was read above
       if (!set.ok) return set;
     }
     return this.info(lane);
@@ -157,18 +169,65 @@ export class ShardFanout extends ShardRoutes {
     return ok(laneExposition(lane, readings.value.map((r) => r.report), readings.value[0]!.nowMs));
   }
 
-  /** Failing a lane: every shard, summed. */
+  /**
+   * Failing a lane: at most `FAIL_LANE_BATCH` a call in all, as one object. Every shard's counts are
+   * read, the batch is shared out, running jobs first (shard by shard), then queued ones, and each
+   * shard fails its share (running first, then queued in enqueue order). `more`: any shard holds
+   * some. A share never exceeds what its shard was given, so a count that moved meanwhile changes
+   * which jobs go, never how many.
+   */
   async failLane(lane: string, request: { reason: string }): Promise<Result<FailLaneAnswer>> {
-    const answers = await this.all(lane, (stub) => stub.failLane(request));
-    if (!answers.ok) return answers;
-    return ok({ failed: answers.value.flatMap((a) => a.failed), more: answers.value.some((a) => a.more) });
+    const count = await this.shards(lane, true);
+    if (!count.ok) return count;
+    if (count.value === 1 || !FailLaneRequest.safeParse(request).success) return this.stub(lane, 0).failLane(request);
+    const counts = await this.all(lane, (stub) => stub.counts());
+    if (!counts.ok) return counts;
+    let left = FAIL_LANE_BATCH;
+    const take = (n: number) => {
+      const taken = Math.min(n, left);
+      left -= taken;
+      return taken;
+    };
+    const running = counts.value.map((c) => take(c.running));
+    const shares = counts.value.map((c, i) => running[i]! + take(c.queued));
+    const answers = await Promise.all(
+      shares.map((limit, i) => (limit === 0 ? Promise.resolve(null) : this.stub(lane, i).failLane({ reason: request.reason, limit }))),
+    );
+    const failed: string[][] = [];
+    let more = false;
+    for (const [i, answer] of answers.entries()) {
+      if (answer === null) {
+        const c = counts.value[i]!;
+        more ||= c.blocked + c.queued + c.running > 0;
+        failed.push([]);
+        continue;
+      }
+      if (!answer.ok) return answer;
+      more ||= answer.value.more;
+      failed.push(answer.value.failed);
+    }
+    // Each shard's running ones come first in its answer: every shard's, then every shard's queued.
+    const runningFirst = [...failed.flatMap((ids, i) => ids.slice(0, running[i])), ...failed.flatMap((ids, i) => ids.slice(running[i]))];
+    return ok({ failed: runningFirst, more });
   }
 
-  /** Sweeping: every shard, summed. */
+  /**
+   * Sweeping: at most the request's `limit` (default `DEFAULT_SWEEP_LIMIT`) in all, as one object:
+   * shard by shard, each asked for what remains.
+   */
   async sweep(lane: string, request: unknown): Promise<Result<{ removed: number }>> {
-    const answers = await this.all(lane, (stub) => stub.sweep(request));
-    if (!answers.ok) return answers;
-    return ok({ removed: answers.value.reduce((n, a) => n + a.removed, 0) });
+    const count = await this.shards(lane, true);
+    if (!count.ok) return count;
+    const parsed = SweepRequest.safeParse(request);
+    // One shard, or a request a shard will refuse: shard 0 answers it.
+    if (count.value === 1 || !parsed.success) return this.stub(lane, 0).sweep(request);
+    let left = parsed.data.limit ?? DEFAULT_SWEEP_LIMIT;
+    for (let i = 0; i < count.value && left > 0; i++) {
+      const answer = await this.stub(lane, i).sweep({ settledBefore: parsed.data.settledBefore, limit: left });
+      if (!answer.ok) return answer;
+      left -= answer.value.removed;
+    }
+    return ok({ removed: (parsed.data.limit ?? DEFAULT_SWEEP_LIMIT) - left });
   }
 
   /** The per-minute history: every shard's buckets summed minute by minute. */
@@ -193,12 +252,25 @@ export class ShardFanout extends ShardRoutes {
   }
 }
 
-/** The share of shard `index` of a lane-wide patch: `concurrency` and `rateLimit.limit` divided evenly. */
+/** The share of shard `index` of a lane-wide patch: `concurrency` and `rateLimit.limit` split so that the shares sum to the asked value. */
 function divided(patch: LanePatch, shards: number, index: number): LanePatch {
   const share = { ...patch };
   if (patch.concurrency !== undefined) share.concurrency = divideAmong(patch.concurrency, shards, index);
   if (patch.rateLimit) share.rateLimit = { ...patch.rateLimit, limit: divideAmong(patch.rateLimit.limit, shards, index) };
   return share;
+}
+
+/**
+ * The refusal of a lane-wide `concurrency` or `rateLimit.limit` below one per shard: each shard needs
+ * at least one to start anything, and a share of one each would run more than was asked.
+ */
+function belowOnePerShard(settings: LanePatch, shards: number): Result<never> | null {
+  const low: { path: (string | number)[]; message: string }[] = [];
+  const need = (what: string, value: number) => `${what} ${value} is split among ${shards} shards, each needing at least one: it must be at least ${shards}`;
+  if (settings.concurrency !== undefined && settings.concurrency < shards) low.push({ path: ["concurrency"], message: need("concurrency", settings.concurrency) });
+  if (settings.rateLimit && settings.rateLimit.limit < shards) low.push({ path: ["rateLimit", "limit"], message: need("rateLimit.limit", settings.rateLimit.limit) });
+  if (low.length === 0) return null;
+  return fail("invalid_request", `a lane of ${shards} shards needs its concurrency and rateLimit.limit at least ${shards} (one per shard): ${low.map((l) => l.message).join("; ")}`, low);
 }
 
 /**

@@ -282,9 +282,9 @@ export class LaneWiring {
     return { wakeAt, alarmWas, rearmed, watch: wakeAt !== null };
   }
 
-  /** Fails up to a batch of queued and running jobs (running first) and aborts their in-process attempts. */
-  failLane(reason: string): FailLaneAnswer {
-    const { failed, running } = this.failure.fail(reason, FAIL_LANE_BATCH);
+  /** Fails up to a batch (or `limit`) of queued and running jobs (running first) and aborts their in-process attempts. */
+  failLane(reason: string, limit = FAIL_LANE_BATCH): FailLaneAnswer {
+    const { failed, running } = this.failure.fail(reason, limit);
     // Its lease is gone with the job settled: the attempt is lost (a cancelled one, cancelled).
     for (const job of running) this.dispatcher.abort(job.id, job.outcome === "cancelled" ? "cancelled" : "lost", "settled");
     const { blocked, queued, running: stillRunning } = this.store.counts();

@@ -41,7 +41,7 @@ describe("shards: the setting", () => {
     expectError(await patch(four, { shards: 2, concurrency: 7 }), 409, "lane_not_empty");
     const info = (await get(four.base)).body;
     expect(info.shards).toBe(4);
-    expect(info.concurrency).toBe(10 * 4); // every shard's default, unchanged
+    expect(info.concurrency).toBe(10); // the lane's default, unchanged
   });
 
   it("answers the lane with its shards listed", async () => {

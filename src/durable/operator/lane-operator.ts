@@ -3,11 +3,18 @@
  */
 import * as S from "../../shared/schemas.js";
 import type { CancelAnswer, FailLaneAnswer, PurgeAnswer, QueueInfo } from "../../shared/answers.js";
-import { DEFAULT_SWEEP_LIMIT } from "../../shared/defaults.js";
+import { z } from "zod";
+import { DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH } from "../../shared/defaults.js";
 import { ok, type Result } from "../../shared/errors.js";
 import type { Job } from "../../shared/job.js";
 import { parse, parseId, parseJobCall, parseName } from "../input.js";
 import type { LaneWiring } from "../wiring.js";
+
+/**
+ * What a lane's `failLane` takes: the route's request, and (from the shard router, which shares the
+ * lane's 500 among its shards) at most how many to fail here.
+ */
+const FailShardRequest = S.FailLaneRequest.extend({ limit: z.number().int().min(1).max(FAIL_LANE_BATCH).optional() });
 
 export class OperatorCalls {
   constructor(private readonly rooms: LaneWiring) {}
@@ -37,9 +44,9 @@ export class OperatorCalls {
   }
 
   failLane(input: unknown): Result<FailLaneAnswer> {
-    const request = parse(S.FailLaneRequest, input);
+    const request = parse(FailShardRequest, input);
     if (!request.ok) return request;
-    const answer = this.rooms.failLane(request.value.reason);
+    const answer = this.rooms.failLane(request.value.reason, request.value.limit);
     this.rooms.wake.afterChange();
     return ok(answer);
   }
