@@ -118,7 +118,7 @@ export const LaneInfo = z
       .openapi({ description: "queued and running jobs per kind (kinds with any), kept as the jobs change" }),
     rateLimit: RateLimitView.nullable().openapi({ description: "the lane's token bucket; null: none" }),
     fairness: z.enum(["fifo", "round-robin"]),
-    shards: z.number().int().optional().openapi({ description: "a sharded lane's count of objects (2..64; absent: one); its counts, stats and kinds are its shards' sums" }),
+    shards: z.number().int().optional().openapi({ description: "how many objects the lane is (1..64); a sharded lane's counts, stats and kinds are its shards' sums" }),
     shardList: z
       .array(z.object({ shard: z.number().int(), counts: Counts }))
       .optional()
