@@ -44,6 +44,18 @@ describe("round-robin: a due job behind 16 or more jobs that may not start now",
     expect(next === null || next > START, `the wake is ${next === null ? "none" : next - START} ms from now`).toBe(true);
   });
 
+  it("leaves a due job beyond its queue's room queued, and the wake does not ask for now", async () => {
+    const { lane, clock } = await inProcess({ concurrency: 50 });
+    unwrap(await lane.configure({ fairness: "round-robin" }));
+    unwrap(await lane.putQueue("big", { concurrency: 20 }));
+    unwrap(await lane.enqueueBatch({ jobs: Array.from({ length: 20 }, (_, i) => aheadJob("pull kind", i)) }));
+    unwrap(await lane.enqueue({ id: "due", kind: "demo.echo", queue: "big" }));
+    await runDurableObjectAlarm(lane);
+    expect(unwrap(await lane.getJob("due")).state).toBe("queued");
+    const next = await wake(lane as unknown as LaneStub);
+    expect(next === null || next > clock.now()).toBe(true);
+  });
+
   it("a pull claim of one kind takes its job behind 16 or more of another kind", async () => {
     const { stub } = await setup();
     value(await stub.configure({ fairness: "round-robin" }));
@@ -51,5 +63,18 @@ describe("round-robin: a due job behind 16 or more jobs that may not start now",
     value(await stub.enqueueBatch({ jobs: Array.from({ length: 17 }, (_, i) => ({ id: `other${i}`, kind: "other", queue: "big" })) }));
     value(await stub.enqueue({ id: "mine", kind: "mine", queue: "big" }));
     expect((await claim(stub, { kinds: ["mine"] })).map((j) => j.id)).toEqual(["mine"]);
+  });
+
+  it("reads as far into a queue as its room: behind 290 of another kind in a queue of 300, not behind 300", async () => {
+    const { stub } = await setup();
+    value(await stub.configure({ fairness: "round-robin" }));
+    value(await stub.putQueue("big", { concurrency: 300 }));
+    value(await stub.enqueueBatch({ jobs: Array.from({ length: 290 }, (_, i) => ({ id: `other${i}`, kind: "other", queue: "big" })) }));
+    value(await stub.enqueue({ id: "mine", kind: "mine", queue: "big" }));
+    value(await stub.enqueueBatch({ jobs: Array.from({ length: 10 }, (_, i) => ({ id: `more${i}`, kind: "other", queue: "big" })) }));
+    value(await stub.enqueue({ id: "beyond", kind: "mine", queue: "big" }));
+    expect((await claim(stub, { kinds: ["mine"] })).map((j) => j.id)).toEqual(["mine"]);
+    // One runs now: the room is 299, and 300 jobs are ahead of the last one.
+    expect(await claim(stub, { kinds: ["mine"] })).toEqual([]);
   });
 });

@@ -114,6 +114,13 @@ describe("query plans of flow control", () => {
     expect(plan.join("\n")).toMatch(/SEARCH q USING PRIMARY KEY|queues_round_robin/);
   });
 
+  it("round-robin reads each queue's own jobs on jobs_queue (a range no longer than its room), never the lane's claim order", async () => {
+    const { plan } = await planWithQueues(CLAIM_ROUND_ROBIN_SQL, [T0, '["a"]', "[]", 16, 1], tenThousandQueues);
+    const text = plan.join("\n");
+    expect(text).toContain("SEARCH w USING INDEX jobs_queue (queue=? AND state=?)");
+    expect(text).not.toMatch(/jobs_claim|jobs_kind|jobs_run_at/);
+  });
+
   it("finds a queue's next token and the next expiry on their indexes", async () => {
     const expiry = await planWithQueues(`SELECT MIN(expires_at) FROM jobs WHERE state = 'queued' AND generation = 0 AND expires_at IS NOT NULL`, [], tenThousandQueues);
     expect(expiry.plan.join("\n")).toContain("jobs_expiry");
