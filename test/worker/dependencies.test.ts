@@ -3,7 +3,7 @@
  * outbox between lanes, and the demo executors run. Bad input is refused with 4xx, changing nothing.
  */
 import { describe, expect, it } from "vitest";
-import { expectError, get, post, PULL_KIND } from "../helpers/http.js";
+import { call, expectError, get, post, PULL_KIND } from "../helpers/http.js";
 
 const base = (lane: string) => `/v1/lanes/${lane}`;
 const fresh = () => `deps-${crypto.randomUUID()}`;
@@ -16,14 +16,18 @@ async function settled(lane: string, id: string): Promise<any> {
 describe("dependencies over HTTP", () => {
   it("runs a parent after children in other lanes, with what they returned (demo.deps)", async () => {
     const [a, b, p] = [fresh(), fresh(), fresh()];
-    expect((await post(`${base(a)}/jobs`, { id: "c1", kind: "demo.echo", payload: { page: 1 }, delayMs: 200 })).status).toBe(201);
-    expect((await post(`${base(b)}/jobs`, { id: "c2", kind: "demo.echo", payload: { page: 2 }, delayMs: 200 })).status).toBe(201);
+    // The children's lanes are paused while the parent is checked blocked: a delay on the real clock
+    // let them finish first on a loaded machine.
+    for (const lane of [a, b]) expect((await call("PATCH", base(lane), { json: { paused: true } })).status).toBe(200);
+    expect((await post(`${base(a)}/jobs`, { id: "c1", kind: "demo.echo", payload: { page: 1 } })).status).toBe(201);
+    expect((await post(`${base(b)}/jobs`, { id: "c2", kind: "demo.echo", payload: { page: 2 } })).status).toBe(201);
     const parent = await post(`${base(p)}/jobs`, { id: "parent", kind: "demo.deps", dependsOn: [{ lane: a, id: "c1" }, { lane: b, id: "c2" }] });
     expect(parent.status).toBe(201);
     expect(parent.body).toMatchObject({ status: "queued", job: { state: "blocked", dependsOn: [{ lane: a, id: "c1" }, { lane: b, id: "c2" }] } });
     expect((await get(base(p))).body.counts.blocked).toBe(1);
     expect((await get(`${base(p)}/jobs?state=blocked`)).body.jobs.map((j: any) => j.id)).toEqual(["parent"]);
     expect((await get(`${base(a)}/jobs/c1/dependents`)).body).toEqual({ dependents: [{ lane: p, id: "parent" }] });
+    for (const lane of [a, b]) expect((await call("PATCH", base(lane), { json: { paused: false } })).status).toBe(200);
     const done = await settled(p, "parent");
     expect(done).toMatchObject({ outcome: "completed" });
     expect(done.result).toEqual({
