@@ -20,6 +20,16 @@ function aheadJob(what: Ahead, i: number): Record<string, unknown> {
   return { ...base, kind: "demo.echo", dependsOn: [{ id: "dependency" }] };
 }
 
+/** A round-robin pull lane whose queue "big" of `concurrency` holds `others` jobs of kind "other", then "mine" of kind "mine". */
+async function pullLane(concurrency: number, others: number): Promise<LaneStub> {
+  const { stub } = await setup();
+  value(await stub.configure({ fairness: "round-robin" }));
+  value(await stub.putQueue("big", { concurrency }));
+  value(await stub.enqueueBatch({ jobs: Array.from({ length: others }, (_, i) => ({ id: `other${i}`, kind: "other", queue: "big" })) }));
+  value(await stub.enqueue({ id: "mine", kind: "mine", queue: "big" }));
+  return stub;
+}
+
 describe("round-robin: a due job behind 16 or more jobs that may not start now", () => {
   it.each(["not yet due", "pull kind", "blocked"] as Ahead[])("starts behind %s jobs in a queue of concurrency 20, and the alarm does not fire at now again", async (what) => {
     const { lane, clock, settled } = await inProcess({ concurrency: 50 });
@@ -57,20 +67,12 @@ describe("round-robin: a due job behind 16 or more jobs that may not start now",
   });
 
   it("a pull claim of one kind takes its job behind 16 or more of another kind", async () => {
-    const { stub } = await setup();
-    value(await stub.configure({ fairness: "round-robin" }));
-    value(await stub.putQueue("big", { concurrency: 20 }));
-    value(await stub.enqueueBatch({ jobs: Array.from({ length: 17 }, (_, i) => ({ id: `other${i}`, kind: "other", queue: "big" })) }));
-    value(await stub.enqueue({ id: "mine", kind: "mine", queue: "big" }));
+    const stub = await pullLane(20, 17);
     expect((await claim(stub, { kinds: ["mine"] })).map((j) => j.id)).toEqual(["mine"]);
   });
 
   it("reads as far into a queue as its room: behind 290 of another kind in a queue of 300, not behind 300", async () => {
-    const { stub } = await setup();
-    value(await stub.configure({ fairness: "round-robin" }));
-    value(await stub.putQueue("big", { concurrency: 300 }));
-    value(await stub.enqueueBatch({ jobs: Array.from({ length: 290 }, (_, i) => ({ id: `other${i}`, kind: "other", queue: "big" })) }));
-    value(await stub.enqueue({ id: "mine", kind: "mine", queue: "big" }));
+    const stub = await pullLane(300, 290);
     value(await stub.enqueueBatch({ jobs: Array.from({ length: 10 }, (_, i) => ({ id: `more${i}`, kind: "other", queue: "big" })) }));
     value(await stub.enqueue({ id: "beyond", kind: "mine", queue: "big" }));
     expect((await claim(stub, { kinds: ["mine"] })).map((j) => j.id)).toEqual(["mine"]);
