@@ -46,6 +46,7 @@ import { ShardState } from "./shards/shard-state.js";
 import { Watchers } from "./shards/watchers.js";
 import { parseShardObjectName } from "../shared/shards.js";
 import { LaneSettingsStore } from "./store/settings.js";
+import { AlarmSteps } from "./wake/alarm-steps.js";
 import { Belt, type WakeCheck } from "./wake/belt.js";
 import { History } from "./history/history.js";
 import { recordingOn } from "./history/recording.js";
@@ -129,6 +130,8 @@ export class LaneWiring {
   readonly shard: ShardState;
   /** A sharded lane's held claims wait here without claiming (shards/watchers.ts). */
   readonly watchers: Watchers;
+  /** The alarm's steps, each on its own, with its backoff after a throw (wake/alarm-steps.ts). */
+  readonly alarmSteps: AlarmSteps;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -149,6 +152,7 @@ export class LaneWiring {
     const lane = (this.lane = laneName);
     this.shard = new ShardState(storage, lane, index);
     const version = (env as Partial<SwitchyardEnv>).CF_VERSION_METADATA?.id ?? UNVERSIONED;
+    this.alarmSteps = new AlarmSteps(objectName, clock);
     const deliverOutcomes = options.onOutcome !== undefined;
     const waitUntil = (promise: Promise<unknown>) => ctx.waitUntil(promise);
     this.recording = recordingOn(env as Partial<SwitchyardEnv>, options.recording);
@@ -193,6 +197,8 @@ export class LaneWiring {
       freedKeepsWake: (leasesTaken) => this.wakeComputer.freedKeepsWake(leasesTaken),
       setAlarm: (at) => storage.setAlarm(at),
       failed: (what, error) => log({ event: what === "flush" ? "lane.flush_failed" : "lane.alarm_write_failed", lane, message: describeError(error) }),
+      now: () => clock.now(),
+      lost: (alarmWas, wakeAt) => log({ event: "lane.alarm_lost", lane: objectName, alarmWas, wakeAt }),
     });
     this.dispatcher = new Dispatcher<SwitchyardEnv>(
       {
@@ -228,7 +234,7 @@ export class LaneWiring {
       clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings, () => this.queues.anyRateLimited()), cancels: this.cancels,
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, belt: this.belt, deliverOutcomes,
       heldClaims: () => held.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
-      reportDueAt: () => this.metrics.dueAt(),
+      reportDueAt: () => this.metrics.dueAt(), alarmSteps: this.alarmSteps,
     });
   }
 
@@ -241,6 +247,7 @@ export class LaneWiring {
     this.history.start(this.recording);
     startHistograms(this.ctx.storage, this.recording);
     this.metrics.withdraw();
+    // An overdue stored alarm is taken for lost by the re-arm below, and written again.
     this.wake.know(await this.ctx.storage.getAlarm());
     // Jobs whose executors died with a previous instance are given back or recovered now, not at lease expiry.
     const { givenBack, expired } = this.recovery.afterRestart();
@@ -252,32 +259,46 @@ export class LaneWiring {
     this.wake.flush();
   }
 
-  /** The alarm's work: fire due schedules, recover, reconcile, wind up, deliver, keep retention, flush. */
+  /**
+   * The alarm's work: fire due schedules, recover, reconcile, wind up, deliver, keep retention, flush.
+   * Each step stands alone (wake/alarm-steps.ts): one that throws is logged and tried again after a
+   * backoff, and the others still run.
+   */
   async alarm(): Promise<void> {
     this.wake.consumed();
-    const fired = this.schedules.fireDue();
-    this.recoverExpired();
-    this.dispatcher.reconcile();
-    this.windUpCancels();
-    this.expiry.expireDue();
-    this.outcomes.settleUndeliverable();
-    this.retention.pass(this.store.settings.read().retention);
-    this.outbox.deliver();
-    this.housekeeping();
+    const steps = this.alarmSteps;
+    const fired = steps.run("fires", () => this.schedules.fireDue()) ?? 0;
+    steps.run("recovery", () => this.recoverExpired());
+    steps.run("reconcile", () => this.dispatcher.reconcile());
+    steps.run("windUp", () => this.windUpCancels());
+    steps.run("expiry", () => this.expiry.expireDue());
+    steps.run("undeliverable", () => this.outcomes.settleUndeliverable());
+    steps.run("retention", () => this.retention.pass(this.store.settings.read().retention));
+    steps.run("outbox", () => this.outbox.deliver());
+    steps.run("housekeeping", () => this.housekeeping());
     this.wake.afterChange();
-    this.wake.flush(); // within the handler: an alarm set after it returns could be taken for consumed
-    await this.schedules.sent(); // a sharded lane's fires sent to other shards, answered (a crash meanwhile: the alarm runs again)
+    steps.run("flush", () => this.wake.flush()); // within the handler: an alarm set after it returns could be taken for consumed
+    this.comeBackForFailedSteps();
+    // A sharded lane's fires sent to other shards, answered (a crash meanwhile: the alarm runs again).
+    await steps.runAsync("sent", () => this.schedules.sent());
+    this.comeBackForFailedSteps();
     if (fired > 0) await this.register();
+  }
+
+  /** Whatever step threw, the alarm comes back for it, even when the flush's own re-arm was what threw. */
+  private comeBackForFailedSteps(): void {
+    const retryAt = this.alarmSteps.retryAt();
+    if (retryAt !== null) this.wake.armNoLaterThan(retryAt);
   }
 
   /** The belt's check (`Lane.checkWake`): the stored alarm becomes the computed wake; an idle lane lets the belt stop watching. */
   async checkWake(): Promise<WakeCheck> {
     const alarmWas = await this.ctx.storage.getAlarm();
+    // A stored alarm overdue by more than the grace is lost (stored, never scheduled): the re-arm writes it again.
     this.wake.know(alarmWas);
-    const wakeAt = this.wakeComputer.compute();
-    const rearmed = wakeAt !== null && (alarmWas === null || alarmWas > wakeAt);
-    if (rearmed) log({ event: "lane.alarm_rearmed", lane: this.lane, alarmWas, wakeAt });
-    this.wake.rearm(false);
+    const rearmed = this.wake.rearm(false);
+    const wakeAt = this.wake.lastComputed ?? null;
+    if (rearmed && wakeAt !== null) log({ event: "lane.alarm_rearmed", lane: this.lane, alarmWas, wakeAt });
     if (wakeAt === null) this.belt.idle();
     return { wakeAt, alarmWas, rearmed, watch: wakeAt !== null };
   }

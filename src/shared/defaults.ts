@@ -49,6 +49,14 @@ export const OUTBOX_BACKOFF_BASE_MS = 100;
 export const OUTBOX_BACKOFF_MAX_MS = 60_000;
 /** How long a delivery in flight holds its notices before they may be sent again (a crash mid-delivery). */
 export const OUTBOX_IN_FLIGHT_MS = 30_000;
+/**
+ * A stored alarm this far past its instant without having run is taken for lost (the platform can
+ * hold an alarm it never scheduled, after a kill between the two) and written again.
+ */
+export const ALARM_OVERDUE_GRACE_MS = 5_000;
+/** A step of the alarm that throws is tried again after a backoff: from the base, doubling per failure, capped. */
+export const ALARM_STEP_BACKOFF_BASE_MS = 1_000;
+export const ALARM_STEP_BACKOFF_MAX_MS = 60_000;
 /** Snooze: the longest delay (a year). */
 export const MAX_SNOOZE_MS = 31_536_000_000;
 /** TTL: expired jobs settled per alarm (the wake asks again at once while more are due). */

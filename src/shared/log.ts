@@ -9,6 +9,9 @@ import type { JobState, Outcome } from "./job.js";
 /** Why an in-process attempt lost its lease. */
 export type LostCause = "expired" | "superseded" | "settled" | "recovered";
 
+/** The steps of a lane's alarm, each run on its own (one that throws starves none of the others). */
+export type AlarmStep = "fires" | "recovery" | "reconcile" | "windUp" | "expiry" | "undeliverable" | "retention" | "outbox" | "housekeeping" | "flush" | "sent";
+
 export type LogEvent =
   | {
       event: "job.transition";
@@ -48,6 +51,13 @@ export type LogEvent =
   | { event: "lane.watch_failed"; lane: string; message: string }
   /** The belt found the lane's alarm missing or later than its wake, and set it again. */
   | { event: "lane.alarm_rearmed"; lane: string; alarmWas: number | null; wakeAt: number }
+  /**
+   * The alarm the lane had stored (or last wrote) was overdue by more than `ALARM_OVERDUE_GRACE_MS`
+   * and had not run: taken for lost (stored, never scheduled) and written again at `wakeAt`.
+   */
+  | { event: "lane.alarm_lost"; lane: string; alarmWas: number; wakeAt: number }
+  /** One step of the alarm threw; the others ran. The step is tried again from `retryAt` (backoff per step). */
+  | { event: "lane.alarm_step_failed"; lane: string; step: AlarmStep; failures: number; retryAt: number; message: string }
   /** A delivery of the outbox's notices to a dependent's lane failed, or that lane refused it: they are sent again after a backoff. */
   | { event: "lane.outbox_failed"; lane: string; to: string; notices: number; message: string }
   /**

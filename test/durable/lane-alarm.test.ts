@@ -1,7 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
-import { DEFAULT_LEASE_MS } from "../../src/shared/defaults.js";
+import { ALARM_OVERDUE_GRACE_MS, DEFAULT_LEASE_MS } from "../../src/shared/defaults.js";
+import { startClocks } from "../helpers/test-worker.js";
 import { T0, alarmAt, claim, claimOne, enqueue, evict, fireAlarm, refusal, retentionWakeOf, row, rows, setup, value, wake } from "../helpers/lane.js";
 
 describe("nextWakeAt (the computed wake and the alarm itself)", () => {
@@ -304,6 +305,29 @@ describe("eviction", () => {
     expect(await alarmAt(stub)).toBe(T0 + 60_000);
   });
 
+  it("takes an overdue stored alarm for lost at start-up and writes it again", async () => {
+    const fixture = await earlierAlarmStored();
+    fixture.clock.advance(ALARM_OVERDUE_GRACE_MS + 1_001);
+    startClocks.set(fixture.name, fixture.clock); // the new instance starts on the test's clock
+    await evict(fixture);
+    expect(await alarmAt(fixture.stub)).toBe(T0 + 60_000);
+  });
+
+  it("keeps a stored alarm overdue by no more than the grace at start-up", async () => {
+    const fixture = await earlierAlarmStored();
+    fixture.clock.advance(ALARM_OVERDUE_GRACE_MS + 1_000);
+    startClocks.set(fixture.name, fixture.clock);
+    await evict(fixture);
+    expect(await alarmAt(fixture.stub)).toBe(T0 + 1_000);
+  });
+
+  it("writes again an alarm it wrote itself once that is overdue and has not run", async () => {
+    const { stub, clock } = await earlierAlarmStored();
+    clock.advance(ALARM_OVERDUE_GRACE_MS + 1_001);
+    await enqueue(stub, { id: "b", delayMs: 120_000 });
+    expect(await alarmAt(stub)).toBe(T0 + 60_000);
+  });
+
   it("recovers a lease that expired while the object was away", async () => {
     const fixture = await setup();
     const { stub, clock } = fixture;
@@ -315,3 +339,17 @@ describe("eviction", () => {
     expect(value(await stub.getJob("a"))).toMatchObject({ state: "queued", attempts: 0 });
   });
 });
+
+/**
+ * A lane whose stored alarm (T0 + 1 s) is earlier than its wake (a lease renewed to T0 + 60 s):
+ * harmless while that alarm runs. The tests let it not run: stored, never scheduled, as a kill
+ * between the two leaves it.
+ */
+async function earlierAlarmStored() {
+  const fixture = await setup();
+  await enqueue(fixture.stub, { id: "a" });
+  const { lease } = await claimOne(fixture.stub, { leaseMs: 1_000 });
+  value(await fixture.stub.renew("a", { token: lease.token, leaseMs: 60_000 }));
+  expect(await alarmAt(fixture.stub)).toBe(T0 + 1_000);
+  return fixture;
+}

@@ -8,6 +8,7 @@ import { createExecutionContext, createScheduledController, runInDurableObject, 
 import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
 import { REGISTRY_NAME } from "../../src/durable/registry.js";
+import { ALARM_OVERDUE_GRACE_MS } from "../../src/shared/defaults.js";
 import { checkAlarms } from "../../src/worker/belt.js";
 import { call, PULL_KIND, setup, T0, type LaneFixture } from "../helpers/http.js";
 import type { TestableLane } from "../helpers/test-worker.js";
@@ -67,6 +68,19 @@ describe("the belt", () => {
     expect(first.rearmed).toBeGreaterThanOrEqual(1);
     expect(await storedAlarm(fixture)).toBe(T0 + MINUTE);
     expect(await fixture.stub.checkWake()).toEqual({ ok: true, value: { wakeAt: T0 + MINUTE, alarmWas: T0 + MINUTE, rearmed: false, watch: true } });
+  });
+
+  it("writes again an alarm stored at a past instant that never ran (lost), and tells so", async () => {
+    const fixture = await setup();
+    await scheduled(fixture);
+    fixture.clock.set(T0 + MINUTE + ALARM_OVERDUE_GRACE_MS + 1);
+    const check = await fixture.stub.checkWake();
+    expect(check).toEqual({ ok: true, value: { wakeAt: T0 + MINUTE, alarmWas: T0 + MINUTE, rearmed: true, watch: true } });
+    // Within the grace, an alarm about to run is left alone.
+    const fresh = await setup();
+    await scheduled(fresh);
+    fresh.clock.set(T0 + MINUTE + ALARM_OVERDUE_GRACE_MS);
+    expect(await fresh.stub.checkWake()).toEqual({ ok: true, value: { wakeAt: T0 + MINUTE, alarmWas: T0 + MINUTE, rearmed: false, watch: true } });
   });
 
   it("watches a lane with pending jobs too, not only schedules", async () => {

@@ -56,7 +56,7 @@ export class Outbox {
     this.sql = storage.sql;
   }
 
-  /** When the next notice is due (null: none owed); the outbox's wake term. */
+  /** When the next notice is due (null: none owed); the outbox's wake term, read by every wake computation (one seek of `outbox_due`). */
   nextAt(): number | null {
     return this.sql.exec<{ at: number | null }>(D.NEXT_NOTICE_SQL).one().at;
   }

@@ -13,6 +13,7 @@ import type { Outbox } from "../deps/outbox.js";
 import type { RetentionStore } from "../operator/retention.js";
 import type { ScheduleStore } from "../schedules/schedules.js";
 import type { LaneSettingsStore } from "../store/settings.js";
+import type { AlarmSteps } from "./alarm-steps.js";
 import type { Belt } from "./belt.js";
 import type { WakeReads } from "./reads.js";
 import { earliest, wakeTerms } from "./terms.js";
@@ -31,12 +32,14 @@ export interface WakeSources {
   heldClaims(): number;
   /** Outcomes are recorded `completing` and delivered to a hook before they settle. */
   readonly deliverOutcomes: boolean;
-  /** The notices this lane owes (their next due instant is a term). */
+  /** The notices this lane owes (their next due instant is a term, read from the outbox's own rows). */
   readonly outbox: Outbox;
-  /** Whether a settlement here may write notices (a job of the lane has dependents). */
+  /** Whether a settlement here may write notices (a job of the lane has dependents): a freed slot may then move the wake. */
   mayNotify(): boolean;
   /** When the metrics report that waits may go (metrics/reporter.ts; null: none waits). */
   reportDueAt(): number | null;
+  /** The alarm's steps that threw: their retry is a term, and their work's terms wait for it. */
+  readonly alarmSteps: AlarmSteps;
 }
 
 export class WakeComputer {
@@ -60,11 +63,14 @@ export class WakeComputer {
     const rows = reads.rows(looked ? [] : dispatcher.kinds, dispatcher.busyJobIds(), held);
     const heldCancels = rows.cancels > 0 ? cancels.inProcess().filter((c) => dispatcher.holds(c.id)).length : 0;
     const { concurrency, paused, retention: horizons } = settings.read();
-    const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.mayNotify() ? this.sources.outbox.nextAt() : null };
+    // The outbox's rows, never whether the lane has registrations: a purge deletes the last of those
+    // while the notices it wrote are still owed, and a restarted instance would forget them.
+    const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt() };
     const reportDueAt = this.sources.reportDueAt();
     this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: rooms.retentionPass, report: reportDueAt !== null };
-    const memory = { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels, heldClaims: this.sources.heldClaims(), reportDueAt };
-    const wake = earliest(wakeTerms({ ...rows, ...rooms }, memory, clock.now()));
+    const { alarmSteps } = this.sources;
+    const memory = { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels, heldClaims: this.sources.heldClaims(), reportDueAt, stepRetryAt: alarmSteps.retryAt() };
+    const wake = earliest(alarmSteps.defer(wakeTerms({ ...rows, ...rooms }, memory, clock.now())));
     belt.noteWake(wake);
     return wake;
   }

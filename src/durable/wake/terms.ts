@@ -42,6 +42,8 @@ export interface WakeTerms {
    * reported, a second after the last report (later while reports fail). Never while none waits.
    */
   metricsReport: number | null;
+  /** A step of the alarm that threw is tried again (wake/alarm-steps.ts): its backoff's end. */
+  stepRetry: number | null;
 }
 
 /**
@@ -60,6 +62,8 @@ export interface WakeMemory {
   heldClaims: number;
   /** When the metrics report that waits may go (null: none waits). */
   reportDueAt: number | null;
+  /** When the first alarm step that threw is tried again (null: none threw). */
+  stepRetryAt: number | null;
 }
 
 export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): WakeTerms {
@@ -75,6 +79,7 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     outbox: rows.nextNotice === null ? null : Math.max(now, rows.nextNotice),
     scheduleFire: rows.nextScheduleFire,
     metricsReport: memory.reportDueAt === null ? null : Math.max(now, memory.reportDueAt),
+    stepRetry: memory.stepRetryAt === null ? null : Math.max(now, memory.stepRetryAt),
   };
 }
 

@@ -9,7 +9,14 @@
  * alarm (or none is stored). An alarm earlier than needed is harmless — it fires, finds nothing due,
  * and the flush that ends it stores the wake of that moment — while moving it later on every claim
  * (each lease expires a little later than the last) would cost an alarm write per job.
+ *
+ * "Stored" must mean "will run": the platform can hold an alarm it never scheduled (a kill between
+ * its commit and its hand-over to the scheduler), which then stays in the past forever. So an alarm
+ * believed stored that is overdue by more than `ALARM_OVERDUE_GRACE_MS` (an alarm that runs is
+ * consumed first) is taken for lost and written again, whether the belief came from storage (start-up,
+ * the belt's check) or from the last write.
  */
+import { ALARM_OVERDUE_GRACE_MS } from "../../shared/defaults.js";
 
 export interface WakeHost {
   /** The computed wake, from the rows and the lane's memory; `pumped`: no due in-process head can have a free slot. */
@@ -29,6 +36,9 @@ export interface WakeHost {
   setAlarm(at: number): Promise<void>;
   /** A flush or an alarm write failed. */
   failed(what: "flush" | "alarm", error: unknown): void;
+  now(): number;
+  /** The alarm believed stored was overdue (`ALARM_OVERDUE_GRACE_MS`) and had not run: lost, written again at `wakeAt`. */
+  lost(alarmWas: number, wakeAt: number): void;
 }
 
 /** What a flush's pump does: nothing, read again ("full"), or read only if jobs were left waiting ("freed"). */
@@ -99,7 +109,7 @@ export class Wake {
         // alarm known, and the host knows they move the wake no earlier: nothing to re-arm. Any other
         // change since (a flush whose re-arm gave way to this one: a batch's) re-arms.
         const pump = this.flushSteps();
-        if (pump === "freed" && this.sinceRearm !== "more" && this.armedAt !== undefined && this.host.freedKeepsWake(this.sinceRearm === "leases")) {
+        if (pump === "freed" && this.sinceRearm !== "more" && this.armedAt !== undefined && !this.lostBelief() && this.host.freedKeepsWake(this.sinceRearm === "leases")) {
           this.pumped = false; // kept for a re-arm right after a pump only
           return;
         }
@@ -142,7 +152,7 @@ export class Wake {
    * alarm, or unknown) a flush re-arms as after any transition.
    */
   leaseTaken(until: number): void {
-    if (this.armedAt !== undefined && this.armedAt !== null && this.armedAt <= until) return;
+    if (this.armedAt !== undefined && this.armedAt !== null && this.armedAt <= until && !this.overdue(this.armedAt)) return;
     if (this.sinceRearm === "nothing") this.sinceRearm = "leases";
     this.flushSoon(false);
   }
@@ -157,17 +167,45 @@ export class Wake {
   private sinceRearm: "nothing" | "leases" | "more" = "more";
 
   /**
-   * Makes the stored alarm no later than the computed wake (a no-op when it already is). `afterPump`:
-   * a flush just started every due in-process job it could, so the wake need not look for one.
+   * Makes the stored alarm no later than the computed wake (a no-op when it already is, and is not
+   * overdue); true when it wrote. `afterPump`: a flush just started every due in-process job it could,
+   * so the wake need not look for one.
    */
-  rearm(afterPump: boolean): void {
+  rearm(afterPump: boolean): boolean {
     const wake = this.host.computeWake(afterPump && this.pumped);
     this.computed = wake;
     this.pumped = false;
     this.sinceRearm = "nothing";
-    if (wake === null || (this.armedAt !== null && this.armedAt !== undefined && this.armedAt <= wake)) return;
-    this.armedAt = wake;
-    const write = this.host.setAlarm(wake);
+    const armed = this.armedAt;
+    if (wake === null || (armed !== null && armed !== undefined && armed <= wake && !this.overdue(armed))) return false;
+    if (armed !== null && armed !== undefined && armed <= wake) this.host.lost(armed, wake);
+    this.write(wake);
+    return true;
+  }
+
+  /**
+   * Makes the stored alarm no later than `at`, without computing the wake: what the alarm falls back on
+   * when its flush threw, so that it comes back for the step that failed.
+   */
+  armNoLaterThan(at: number): void {
+    const armed = this.armedAt;
+    if (armed !== null && armed !== undefined && armed <= at && !this.overdue(armed)) return;
+    this.write(at);
+  }
+
+  /** Whether the alarm believed stored is overdue (then a flush re-arms, whatever changed). */
+  private lostBelief(): boolean {
+    return this.armedAt !== null && this.armedAt !== undefined && this.overdue(this.armedAt);
+  }
+
+  /** Whether an alarm believed stored for `at` should have run by now: past by more than the grace. */
+  overdue(at: number): boolean {
+    return at < this.host.now() - ALARM_OVERDUE_GRACE_MS;
+  }
+
+  private write(at: number): void {
+    this.armedAt = at;
+    const write = this.host.setAlarm(at);
     write.catch((error: unknown) => {
       this.armedAt = undefined; // unknown now: the next flush writes it again
       this.host.failed("alarm", error);
