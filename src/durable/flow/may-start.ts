@@ -19,7 +19,7 @@ export function laneFreeSlots(settings: { concurrency: number; paused: boolean }
  * full; never drawn (NULL units) is full. See shared/bucket.ts for the units. Cast to an integer:
  * now arrives as a double, and with it the division would not round down.
  */
-export const queueTokens = (q: string) => `CAST(MIN(${q}.rate_limit * ${q}.rate_period_ms,
+const queueTokens = (q: string) => `CAST(MIN(${q}.rate_limit * ${q}.rate_period_ms,
     COALESCE(${q}.bucket_units + MIN(MAX(0, ?1 - ${q}.bucket_at), ${q}.rate_period_ms) * ${q}.rate_limit, ${q}.rate_limit * ${q}.rate_period_ms))
     / ${q}.rate_period_ms AS INTEGER)`;
 
