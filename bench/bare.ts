@@ -12,7 +12,7 @@ export type FloorTable = "jobs" | "bare";
 
 const BARE = "bare_jobs";
 
-const tableName = (table: FloorTable) => (table === "bare" ? BARE : "jobs");
+export const tableName = (table: FloorTable) => (table === "bare" ? BARE : "jobs");
 
 /** The same columns the queue's insertJobs writes, without RETURNING. */
 export const insertJobSql = (table: FloorTable) => `INSERT INTO ${tableName(table)} (id, kind, payload, queue, priority, run_at, state, max_attempts,

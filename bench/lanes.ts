@@ -10,7 +10,7 @@ import type { JobSpec } from "../src/durable/store/job-row.js";
 import { CLAIM_CANDIDATES_SQL, CLAIM_KINDS_CANDIDATES_SQL } from "../src/durable/attempts/claim-statements.js";
 import { serializeJson } from "../src/shared/json.js";
 import { BatchEnqueueRequest, EnqueueRequest, simpleEnqueueRequest } from "../src/shared/schemas.js";
-import { BARE_CLAIM_ONE, bareClaims, CLAIM_ONE, ensureBareTable, insertJobSql, updateByPkSql, type FloorTable } from "./bare.js";
+import { BARE_CLAIM_ONE, bareClaims, CLAIM_ONE, ensureBareTable, insertJobSql, tableName, updateByPkSql, type FloorTable } from "./bare.js";
 import { noopOrSteps, rawUpserts } from "./steps.js";
 
 /** The no-op executor: records when it started, so latency is measured where the job starts. */
@@ -182,7 +182,8 @@ export class PlainLane extends defineLane({ log: false }) {
   /** Raw single-row INSERTs into the jobs table (or the bare table), `n` statements. */
   async benchSqlInsert(n: number, prefix: string, table: FloorTable = "jobs"): Promise<number> {
     const sql = this.ctx.storage.sql;
-    const insert = table === "bare" ? this.bare(insertJobSql("bare")) : INSERT_JOB;
+    if (table === "bare") this.ensureBare();
+    const insert = table === "bare" ? insertJobSql("bare") : INSERT_JOB;
     const now = Date.now();
     for (let i = 0; i < n; i++) sql.exec(insert, `${prefix}-${i}`, PULL_KIND, `{"i":${i}}`, now, now, now);
     return n;
@@ -196,8 +197,9 @@ export class PlainLane extends defineLane({ log: false }) {
   /** Raw UPDATEs by primary key over the rows `benchSqlInsert` wrote, from its `from`-th row on. */
   async benchSqlUpdate(n: number, table: FloorTable = "jobs", from = 0): Promise<number> {
     const sql = this.ctx.storage.sql;
-    const update = table === "bare" ? this.bare(updateByPkSql("bare")) : UPDATE_BY_PK;
-    const first = sql.exec<{ s: number }>(`SELECT MIN(seq) AS s FROM ${table === "bare" ? "bare_jobs" : "jobs"}`).one().s + from;
+    if (table === "bare") this.ensureBare();
+    const update = table === "bare" ? updateByPkSql("bare") : UPDATE_BY_PK;
+    const first = sql.exec<{ s: number }>(`SELECT MIN(seq) AS s FROM ${tableName(table)}`).one().s + from;
     const now = Date.now();
     for (let i = 0; i < n; i++) sql.exec(update, now, "x", first + i);
     return n;
@@ -208,7 +210,7 @@ export class PlainLane extends defineLane({ log: false }) {
     const sql = this.ctx.storage.sql;
     const now = Date.now();
     if (table === "bare") {
-      this.bare(null);
+      this.ensureBare();
       const { claimed, last } = bareClaims(sql, n, this.bareClaimedTo, now);
       this.bareClaimedTo = last;
       return claimed;
@@ -221,11 +223,9 @@ export class PlainLane extends defineLane({ log: false }) {
     return claimed;
   }
 
-  /** `statement`, once this object has created the bare table. */
-  private bare<T>(statement: T): T {
+  private ensureBare(): void {
     if (!this.bareReady) ensureBareTable(this.ctx.storage.sql);
     this.bareReady = true;
-    return statement;
   }
 
   /**
@@ -304,9 +304,10 @@ export class PlainLane extends defineLane({ log: false }) {
     const plan = (query: string, ...args: unknown[]) =>
       this.ctx.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, ...args).toArray().map((r) => r.detail);
     const now = Date.now();
+    this.ensureBare();
     return {
       claimOne: plan(CLAIM_ONE, "t", now, now, now),
-      bareClaimOne: plan(this.bare(BARE_CLAIM_ONE), "t", now, now, now, 0),
+      bareClaimOne: plan(BARE_CLAIM_ONE, "t", now, now, now, 0),
       queueClaimCandidates: plan(CLAIM_CANDIDATES_SQL, now, "[]", "[]", 1),
       counts: plan(`SELECT state, outcome, COUNT(*) AS n FROM jobs GROUP BY state, outcome`),
     };
