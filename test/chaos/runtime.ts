@@ -28,11 +28,20 @@ export class ChaosRuntime {
 
   async start(): Promise<void> {
     const incarnation = this.restarts.length;
-    this.current = await LocalRuntime.start({
-      persistDir: this.persistDir,
-      apiToken: this.apiToken,
-      onLog: (line) => this.onLog(line, incarnation),
-    });
+    // Runtimes started at the same moment (the chaos files run side by side) can race for one of
+    // wrangler's own ports ("Address already in use") and exit: such a start is tried again.
+    for (let tries = 1; ; tries++) {
+      try {
+        this.current = await LocalRuntime.start({
+          persistDir: this.persistDir,
+          apiToken: this.apiToken,
+          onLog: (line) => this.onLog(line, incarnation),
+        });
+        break;
+      } catch (error) {
+        if (tries >= 3 || !String(error).includes("Address already in use")) throw error;
+      }
+    }
     this.restarts.push(Date.now());
     for (const wake of this.upWaiters.splice(0)) wake();
   }
