@@ -56,6 +56,14 @@ export class ChaosRuntime {
     for (const wake of this.restartWaiters.splice(0)) wake();
   }
 
+  /** SIGKILL without a restart: the state directory may be read (or changed) before the next `start`. */
+  async kill(): Promise<void> {
+    const victim = this.current;
+    this.current = null;
+    this.kills++;
+    await victim?.kill();
+  }
+
   async stop(): Promise<void> {
     const last = this.current;
     this.current = null;

@@ -1,5 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
 import { ALARM_OVERDUE_GRACE_MS, DEFAULT_LEASE_MS } from "../../src/shared/defaults.js";
 import { startClocks } from "../helpers/test-worker.js";
@@ -326,6 +326,23 @@ describe("eviction", () => {
     clock.advance(ALARM_OVERDUE_GRACE_MS + 1_001);
     await enqueue(stub, { id: "b", delayMs: 120_000 });
     expect(await alarmAt(stub)).toBe(T0 + 60_000);
+  });
+
+  it("takes an alarm it wrote for an instant already past for lost only a grace after writing it", async () => {
+    const { stub, clock } = await earlierAlarmStored();
+    const lines: string[] = [];
+    vi.spyOn(console, "log").mockImplementation((line: unknown) => void lines.push(String(line)));
+    try {
+      clock.advance(ALARM_OVERDUE_GRACE_MS + 1_001);
+      await enqueue(stub, { id: "b", delayMs: 120_000 }); // written again: T0 + 60 s
+      clock.advance(60_000); // that one does not run either: written again, for the lease's expiry, past already
+      await enqueue(stub, { id: "c", delayMs: 120_000 });
+      await enqueue(stub, { id: "d", delayMs: 120_000 }); // just written: it runs at once, it is not lost
+      expect(await alarmAt(stub)).toBe(T0 + 60_000);
+      expect(lines.filter((l) => l.includes('"lane.alarm_lost"')).map((l) => JSON.parse(l).alarmWas)).toEqual([T0 + 1_000, T0 + 60_000]);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 
   it("recovers a lease that expired while the object was away", async () => {

@@ -51,6 +51,11 @@ export type Pump = "none" | "freed" | "full";
 export class Wake {
   /** The alarm as last written (undefined: unknown, read it again before trusting it). */
   private armedAt: number | null | undefined = undefined;
+  /**
+   * When this object wrote the alarm it believes stored (null: it learned it from storage). An alarm
+   * written for an instant already past runs at once: it is overdue only a grace after its writing.
+   */
+  private armedWrittenAt: number | null = null;
   private flushPending = false;
   /** Whether the pending flush should look for jobs to start (not after enqueueing pull-only kinds). */
   private pumpWanted: Pump = "none";
@@ -76,6 +81,7 @@ export class Wake {
 
   /** Learns the stored alarm (at start-up) or forgets it (a test swapped the clock). */
   know(alarm: number | null | undefined): void {
+    if (alarm !== this.armedAt) this.armedWrittenAt = null; // the belt's check finds the alarm this object wrote: still its own
     this.armedAt = alarm;
   }
 
@@ -198,13 +204,14 @@ export class Wake {
     return this.armedAt !== null && this.armedAt !== undefined && this.overdue(this.armedAt);
   }
 
-  /** Whether an alarm believed stored for `at` should have run by now: past by more than the grace. */
-  overdue(at: number): boolean {
-    return at < this.host.now() - ALARM_OVERDUE_GRACE_MS;
+  /** Whether the alarm believed stored, for `at`, should have run by now: past by more than the grace (since its writing, when written here). */
+  private overdue(at: number): boolean {
+    return Math.max(at, this.armedWrittenAt ?? at) < this.host.now() - ALARM_OVERDUE_GRACE_MS;
   }
 
   private write(at: number): void {
     this.armedAt = at;
+    this.armedWrittenAt = this.host.now();
     const write = this.host.setAlarm(at);
     write.catch((error: unknown) => {
       this.armedAt = undefined; // unknown now: the next flush writes it again
