@@ -35,7 +35,7 @@ const MAX_TAKEOVERS = 16;
 /** A shard asked to refuse a reservation while it writes that id's job (its dependencies registered first) is asked again after this, times the tries. */
 const BUSY_WAIT_MS = 10;
 
-type ShardDetails = { shards: number; reservedFor?: number };
+type ShardDetails = { shards: number; reservedFor?: number; key?: true; keyReservedFor?: number };
 
 function shardDetails(answer: { ok: false; error: { code: string; details?: unknown } }): ShardDetails | null {
   return answer.error.code === "wrong_shard" ? (answer.error.details as ShardDetails) : null;
@@ -89,6 +89,8 @@ export class ShardRoutes {
     let contended = 0;
     let refused: string | null = null; // the nonce a shard refused the last write under
     let carried: string | null = null;
+    let keyGivenUp: string | null = null; // the key's nonce a shard gave up that the last write carried
+    let keyCarried: string | null = null;
     for (let attempt = 0; ; ) {
       const shards = count.value;
       let routed: object = request;
@@ -117,12 +119,26 @@ export class ShardRoutes {
             carried = reserved.value;
             if (reserved.value !== null) routed = { ...routed, reservation: reserved.value };
           }
+          if (request.debounce !== undefined) {
+            const keyed = await this.reserveKey(lane, request.debounce.key, target, routed as EnqueueRequest, request.id !== undefined, shards, keyGivenUp);
+            if (!keyed.ok) return keyed;
+            if ("answer" in keyed.value) return ok(keyed.value.answer);
+            keyCarried = keyed.value.nonce;
+            if (keyCarried !== null) routed = { ...routed, keyReservation: keyCarried };
+          }
         }
       }
       const answer = await send(this.stub(lane, target), shardObjectName(lane, target), routed);
       refused = null;
+      keyGivenUp = null;
       const refusal = answer.ok ? null : shardDetails(answer);
       if (refusal === null) return answer;
+      if (refusal.key === true && refusal.shards === shards && contended++ < MAX_TAKEOVERS) {
+        // Refused for the debounce key: its job is held elsewhere now (reserved again), or the nonce
+        // the write carried was given up since (taken over).
+        if (refusal.keyReservedFor === undefined) keyGivenUp = keyCarried;
+        continue;
+      }
       if (refusal.shards === shards && request.id !== undefined && contended++ < MAX_TAKEOVERS) {
         // Routed by the right count, refused for the id: on its own shard, reserved there for another
         // shard (taken over here once that shard refuses the reservation, or a conflict if it holds
@@ -171,6 +187,42 @@ export class ShardRoutes {
       else replacing = answer.nonce;
     }
     return fail("wrong_shard", `job id ${id} of lane ${lane} is contended by other enqueues on other shards: try again`, { shards });
+  }
+
+  /**
+   * Reserves a debounce key on its own shard for `target`, the shard of the request's queue: the
+   * nonce the write carries (null: none needed), or, when the key's queued job is on another shard,
+   * that shard's answer: it replaces the job by `routed` and moves it to `target` (the request is then
+   * answered `debounced`, as one object answers it), or gives its nonce up (it holds no queued job of
+   * the key: the key is reserved again, for `target`). `givenUp`: a nonce the target refused a write under.
+   */
+  private async reserveKey(lane: string, key: string, target: number, routed: EnqueueRequest, idGiven: boolean, shards: number, givenUp: string | null): Promise<Result<{ nonce: string | null } | { answer: EnqueueAnswer }>> {
+    // An enqueue whose id names a job there answers as any enqueue of the id (it debounces nothing).
+    if (idGiven) {
+      const there = await this.stub(lane, target).hasJob(routed.id);
+      if (!there.ok) return there;
+      if (there.value) return ok({ nonce: null });
+    }
+    let replacing = givenUp;
+    for (let tries = 0; tries < MAX_TAKEOVERS; tries++) {
+      const reserved = await this.stub(lane, shardOf(key, shards)).reserveKey(key, target, replacing);
+      if (!reserved.ok) return reserved;
+      const answer = reserved.value;
+      if (answer.status !== "other") return ok({ nonce: answer.nonce });
+      const handed = await this.stub(lane, answer.shard).handOverKey(key, answer.nonce, target, routed);
+      if (!handed.ok) return handed;
+      const done = handed.value;
+      if (done.status === "moved") {
+        if (done.job !== null) return ok({ answer: { status: "debounced", job: done.job } });
+        // Delivered meanwhile by another call that found the move owed: the job as it is now.
+        const job = await this.stub(lane, target).getJob(done.id);
+        if (!job.ok) return job;
+        return ok({ answer: { status: "debounced", job: job.value } });
+      }
+      if (done.status === "refused") replacing = answer.nonce;
+      else await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * (tries + 1)));
+    }
+    return fail("wrong_shard", `debounce key ${key} of lane ${lane} is contended by other enqueues on other shards: try again`, { shards });
   }
 
   /**

@@ -21,7 +21,7 @@ export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
  * sent (over HTTP the `traceparent` header, which the front worker puts here), as stored: valid, and
  * of a later version only its first 55 characters.
  */
-export type TracedEnqueueRequest = EnqueueRequest & { traceparent?: string; shards?: number; reservation?: string };
+export type TracedEnqueueRequest = EnqueueRequest & { traceparent?: string; shards?: number; reservation?: string; keyReservation?: string };
 
 /** A batch as a lane takes it: the request, and one trace context for all its jobs. */
 export type TracedBatchRequest = Omit<BatchEnqueueRequest, "jobs"> & { jobs: (BatchEnqueueRequest["jobs"][number] & { reservation?: string })[]; traceparent?: string; shards?: number };
@@ -33,10 +33,10 @@ export type TracedBatchRequest = Omit<BatchEnqueueRequest, "jobs"> & { jobs: (Ba
 export function parseEnqueue(input: unknown): Result<TracedEnqueueRequest> {
   const simple = simpleEnqueueRequest(input);
   if (simple) return ok(simple);
-  return withShards(input, (input) => withReservation(input, (input) => withTrace(input, (request) => {
+  return withShards(input, (input) => withNonce("keyReservation", input, (input) => withNonce("reservation", input, (input) => withTrace(input, (request) => {
     const plain = simpleEnqueueRequest(request);
     return plain ? ok(plain) : parse(EnqueueRequest, request);
-  })));
+  }))));
 }
 
 /** A batch enqueue request, and the `traceparent` beside its `jobs` (for every job of it), if any. */
@@ -47,13 +47,17 @@ export function parseBatchEnqueue(input: unknown): Result<TracedBatchRequest> {
 /** A reservation's nonce beside a request's fields (not a body field): what a sharded lane's router reserved its id under on the id's own shard. */
 const ReservationNonce = z.string().min(1).max(64);
 
-function withReservation<T extends object>(input: unknown, read: (request: unknown) => Result<T>): Result<T & { reservation?: string }> {
-  if (typeof input !== "object" || input === null || !Object.hasOwn(input, "reservation")) return read(input);
-  const { reservation, ...request } = input as { reservation: unknown };
-  const nonce = parse(ReservationNonce, reservation);
-  if (!nonce.ok) return fail("invalid_request", `invalid request: reservation: ${nonce.error.message}`, [{ path: ["reservation"], message: "must be a reservation's nonce" }]);
+/**
+ * A nonce beside a request's fields, as `field`: an id's reservation (`reservation`), or a debounce
+ * key's (`keyReservation`: what the router reserved the key under on the key's own shard).
+ */
+function withNonce<T extends object, F extends string>(field: F, input: unknown, read: (request: unknown) => Result<T>): Result<T & { [K in F]?: string }> {
+  if (typeof input !== "object" || input === null || !Object.hasOwn(input, field)) return read(input);
+  const { [field]: given, ...request } = input as Record<string, unknown>;
+  const nonce = parse(ReservationNonce, given);
+  if (!nonce.ok) return fail("invalid_request", `invalid request: ${field}: ${nonce.error.message}`, [{ path: [field], message: "must be a reservation's nonce" }]);
   const parsed = read(request);
-  return parsed.ok ? ok({ ...parsed.value, reservation: nonce.value }) : parsed;
+  return parsed.ok ? ok({ ...parsed.value, [field]: nonce.value } as T & { [K in F]?: string }) : parsed;
 }
 
 /** A batch's `reservations` beside its `jobs` (one per job, null: none), each put on its job. */

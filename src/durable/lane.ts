@@ -33,6 +33,9 @@ import type { WakeReads } from "./wake/reads.js";
 import type { Wake } from "./wake/wake.js";
 import { LaneWiring, type LaneOptions } from "./wiring.js";
 import { ShardCalls } from "./shards/lane-shards.js";
+import { KeyCalls } from "./shards/key-calls.js";
+import type { HandOver } from "./shards/key-moves.js";
+import type { KeyReservation } from "./shards/key-state.js";
 import { FenceCalls } from "./attempts/lane-fence.js";
 import { DependencyCalls } from "./deps/lane-deps.js";
 import { OperatorCalls } from "./operator/lane-operator.js";
@@ -71,6 +74,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   protected readonly reporter: MetricsReporter;
   /** The RPC methods' bodies, by idea: each method below validates nothing itself and delegates to one. */
   private readonly shards: ShardCalls;
+  private readonly keys: KeyCalls;
   private readonly fence: FenceCalls;
   private readonly deps: DependencyCalls;
   private readonly operator: OperatorCalls;
@@ -91,6 +95,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.outbox = rooms.outbox;
     this.reporter = rooms.metrics;
     this.shards = new ShardCalls(rooms, clock);
+    this.keys = new KeyCalls(rooms);
     this.fence = new FenceCalls(rooms);
     this.deps = new DependencyCalls(rooms);
     this.operator = new OperatorCalls(rooms);
@@ -242,6 +247,21 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Where each of `ids` is as this shard knows (here, reserved here for another shard, or null): a sharded batch's dependencies, looked up before it writes. */
   async knownIds(ids: unknown): Promise<Result<(number | null)[]>> { return this.answer(() => this.shards.knownIds(ids)); }
+
+  /** On a debounce key's own shard: where a write of the key for shard `target` goes (shards/key-state.ts). */
+  async reserveKey(key: unknown, target: unknown, replacing?: unknown): Promise<Result<KeyReservation>> { return this.answer(() => this.keys.reserveKey(key, target, replacing)); }
+
+  /** On the shard a key's reservation names: its queued job replaced by `request` and moved to `target`, or the nonce given up (shards/key-moves.ts). */
+  async handOverKey(key: unknown, nonce: unknown, target: unknown, request: unknown): Promise<Result<HandOver>> { return this.answer(() => this.keys.handOverKey(key, nonce, target, request)); }
+
+  /** On the shard a key's job moves to: the job taken once. */
+  async acceptKeyMove(nonce: unknown, key: unknown, row: unknown, dependents: unknown, from: unknown): Promise<Result<Job | null>> { return this.answer(() => this.keys.acceptKeyMove(nonce, key, row, dependents, from)); }
+
+  /** On a debounce key's own shard: its job now on another shard. */
+  async advanceKey(key: unknown, from: unknown, to: unknown, nonce: unknown): Promise<Result<null>> { return this.answer(() => this.keys.advanceKey(key, from, to, nonce)); }
+
+  /** On a job id's own shard: its reservation follows its job's move. */
+  async repointId(id: unknown, from: unknown, to: unknown): Promise<Result<null>> { return this.answer(() => this.keys.repointId(id, from, to)); }
 
   /** On a shard a reservation names: its job is here, or the reservation (its `nonce`) is refused for good, so that its id's own shard may hand the id to another. */
   async refuseReservation(id: unknown, nonce: unknown): Promise<Result<Refusal>> { return this.answer(() => this.shards.refuseReservation(id, nonce)); }

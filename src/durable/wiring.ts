@@ -44,9 +44,10 @@ import { JobStore } from "./store/job-store.js";
 import { migrate, type SchemaState, SCHEMA_VERSION } from "./store/migrations.js";
 import { ShardState } from "./shards/shard-state.js";
 import { Watchers } from "./shards/watchers.js";
-import { parseShardObjectName } from "../shared/shards.js";
+import { parseShardObjectName, shardObjectName } from "../shared/shards.js";
 import { LaneSettingsStore } from "./store/settings.js";
 import { AlarmSteps } from "./wake/alarm-steps.js";
+import { KeyMoves, type KeyPeer } from "./shards/key-moves.js";
 import { Belt, type WakeCheck } from "./wake/belt.js";
 import { History } from "./history/history.js";
 import { recordingOn } from "./history/recording.js";
@@ -132,6 +133,8 @@ export class LaneWiring {
   readonly watchers: Watchers;
   /** The alarm's steps, each on its own, with its backoff after a throw (wake/alarm-steps.ts). */
   readonly alarmSteps: AlarmSteps;
+  /** A debounce key's queued job moved between shards (shards/key-moves.ts). */
+  readonly keyMoves: KeyMoves;
 
   constructor(
     private readonly ctx: DurableObjectState,
@@ -224,8 +227,10 @@ export class LaneWiring {
     // Held claims and a sharded lane's watchers alike call for a flush when a job arrives.
     const held = { get size() { return waiters.size + watchers.size; } };
     this.outcomes = new OutcomeDelivery<SwitchyardEnv>(storage, { store, clock, env, waitUntil, changed: () => this.wake.afterChange() }, options.onOutcome);
+    const debouncer = new Debouncer(storage, store);
+    this.keyMoves = new KeyMoves(storage, clock, { store, shard: this.shard, debouncer, peer: (i) => peer(shardObjectName(lane, i)) as unknown as KeyPeer, changed: () => this.wake.afterChange() });
     this.enqueue = new Enqueue(clock, entropy, {
-      store, debouncer: new Debouncer(storage, store), dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: held, version, shard: this.shard,
+      store, debouncer, dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: held, version, shard: this.shard,
       metrics: this.metrics,
     });
     // A sharded lane's fires go to the shards of their jobs, shard 0 answered in place (schedules/shard-fires.ts).
@@ -234,7 +239,7 @@ export class LaneWiring {
       clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings, () => this.queues.anyRateLimited()), cancels: this.cancels,
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, belt: this.belt, deliverOutcomes,
       heldClaims: () => held.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
-      reportDueAt: () => this.metrics.dueAt(), alarmSteps: this.alarmSteps,
+      reportDueAt: () => this.metrics.dueAt(), alarmSteps: this.alarmSteps, keyMoveAt: () => this.keyMoves.nextAt(),
     });
   }
 
@@ -281,6 +286,7 @@ export class LaneWiring {
     this.comeBackForFailedSteps();
     // A sharded lane's fires sent to other shards, answered (a crash meanwhile: the alarm runs again).
     await steps.runAsync("sent", () => this.schedules.sent());
+    await steps.runAsync("keyMoves", () => this.keyMoves.deliverDue());
     this.comeBackForFailedSteps();
     if (fired > 0) await this.register();
   }

@@ -42,8 +42,8 @@ export interface ErrorBody {
 
 /** `details` of an error: the problems of an invalid request, or what a refusal concerns. */
 export type ErrorDetails = Issue[] | { ids: string[] } | { index: number } | { dependencies: { lane: string; id: string }[] }
-  /** `wrong_shard`: the shard count the shard holds, and the shard an id is reserved for, if that is why. */
-  | { shards: number; reservedFor?: number };
+  /** `wrong_shard`: the shard count the shard holds, and the shard an id is reserved for, if that is why (a debounce key's, `key`: the shard it is reserved for, if that is why). */
+  | { shards: number; reservedFor?: number; key?: true; keyReservedFor?: number };
 
 /** The one error class of the project. Thrown in the worker; rebuilt there from a lane's `ErrorBody`. */
 export class QueueError extends Error {

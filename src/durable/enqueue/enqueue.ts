@@ -201,8 +201,12 @@ export class Enqueue {
     return flushed(debounced ? this.host.store.allOrNothing(() => one(new Map())) : this.host.store.insertJobs(specs.value, now));
   }
 
-  /** `now`: the enqueue's one reading of the clock, which its insert writes as `createdAt` too. */
-  toSpec(request: TracedEnqueueRequest, now: number): Result<JobSpec> {
+  /**
+   * `now`: the enqueue's one reading of the clock, which its insert writes as `createdAt` too.
+   * `keys`: a debounce key's reservation is checked (a sharded batch's jobs are not: the router does
+   * not reserve their keys, so they debounce on their own shard alone).
+   */
+  toSpec(request: TracedEnqueueRequest, now: number, keys = true): Result<JobSpec> {
     const { shard } = this.host;
     const shards = shard.count();
     if (shard.index === 0 && shards === 1 && (request.shards ?? 1) === 1) return toSpec(request, now, () => this.entropy.id(), this.host.store.lane); // one shard: one comparison
@@ -214,6 +218,13 @@ export class Enqueue {
     if (!spec.ok) return spec;
     const owned = shard.check(spec.value.queue ?? spec.value.debounceKey ?? spec.value.id, spec.value.id, request.reservation);
     if (!owned.ok) return owned;
+    // A debounce key is one queued job on the whole lane: written only where its own shard says (a
+    // request whose id names a job here answers as any enqueue of the id, and debounces nothing).
+    const key = spec.value.debounceKey;
+    if (keys && key !== null && !(request.id !== undefined && this.host.store.row(request.id))) {
+      const keyed = shard.checkKey(key, request.keyReservation);
+      if (!keyed.ok) return keyed;
+    }
     return spec;
   }
 
@@ -221,7 +232,7 @@ export class Enqueue {
   toSpecs(requests: readonly TracedEnqueueRequest[], now: number): Result<JobSpec[]> {
     const specs: JobSpec[] = [];
     for (const [index, request] of requests.entries()) {
-      const spec = this.toSpec(request, now);
+      const spec = this.toSpec(request, now, false);
       if (!spec.ok && spec.error.code === "wrong_shard") return spec; // for the router: its details say why
       if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
       specs.push(spec.value);

@@ -19,6 +19,8 @@ const FireRequest = S.ScheduleJob.extend({
   shards: z.number().int().min(2).max(MAX_SHARDS),
   // The nonce of the id's reservation on its own shard, when that is another (shards/shard-state.ts).
   reservation: z.string().min(1).max(64).optional(),
+  // The nonce of its debounce key's reservation on the key's own shard, when that is another (shards/key-state.ts).
+  keyReservation: z.string().min(1).max(64).optional(),
 }).refine((fire) => fire.id.endsWith(`@${fire.runAt}`), { message: "a fire's runAt is the instant its id names", path: ["runAt"] });
 
 export class ScheduleCalls {

@@ -20,6 +20,8 @@ import type { EnqueueRequest } from "../../shared/schemas.js";
 import { routingKey, shardOf } from "../../shared/shards.js";
 import type { Namespace } from "../env.js";
 import { ShardCalls } from "../shards/lane-shards.js";
+import { KeyCalls } from "../shards/key-calls.js";
+import { ReaderCalls } from "../store/lane-readers.js";
 import type { ShardState } from "../shards/shard-state.js";
 import type { LaneWiring } from "../wiring.js";
 import { ScheduleCalls } from "./lane-schedules.js";
@@ -39,17 +41,23 @@ export const FIRE_RETRY_MAX_MS = 60_000;
 const NOT_NOW = new Set(["wrong_shard", "lane_schema_too_new"]);
 
 /** What a shard answers the routing of one enqueue with: shard 0 answers these in place. */
-export type SelfShard = Pick<ShardCalls, "shardState" | "reserve" | "refuseReservation"> & Pick<ScheduleCalls, "enqueueFire">;
+export type SelfShard = Pick<ShardCalls, "shardState" | "reserve" | "refuseReservation" | "hasJob"> & Pick<ScheduleCalls, "enqueueFire"> & Pick<KeyCalls, "reserveKey" | "handOverKey"> & Pick<ReaderCalls, "getJob">;
 
 /** Shard 0 as the routing calls it, answered by the same bodies as its RPC methods. */
 export function selfShard(rooms: LaneWiring, clock: Clock): SelfShard {
   const shards = new ShardCalls(rooms, clock);
   const schedules = new ScheduleCalls(rooms);
+  const keys = new KeyCalls(rooms);
+  const readers = new ReaderCalls(rooms);
   return {
     shardState: () => shards.shardState(),
     reserve: (id, target, queue, replacing) => shards.reserve(id, target, queue, replacing),
     refuseReservation: (id, nonce) => shards.refuseReservation(id, nonce),
     enqueueFire: (input) => schedules.enqueueFire(input),
+    hasJob: (id) => shards.hasJob(id),
+    reserveKey: (key, target, replacing) => keys.reserveKey(key, target, replacing),
+    handOverKey: (key, nonce, target, request) => keys.handOverKey(key, nonce, target, request),
+    getJob: (id) => readers.getJob(id),
   };
 }
 
@@ -92,7 +100,8 @@ export class ShardFires {
 
   /** Whether a fire's job is shard 0's and its id needs no reservation elsewhere: then it is written in place, with its advance. */
   static inPlace(request: EnqueueRequest, shards: number): boolean {
-    return shardOf(routingKey(request)!, shards) === 0 && shardOf(request.id!, shards) === 0;
+    // A debounced fire goes through its key's reservation (the router's), wherever its key's job is.
+    return request.debounce === undefined && shardOf(routingKey(request)!, shards) === 0 && shardOf(request.id!, shards) === 0;
   }
 
   /** The schedules whose fire is in hand at `now`: in flight, or put off until later. */

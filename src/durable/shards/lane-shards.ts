@@ -56,7 +56,7 @@ export class ShardCalls {
     if (!queueName.ok) return queueName;
     const replaced = replacing === undefined || replacing === null ? ok(null) : parse(Nonce, replacing);
     if (!replaced.ok) return replaced;
-    return ok(this.rooms.shard.reserve(name.value, shard.value, queueName.value, this.rooms.store.row(name.value) !== undefined, replaced.value));
+    return ok(this.rooms.shard.reserve(name.value, shard.value, queueName.value, this.jobHere(name.value), replaced.value));
   }
 
   refuseReservation(id: unknown, nonce: unknown): Result<Refusal> {
@@ -64,8 +64,13 @@ export class ShardCalls {
     if (!name.ok) return name;
     const refused = parse(Nonce, nonce);
     if (!refused.ok) return refused;
-    const jobHere = this.rooms.store.row(name.value) !== undefined;
+    const jobHere = this.jobHere(name.value);
     return ok(this.rooms.shard.refuse(name.value, refused.value, jobHere, !jobHere && this.rooms.dependencies.isPending(name.value)));
+  }
+
+  /** Whether job `id` is here, or on its way from here to another shard (its debounce key's move, key-moves.ts): either way it exists. */
+  private jobHere(id: string): boolean {
+    return this.rooms.store.row(id) !== undefined || this.rooms.keyMoves.pendingId(id);
   }
 
   checkBatch(input: unknown): Result<null> {

@@ -6,6 +6,7 @@
  */
 import { fail, ok, type Result } from "../../shared/errors.js";
 import { shardOf } from "../../shared/shards.js";
+import { KeyState } from "./key-state.js";
 
 /**
  * What a reservation answers: `new` or `same` (go on to the target, the write carrying `nonce`),
@@ -22,6 +23,8 @@ export type Located = { shard: number | null };
 export class ShardState {
   private readonly sql: SqlStorage;
   private cachedCount: number | null = null;
+  /** The debounce keys this shard reserves or gave up (key-state.ts). */
+  readonly keys: KeyState;
 
   constructor(
     storage: DurableObjectStorage,
@@ -29,6 +32,7 @@ export class ShardState {
     readonly index: number,
   ) {
     this.sql = storage.sql;
+    this.keys = new KeyState(storage);
   }
 
   /** The lane's shard count as this object stores it (1 until told otherwise). */
@@ -41,6 +45,7 @@ export class ShardState {
     this.sql.exec(`UPDATE lane SET shards = ?1 WHERE id = 1`, shards);
     this.sql.exec(`DELETE FROM reservations`);
     this.sql.exec(`DELETE FROM refused_reservations`);
+    this.keys.clear();
     this.cachedCount = shards;
   }
 
@@ -69,6 +74,18 @@ export class ShardState {
       return fail("wrong_shard", `job id ${id} is reserved for shard ${reserved} of lane ${this.lane}`, { shards, reservedFor: reserved });
     }
     return ok(null);
+  }
+
+  /** A write of debounce key `key` on a sharded lane: refused unless the key's reservation sends it here (key-state.ts). */
+  checkKey(key: string, nonce: string | undefined): Result<null> {
+    const shards = this.count();
+    return shards === 1 && this.index === 0 ? ok(null) : this.keys.check(key, nonce, this.index, shards);
+  }
+
+  /** The reservation of `id` for shard `from` now for `to` (its job moved there); any other left as it is. */
+  repoint(id: string, from: number, to: number): void {
+    if (to === this.index) this.sql.exec(`DELETE FROM reservations WHERE id = ?1 AND shard = ?2`, id, from);
+    else this.sql.exec(`UPDATE reservations SET shard = ?3 WHERE id = ?1 AND shard = ?2`, id, from, to);
   }
 
   reservedFor(id: string): number | null {

@@ -26,6 +26,7 @@ const TERMS_OF: Record<AlarmStep, readonly (keyof WakeTerms)[]> = {
   housekeeping: [],
   flush: ["claimableHead", "heldClaims", "queueToken", "undelivered", "metricsReport"],
   sent: [],
+  keyMoves: ["keyMove"],
 };
 
 type Failing = { failures: number; retryAt: number };

@@ -40,6 +40,8 @@ export interface WakeSources {
   reportDueAt(): number | null;
   /** The alarm's steps that threw: their retry is a term, and their work's terms wait for it. */
   readonly alarmSteps: AlarmSteps;
+  /** When the next move of a debounce key's job owed to another shard is due (null: none). */
+  keyMoveAt?(): number | null;
 }
 
 export class WakeComputer {
@@ -65,7 +67,7 @@ export class WakeComputer {
     const { concurrency, paused, retention: horizons } = settings.read();
     // The outbox's rows, never whether the lane has registrations: a purge deletes the last of those
     // while the notices it wrote are still owed, and a restarted instance would forget them.
-    const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt() };
+    const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt(), nextKeyMove: this.sources.keyMoveAt?.() ?? null };
     const reportDueAt = this.sources.reportDueAt();
     this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: rooms.retentionPass, report: reportDueAt !== null };
     const { alarmSteps } = this.sources;

@@ -42,6 +42,8 @@ export interface WakeTerms {
    * reported, a second after the last report (later while reports fail). Never while none waits.
    */
   metricsReport: number | null;
+  /** The next move of a debounce key's job that this shard owes another (shards/key-moves.ts): now once due. */
+  keyMove: number | null;
   /** A step of the alarm that threw is tried again (wake/alarm-steps.ts): its backoff's end. */
   stepRetry: number | null;
 }
@@ -50,7 +52,7 @@ export interface WakeTerms {
  * What the terms are computed from: the jobs' rows (reads.ts), the next retention pass
  * (operator/retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
  */
-export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null };
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null; nextKeyMove?: number | null };
 
 /** What the lane itself holds in memory that the rows cannot say. */
 export interface WakeMemory {
@@ -79,6 +81,7 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     outbox: rows.nextNotice === null ? null : Math.max(now, rows.nextNotice),
     scheduleFire: rows.nextScheduleFire,
     metricsReport: memory.reportDueAt === null ? null : Math.max(now, memory.reportDueAt),
+    keyMove: rows.nextKeyMove == null ? null : Math.max(now, rows.nextKeyMove),
     stepRetry: memory.stepRetryAt === null ? null : Math.max(now, memory.stepRetryAt),
   };
 }

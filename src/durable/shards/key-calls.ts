@@ -1,0 +1,97 @@
+/**
+ * The RPC bodies of a sharded lane's debounce keys (key-state.ts, key-moves.ts): lane.ts validates
+ * nothing itself and delegates here. A call about a key whose move this shard owes finishes it first.
+ */
+import { z } from "zod";
+import { fail, ok, type Result } from "../../shared/errors.js";
+import type { Job } from "../../shared/job.js";
+import { MAX_SHARDS, shardOf } from "../../shared/shards.js";
+import { Name } from "../../shared/schemas.js";
+import { parse, parseEnqueue, parseId } from "../input.js";
+import type { LaneWiring } from "../wiring.js";
+import type { HandOver } from "./key-moves.js";
+import type { KeyReservation } from "./key-state.js";
+
+const ShardIndex = z.number().int().min(0).max(MAX_SHARDS - 1);
+const Nonce = z.string().min(1).max(64);
+const Key = Name;
+/** A moved job's row and its dependents' rows, as JSON text (its sender's own `SELECT *`). */
+const RowText = z.string().min(2).max(4 * 1024 * 1024);
+
+export class KeyCalls {
+  constructor(private readonly rooms: LaneWiring) {}
+
+  /** On the key's own shard: where a write of `key` for shard `target` goes (`replacing`: a nonce its shard gave up). */
+  async reserveKey(key: unknown, target: unknown, replacing?: unknown): Promise<Result<KeyReservation>> {
+    const name = parse(Key, key);
+    if (!name.ok) return name;
+    const shard = parse(ShardIndex, target);
+    if (!shard.ok) return shard;
+    const replaced = replacing === undefined || replacing === null ? ok(null) : parse(Nonce, replacing);
+    if (!replaced.ok) return replaced;
+    const { shard: state, keyMoves } = this.rooms;
+    const shards = state.count();
+    if (shardOf(name.value, shards) !== state.index) return fail("wrong_shard", `shard ${state.index} of lane ${state.lane} is not debounce key ${name.value}'s own (${shards} shards)`, { shards });
+    const owed = keyMoves.pendingKey(name.value);
+    if (owed) {
+      const done = await keyMoves.deliver(owed);
+      if (!done.ok) return done;
+    }
+    return ok(state.keys.reserve(name.value, shard.value, state.index, replaced.value, keyMoves.holds(name.value)));
+  }
+
+  /** On the shard a key's reservation names: its queued job replaced by `request` and moved to `target`, or `nonce` given up. */
+  async handOverKey(key: unknown, nonce: unknown, target: unknown, request: unknown): Promise<Result<HandOver>> {
+    const name = parse(Key, key);
+    if (!name.ok) return name;
+    const given = nonce === null ? ok(null) : parse(Nonce, nonce);
+    if (!given.ok) return given;
+    const shard = parse(ShardIndex, target);
+    if (!shard.ok) return shard;
+    const parsed = parseEnqueue(request);
+    if (!parsed.ok) return parsed;
+    if (parsed.value.debounce?.key !== name.value) return fail("invalid_request", `invalid request: the request is not of debounce key ${name.value}`);
+    return this.rooms.keyMoves.handOver(name.value, given.value, shard.value, parsed.value);
+  }
+
+  /** On the receiving shard: a moved job taken once. */
+  acceptKeyMove(nonce: unknown, key: unknown, row: unknown, dependents: unknown, from: unknown): Result<Job | null> {
+    const moved = parse(Nonce, nonce);
+    if (!moved.ok) return moved;
+    const name = parse(Key, key);
+    if (!name.ok) return name;
+    const rowText = parse(RowText, row);
+    if (!rowText.ok) return rowText;
+    const dependentsText = parse(RowText, dependents);
+    if (!dependentsText.ok) return dependentsText;
+    const sender = parse(ShardIndex, from);
+    if (!sender.ok) return sender;
+    return this.rooms.keyMoves.accept(moved.value, name.value, rowText.value, dependentsText.value, sender.value);
+  }
+
+  /** On the key's own shard: its job now on `to` under `nonce`, if its reservation is still `from`. */
+  advanceKey(key: unknown, from: unknown, to: unknown, nonce: unknown): Result<null> {
+    const name = parse(Key, key);
+    if (!name.ok) return name;
+    const old = parse(Nonce, from);
+    if (!old.ok) return old;
+    const shard = parse(ShardIndex, to);
+    if (!shard.ok) return shard;
+    const moved = parse(Nonce, nonce);
+    if (!moved.ok) return moved;
+    this.rooms.shard.keys.advance(name.value, old.value, shard.value, moved.value, this.rooms.shard.index);
+    return ok(null);
+  }
+
+  /** On a job id's own shard: its reservation for `from` now for `to` (its job moved there). */
+  repointId(id: unknown, from: unknown, to: unknown): Result<null> {
+    const name = parseId(id);
+    if (!name.ok) return name;
+    const sender = parse(ShardIndex, from);
+    if (!sender.ok) return sender;
+    const shard = parse(ShardIndex, to);
+    if (!shard.ok) return shard;
+    this.rooms.shard.repoint(name.value, sender.value, shard.value);
+    return ok(null);
+  }
+}

@@ -1,0 +1,87 @@
+/**
+ * A debounce key on a sharded lane (docs/concepts.md "Sharded lanes"): one queued job per key on the
+ * whole lane, whatever the queues of its requests, as in one object. The key's own shard H (its hash)
+ * knows where that job may be: no row, on H itself (or nowhere); a row, on the shard it names, whose
+ * writes of the key carry the row's nonce. A shard gives a nonce up (refused, for good) when it has no
+ * queued job of the key to keep, or when it moves that job to the shard of a newer request's queue
+ * (key-moves.ts), so that a write under a nonce given up, late or left by a crash, is refused. The
+ * same pattern as the reservations of ids (shard-state.ts).
+ */
+import { fail, ok, type Result } from "../../shared/errors.js";
+import { shardOf } from "../../shared/shards.js";
+
+/**
+ * What a key's own shard answers: `new` or `same` (write on the target, carrying `nonce`), or `other`
+ * (its queued job may be on `shard`: that shard hands it over or gives up `nonce`; null: H itself).
+ */
+export type KeyReservation = { status: "new" | "same"; nonce: string | null } | { status: "other"; shard: number; nonce: string | null };
+
+/** Details of a write of a key refused for its reservation: the key's job is on another shard (`keyReservedFor`), or the nonce carried was given up. */
+export type KeyRefusal = { shards: number; key: true; keyReservedFor?: number };
+
+export class KeyState {
+  private readonly sql: SqlStorage;
+
+  constructor(storage: DurableObjectStorage) {
+    this.sql = storage.sql;
+  }
+
+  /**
+   * On the key's own shard `index`: where a write of `key` for shard `target` goes. `replacing`: a
+   * nonce its shard gave up (taken over only if still the one here). `heldHere`: this shard holds the
+   * key's queued job (then there is no row).
+   */
+  reserve(key: string, target: number, index: number, replacing: string | null, heldHere: boolean): KeyReservation {
+    const row = this.row(key);
+    if (row && row.nonce !== replacing) return row.shard === target ? { status: "same", nonce: row.nonce } : { status: "other", shard: row.shard, nonce: row.nonce };
+    if (!row && heldHere) return target === index ? { status: "same", nonce: null } : { status: "other", shard: index, nonce: null };
+    if (target === index) {
+      this.sql.exec(`DELETE FROM key_reservations WHERE key = ?1`, key);
+      return { status: "new", nonce: null };
+    }
+    const nonce = crypto.randomUUID();
+    this.point(key, target, nonce);
+    return { status: "new", nonce };
+  }
+
+  /** Refuses (`wrong_shard`) a write of `key` here: on its own shard, one whose job is reserved elsewhere; elsewhere, one without a nonce or under one given up. */
+  check(key: string, nonce: string | undefined, index: number, shards: number): Result<null> {
+    if (shardOf(key, shards) === index) {
+      const row = this.row(key);
+      if (row === undefined || row.shard === index) return ok(null);
+      return fail("wrong_shard", `debounce key ${key} is held by shard ${row.shard}`, { shards, key: true, keyReservedFor: row.shard } satisfies KeyRefusal);
+    }
+    if (nonce === undefined) return fail("wrong_shard", `debounce key ${key} is not reserved on its own shard for shard ${index}`, { shards, key: true } satisfies KeyRefusal);
+    if (this.refused(key, nonce)) return fail("wrong_shard", `the reservation of debounce key ${key} for shard ${index} was given up`, { shards, key: true } satisfies KeyRefusal);
+    return ok(null);
+  }
+
+  /** Gives `nonce` up for good (this shard keeps no queued job of `key` under it). */
+  refuse(key: string, nonce: string): void {
+    this.sql.exec(`INSERT INTO refused_keys (key, nonce) VALUES (?1, ?2) ON CONFLICT DO NOTHING`, key, nonce);
+  }
+
+  /** On the key's own shard `index`: the key's job now on `to` under `nonce`, if the row still has `from` (a move delivered again changes nothing). */
+  advance(key: string, from: string, to: number, nonce: string, index: number): void {
+    if (to === index) this.sql.exec(`DELETE FROM key_reservations WHERE key = ?1 AND nonce = ?2`, key, from);
+    else this.sql.exec(`UPDATE key_reservations SET shard = ?2, nonce = ?3 WHERE key = ?1 AND nonce = ?4`, key, to, nonce, from);
+  }
+
+  /** The key's job is on `shard` under `nonce` (on its own shard). */
+  point(key: string, shard: number, nonce: string): void {
+    this.sql.exec(`INSERT INTO key_reservations (key, shard, nonce) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET shard = ?2, nonce = ?3`, key, shard, nonce);
+  }
+
+  clear(): void {
+    this.sql.exec(`DELETE FROM key_reservations`);
+    this.sql.exec(`DELETE FROM refused_keys`);
+  }
+
+  private row(key: string): { shard: number; nonce: string } | undefined {
+    return this.sql.exec<{ shard: number; nonce: string }>(`SELECT shard, nonce FROM key_reservations WHERE key = ?1`, key).toArray()[0];
+  }
+
+  private refused(key: string, nonce: string): boolean {
+    return this.sql.exec(`SELECT 1 FROM refused_keys WHERE key = ?1 AND nonce = ?2`, key, nonce).toArray().length > 0;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The move of a debounce key's queued job between shards (docs/concepts.md "Sharded lanes"), through
+ * what can happen between the router's calls: the sender's transaction committed and the router gone
+ * (the sender's alarm delivers the move), an id given by its caller whose own shard is a third one (its
+ * reservation follows the job), and a job other jobs wait for (its dependents' rows go with it, and no
+ * notice of a deletion is sent).
+ */
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { Lane } from "../../src/durable/lane.js";
+import type { LaneWiring } from "../../src/durable/wiring.js";
+import { KEY_MOVE_IN_FLIGHT_MS } from "../../src/durable/shards/key-moves.js";
+import { expectError, get, post, PULL_KIND } from "../helpers/http.js";
+import { fireAlarm, sql } from "../helpers/lane.js";
+import { keyOn, setupSharded, type ShardedFixture } from "../helpers/shards.js";
+
+const SHARDS = 4;
+
+const rooms = (lane: Lane) => (lane as unknown as { rooms: LaneWiring }).rooms;
+
+async function enqueue(fixture: ShardedFixture, spec: Record<string, unknown>, status = 201): Promise<any> {
+  const answer = await post(`${fixture.base}/jobs`, { kind: PULL_KIND, payload: {}, ...spec });
+  expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+  return answer.body;
+}
+
+async function laneOf(fixture: ShardedFixture): Promise<{ counts: Record<string, number>; stats: Record<string, number> }> {
+  return (await get(fixture.base)).body;
+}
+
+describe("shards: a debounce key's job moved between shards", () => {
+  it("a move its sender committed but the router never delivered is delivered by the sender's alarm", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const [S, T, H] = [1, 2, 3];
+    const debounce = { key: keyOn(H, SHARDS, "key"), delayMs: 60_000 };
+    const qa = keyOn(S, SHARDS, "qa");
+    const qb = keyOn(T, SHARDS, "qb");
+    const first = await enqueue(fixture, { payload: { n: 1 }, queue: qa, debounce });
+    const id = first.job.id;
+    const nonce = (await sql<{ nonce: string }>(fixture.shard(H), `SELECT nonce FROM key_reservations WHERE key = ?`, debounce.key))[0]!.nonce;
+    // The sender's transaction alone, as a router that died right after it would leave it.
+    await runInDurableObject(fixture.shard(S), (lane: Lane) => {
+      const { keyMoves, store, wake } = rooms(lane);
+      const taken = store.transactionSync(() => keyMoves.take(debounce.key, nonce, T, { kind: "other.kind", payload: { n: 2 }, queue: qb, debounce, shards: SHARDS }));
+      expect(taken.ok && taken.value?.job_id).toBe(id);
+      wake.afterChange();
+    });
+    expect(await sql(fixture.shard(T), `SELECT id FROM jobs`)).toEqual([]);
+    expect((await laneOf(fixture)).counts.queued).toBe(0);
+
+    fixture.clock.advance(KEY_MOVE_IN_FLIGHT_MS);
+    expect(await fireAlarm(fixture.shard(S))).toBe(true);
+    expect(await sql(fixture.shard(S), `SELECT nonce FROM key_moves`)).toEqual([]);
+    expect((await sql<{ id: string; queue: string }>(fixture.shard(T), `SELECT id, queue FROM jobs`)).map((r) => [r.id, r.queue])).toEqual([[id, qb]]);
+    expect(await sql(fixture.shard(H), `SELECT shard FROM key_reservations WHERE key = ?`, debounce.key)).toEqual([{ shard: T }]);
+    const { counts, stats } = await laneOf(fixture);
+    expect(counts.queued).toBe(1);
+    expect(stats).toMatchObject({ enqueued: 1, debounced: 1 });
+    expect((await get(`${fixture.base}/jobs/${id}`)).body).toMatchObject({ id, kind: "other.kind", queue: qb, payload: { n: 2 } });
+
+    // A fresh enqueue of the key debounces that job, on its shard, and a delivery again changes nothing.
+    const again = await enqueue(fixture, { payload: { n: 3 }, queue: qb, debounce }, 200);
+    expect([again.status, again.job.id]).toEqual(["debounced", id]);
+    expect((await laneOf(fixture)).counts.queued).toBe(1);
+  });
+
+  it("a job whose id its caller gave, owned by a third shard, is found there after its move, and its id stays taken", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const [X, S, T, H] = [0, 1, 2, 3];
+    const id = keyOn(X, SHARDS, "job");
+    const debounce = { key: keyOn(H, SHARDS, "key"), delayMs: 60_000 };
+    await enqueue(fixture, { id, queue: keyOn(S, SHARDS, "qa"), debounce });
+    const second = await enqueue(fixture, { payload: { n: 2 }, queue: keyOn(T, SHARDS, "qb"), debounce }, 200);
+    expect([second.status, second.job.id]).toEqual(["debounced", id]);
+    expect(await sql(fixture.shard(X), `SELECT shard FROM reservations WHERE id = ?`, id)).toEqual([{ shard: T }]);
+    expect((await get(`${fixture.base}/jobs/${id}`)).body).toMatchObject({ id, queue: keyOn(T, SHARDS, "qb"), payload: { n: 2 } });
+    expectError(await post(`${fixture.base}/jobs`, { id, kind: PULL_KIND, queue: keyOn(X, SHARDS, "qc") }), 409, "job_conflict");
+    expect((await laneOf(fixture)).counts.queued).toBe(1);
+  });
+
+  it("a job other jobs wait for moves with their rows: no notice of a deletion, and its outcome reaches them", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const [S, T, H] = [1, 2, 3];
+    const debounce = { key: keyOn(H, SHARDS, "key"), delayMs: 0 };
+    const parent = (await enqueue(fixture, { queue: keyOn(S, SHARDS, "qa"), debounce })).job.id;
+    const child = (await enqueue(fixture, { queue: keyOn(0, SHARDS, "qc"), dependsOn: [{ id: parent }] })).job;
+    expect(child.state).toBe("blocked");
+    await enqueue(fixture, { payload: { n: 2 }, queue: keyOn(T, SHARDS, "qb"), debounce }, 200);
+    expect(await sql(fixture.shard(S), `SELECT id FROM outbox`)).toEqual([]);
+    expect((await sql(fixture.shard(T), `SELECT d.id FROM dependents d JOIN jobs j ON j.seq = d.dep_seq WHERE j.id = ?`, parent))).toEqual([{ id: child.id }]);
+    expect((await get(`${fixture.base}/jobs/${parent}/dependents`)).body).toEqual({ dependents: [{ lane: fixture.lane, id: child.id }] });
+    await fireAlarm(fixture.shard(S));
+    expect((await get(`${fixture.base}/jobs/${child.id}`)).body.state).toBe("blocked");
+
+    const claimed = await post(`${fixture.base}/claims`, { kinds: [PULL_KIND], max: 10 });
+    const job = claimed.body.jobs.find((j: { id: string }) => j.id === parent);
+    expect(job, JSON.stringify(claimed.body)).toBeDefined();
+    expect((await post(`${fixture.base}/jobs/${parent}/complete`, { token: job.lease.token, result: { ok: 1 } })).status).toBe(200);
+    await fireAlarm(fixture.shard(T));
+    await expect.poll(async () => (await get(`${fixture.base}/jobs/${child.id}`)).body.state, { timeout: 5_000, interval: 20 }).toBe("queued");
+  });
+});
