@@ -137,6 +137,7 @@ export class ShardRoutes {
         // Refused for the debounce key: its job is held elsewhere now (reserved again), or the nonce
         // the write carried was given up since (taken over).
         if (refusal.keyReservedFor === undefined) keyGivenUp = keyCarried;
+        else await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * contended)); // a move on its way: the key's own shard points at it once it arrives
         continue;
       }
       if (refusal.shards === shards && request.id !== undefined && contended++ < MAX_TAKEOVERS) {

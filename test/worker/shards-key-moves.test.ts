@@ -5,12 +5,12 @@
  * reservation follows the job), and a job other jobs wait for (its dependents' rows go with it, and no
  * notice of a deletion is sent).
  */
-import { runInDurableObject } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
 import type { LaneWiring } from "../../src/durable/wiring.js";
 import { KEY_MOVE_IN_FLIGHT_MS } from "../../src/durable/shards/key-moves.js";
-import { expectError, get, post, PULL_KIND } from "../helpers/http.js";
+import { call, expectError, get, post, PULL_KIND, T0 } from "../helpers/http.js";
 import { fireAlarm, sql } from "../helpers/lane.js";
 import { keyOn, setupSharded, type ShardedFixture } from "../helpers/shards.js";
 
@@ -98,5 +98,37 @@ describe("shards: a debounce key's job moved between shards", () => {
     expect((await post(`${fixture.base}/jobs/${parent}/complete`, { token: job.lease.token, result: { ok: 1 } })).status).toBe(200);
     await fireAlarm(fixture.shard(T));
     await expect.poll(async () => (await get(`${fixture.base}/jobs/${child.id}`)).body.state, { timeout: 5_000, interval: 20 }).toBe("queued");
+  });
+
+  it("concurrent enqueues of one key with queues on every shard: one queued job, every answer naming it", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const debounce = { key: keyOn(1, SHARDS, "key"), delayMs: 60_000 };
+    const queues = Array.from({ length: 12 }, (_, i) => keyOn(i % SHARDS, SHARDS, `q${i}`));
+    const answers = await Promise.all(queues.map((queue, n) => post(`${fixture.base}/jobs`, { kind: PULL_KIND, payload: { n }, queue, debounce })));
+    expect(answers.map((a) => a.status).sort(), JSON.stringify(answers.map((a) => a.body))).toEqual([...Array(11).fill(200), 201]);
+    const ids = new Set(answers.map((a) => a.body.job.id));
+    expect(ids.size).toBe(1);
+    const { counts, stats } = await laneOf(fixture);
+    expect(counts.queued).toBe(1);
+    expect(stats).toMatchObject({ enqueued: 1, debounced: 11 });
+    const job = (await get(`${fixture.base}/jobs/${[...ids][0]}`)).body;
+    const listed = (await get(`${fixture.base}/jobs?limit=20`)).body.jobs;
+    expect(listed.map((j: { id: string; queue: string }) => [j.id, j.queue])).toEqual([[job.id, job.queue]]);
+  });
+
+  it("a schedule's fire debounces its key's job queued on another shard, which moves to the fire's, and the schedule advances", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const MINUTE = 60_000;
+    const debounce = { key: keyOn(3, SHARDS, "key"), delayMs: 1_000 };
+    const first = await enqueue(fixture, { payload: { n: 1 }, queue: keyOn(1, SHARDS, "qa"), debounce });
+    const put = await call("PUT", `${fixture.base}/schedules/tick`, { json: { everyMs: MINUTE, job: { kind: PULL_KIND, payload: { fired: true }, queue: keyOn(2, SHARDS, "qb"), debounce } } });
+    expect(put.status, JSON.stringify(put.body)).toBe(201);
+    fixture.clock.set(T0 + MINUTE);
+    expect(await runDurableObjectAlarm(fixture.shard(0))).toBe(true);
+    expect((await get(`${fixture.base}/jobs/${first.job.id}`)).body).toMatchObject({ queue: keyOn(2, SHARDS, "qb"), payload: { fired: true }, state: "queued" });
+    expect((await get(`${fixture.base}/schedules/tick`)).body).toMatchObject({ lastRunAt: T0 + MINUTE, lastJobId: first.job.id });
+    const { counts, stats } = await laneOf(fixture);
+    expect(counts.queued).toBe(1);
+    expect(stats).toMatchObject({ enqueued: 1, debounced: 1 });
   });
 });

@@ -48,7 +48,9 @@ export class KeyCalls {
     if (!given.ok) return given;
     const shard = parse(ShardIndex, target);
     if (!shard.ok) return shard;
-    const parsed = parseEnqueue(request);
+    // The job handed over keeps its own id: the request's (a schedule's fire's `<name>@<T>`, say) is none of its spec.
+    const { id: _id, ...spec } = (typeof request === "object" && request !== null ? request : {}) as Record<string, unknown>;
+    const parsed = parseEnqueue(spec);
     if (!parsed.ok) return parsed;
     if (parsed.value.debounce?.key !== name.value) return fail("invalid_request", `invalid request: the request is not of debounce key ${name.value}`);
     return this.rooms.keyMoves.handOver(name.value, given.value, shard.value, parsed.value);

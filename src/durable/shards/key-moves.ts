@@ -114,8 +114,10 @@ export class KeyMoves {
     const spec = toSpec(request, now, () => crypto.randomUUID(), store.lane);
     if (!spec.ok) return spec;
     const held = firstJobRow(this.sql.exec(DEBOUNCE_TARGET_SQL, key));
-    if (nonce !== null) shard.keys.refuse(key, nonce);
-    if (!held) return ok(null);
+    if (!held) {
+      if (nonce !== null) shard.keys.refuse(key, nonce);
+      return ok(null);
+    }
     // A debounced job has no dependencies of its own (a request cannot have both): never blocked.
     if (held.blocked > 0) return fail("internal", `the queued job ${held.id} of debounce key ${key} is blocked: it cannot move`);
     const replaced = debouncer.replace(spec.value, now);
@@ -157,7 +159,12 @@ export class KeyMoves {
       const advanced = await this.host.peer(move.key_shard).advanceKey(move.key, move.old_nonce, move.to_shard, move.nonce);
       if (!advanced.ok) return advanced;
     }
-    this.sql.exec(`DELETE FROM key_moves WHERE nonce = ?1`, move.nonce);
+    // The old nonce is given up only now: before, a write refused under it would have the key's own
+    // shard take the key over while that shard still points here, and the moving job be forgotten.
+    this.host.store.transactionSync(() => {
+      if (move.old_nonce !== null) shard.keys.refuse(move.key, move.old_nonce);
+      this.sql.exec(`DELETE FROM key_moves WHERE nonce = ?1`, move.nonce);
+    });
     this.host.changed();
     return accepted;
   }

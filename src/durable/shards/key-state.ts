@@ -44,8 +44,14 @@ export class KeyState {
     return { status: "new", nonce };
   }
 
-  /** Refuses (`wrong_shard`) a write of `key` here: on its own shard, one whose job is reserved elsewhere; elsewhere, one without a nonce or under one given up. */
+  /**
+   * Refuses (`wrong_shard`) a write of `key` here: while this shard moves the key's job to another
+   * (key-moves.ts; the key's own shard may not point there yet); on its own shard, one whose job is
+   * reserved elsewhere; elsewhere, one without a nonce or under one given up.
+   */
   check(key: string, nonce: string | undefined, index: number, shards: number): Result<null> {
+    const moving = this.sql.exec<{ to_shard: number }>(`SELECT to_shard FROM key_moves WHERE key = ?1 LIMIT 1`, key).toArray()[0];
+    if (moving) return fail("wrong_shard", `debounce key ${key}'s job is moving to shard ${moving.to_shard}`, { shards, key: true, keyReservedFor: moving.to_shard } satisfies KeyRefusal);
     if (shardOf(key, shards) === index) {
       const row = this.row(key);
       if (row === undefined || row.shard === index) return ok(null);
