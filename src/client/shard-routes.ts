@@ -198,11 +198,12 @@ export class ShardRoutes {
    * the key: the key is reserved again, for `target`). `givenUp`: a nonce the target refused a write under.
    */
   private async reserveKey(lane: string, key: string, target: number, routed: EnqueueRequest, idGiven: boolean, shards: number, givenUp: string | null): Promise<Result<{ nonce: string | null } | { answer: EnqueueAnswer }>> {
-    // An enqueue whose id names a job there answers as any enqueue of the id (it debounces nothing).
+    // An enqueue whose id names a job answers as any enqueue of the id (a duplicate, or a conflict):
+    // it debounces nothing, its write answers.
     if (idGiven) {
-      const there = await this.stub(lane, target).hasJob(routed.id);
-      if (!there.ok) return there;
-      if (there.value) return ok({ nonce: null });
+      const exists = await this.jobExists(lane, routed.id!, shards);
+      if (!exists.ok) return exists;
+      if (exists.value) return ok({ nonce: null });
     }
     let replacing = givenUp;
     for (let tries = 0; tries < MAX_TAKEOVERS; tries++) {
@@ -224,6 +225,16 @@ export class ShardRoutes {
       else await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * (tries + 1)));
     }
     return fail("wrong_shard", `debounce key ${key} of lane ${lane} is contended by other enqueues on other shards: try again`, { shards });
+  }
+
+  /** Whether job `id` exists on some shard: its own shard's, or the one its reservation there names. */
+  private async jobExists(lane: string, id: string, shards: number): Promise<Result<boolean>> {
+    const home = shardOf(id, shards);
+    const where = await this.stub(lane, home).locate(id);
+    if (!where.ok) return where;
+    const at = where.value.shard;
+    if (at === null || at === home) return ok(at === home);
+    return this.stub(lane, at).hasJob(id);
   }
 
   /**

@@ -131,4 +131,16 @@ describe("shards: a debounce key's job moved between shards", () => {
     expect(counts.queued).toBe(1);
     expect(stats).toMatchObject({ enqueued: 1, debounced: 1 });
   });
+
+  it("an enqueue whose id names the key's job with another spec is a conflict, as in one object, wherever the id's shard is", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const [T, H] = [2, 3];
+    const id = keyOn(T, SHARDS, "job");
+    const debounce = { key: keyOn(H, SHARDS, "key"), delayMs: 60_000 };
+    await enqueue(fixture, { id, debounce });
+    expectError(await post(`${fixture.base}/jobs`, { id, kind: PULL_KIND, payload: {}, queue: keyOn(T, SHARDS, "qb"), debounce }), 409, "job_conflict");
+    expect((await get(`${fixture.base}/jobs/${id}`)).body).toMatchObject({ queue: null, state: "queued" });
+    expect((await laneOf(fixture)).stats).toMatchObject({ enqueued: 1, debounced: 0 });
+  });
 });
+

@@ -7,6 +7,10 @@
  * sharded claim goes to the shards by their oldest due job), which is no promise of a lane. A pair is
  * two enqueues of one id with two queues (of their own) sent at once: one job, the other a conflict,
  * whichever wins (its queue is then not compared: which of two concurrent calls wins is no promise).
+ * An enqueue may carry a debounce key (from a pool of two, due at once) and then a queue of its own
+ * pool (or none): one key with different queues lands on different shards, and is one queued job all
+ * the same. The order of starts in those queues is not compared: a job its key moves to another
+ * shard takes its place behind the jobs queued there, where one object keeps its first enqueue's.
  * Deterministic: a fixed seed.
  */
 import fc from "fast-check";
@@ -21,7 +25,7 @@ const MAX_STEPS = 40;
 const CLAIM_ALL = 100;
 
 type Step =
-  | { op: "enqueue"; id: string | null; queue: string | null; n: number; fails: boolean }
+  | { op: "enqueue"; id: string | null; queue: string | null; n: number; fails: boolean; key: string | null }
   | { op: "pair"; n: number }
   | { op: "claim" }
   | { op: "settle"; pick: number };
@@ -35,6 +39,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       queue: fc.option(fc.constantFrom("q1", "q2", "q3", "q4"), { nil: null }),
       n: fc.integer({ min: 1, max: 2 }),
       fails: fc.boolean(),
+      key: fc.option(fc.constantFrom("k1", "k2"), { nil: null, freq: 2 }),
     }),
   },
   { weight: 1, arbitrary: fc.record({ op: fc.constant("pair" as const), n: fc.integer({ min: 1, max: 2 }) }) },
@@ -58,10 +63,12 @@ async function apply(run: Run, s: Step, at: number): Promise<void> {
   if (s.op === "enqueue") {
     const body: Record<string, unknown> = { kind: PULL_KIND, payload: { n: s.n, fails: s.fails }, maxAttempts: 1 };
     if (s.id !== null) body.id = s.id;
-    if (s.queue !== null) body.queue = s.queue;
+    if (s.queue !== null) body.queue = s.key === null ? s.queue : `d${s.queue.slice(1) === "1" || s.queue.slice(1) === "3" ? 1 : 2}`;
+    if (s.key !== null) body.debounce = { key: s.key, delayMs: 0 };
     const answer = await post(`${fixture.base}/jobs`, body);
     run.answers.push(answer.status, answer.status >= 400 ? answer.body.error.code : answer.body.status);
-    if (answer.status < 300) run.names.set(answer.body.job.id, s.id ?? `#${at}`);
+    // A debounced answer names the job it replaced, which keeps its name.
+    if (answer.status < 300 && !run.names.has(answer.body.job.id)) run.names.set(answer.body.job.id, s.id ?? `#${at}`);
     fixture.clock.advance(1);
     return;
   }
@@ -79,7 +86,8 @@ async function apply(run: Run, s: Step, at: number): Promise<void> {
     run.answers.push(answer.status, claimed.join("+"));
     for (const job of answer.body.jobs) {
       run.held.push({ id: job.id, name: run.names.get(job.id)!, token: job.lease.token, fails: job.payload.fails });
-      if (job.queue !== null) (run.starts[job.queue.startsWith("pq") ? "pairs" : job.queue] ??= []).push(run.names.get(job.id)!);
+      // A pair's two queues are one (whichever won); two pairs' queues are two, and one claim's order across queues is no promise.
+      if (job.queue !== null && !job.queue.startsWith("d")) (run.starts[job.queue.startsWith("pq") ? job.queue.slice(0, -1) : job.queue] ??= []).push(run.names.get(job.id)!);
     }
     return;
   }

@@ -41,7 +41,7 @@ export const FIRE_RETRY_MAX_MS = 60_000;
 const NOT_NOW = new Set(["wrong_shard", "lane_schema_too_new"]);
 
 /** What a shard answers the routing of one enqueue with: shard 0 answers these in place. */
-export type SelfShard = Pick<ShardCalls, "shardState" | "reserve" | "refuseReservation" | "hasJob"> & Pick<ScheduleCalls, "enqueueFire"> & Pick<KeyCalls, "reserveKey" | "handOverKey"> & Pick<ReaderCalls, "getJob">;
+export type SelfShard = Pick<ShardCalls, "shardState" | "reserve" | "refuseReservation" | "hasJob" | "locate"> & Pick<ScheduleCalls, "enqueueFire"> & Pick<KeyCalls, "reserveKey" | "handOverKey"> & Pick<ReaderCalls, "getJob">;
 
 /** Shard 0 as the routing calls it, answered by the same bodies as its RPC methods. */
 export function selfShard(rooms: LaneWiring, clock: Clock): SelfShard {
@@ -55,6 +55,7 @@ export function selfShard(rooms: LaneWiring, clock: Clock): SelfShard {
     refuseReservation: (id, nonce) => shards.refuseReservation(id, nonce),
     enqueueFire: (input) => schedules.enqueueFire(input),
     hasJob: (id) => shards.hasJob(id),
+    locate: (id) => shards.locate(id),
     reserveKey: (key, target, replacing) => keys.reserveKey(key, target, replacing),
     handOverKey: (key, nonce, target, request) => keys.handOverKey(key, nonce, target, request),
     getJob: (id) => readers.getJob(id),
