@@ -15,6 +15,7 @@ import { fail, ok, type Result } from "../shared/errors.js";
 import type { AckItem, EnqueueRequest } from "../shared/schemas.js";
 import { idOnShard, routingKey, shardObjectName, shardOf, shardOfToken } from "../shared/shards.js";
 import { dependencyWaves, missingDependencies } from "./shard-batch-deps.js";
+import { handOverBatchKeys, reserveBatchKeys } from "./shard-batch-keys.js";
 
 export type LaneStub = DurableObjectStub<Lane>;
 
@@ -197,7 +198,7 @@ export class ShardRoutes {
    * answered `debounced`, as one object answers it), or gives its nonce up (it holds no queued job of
    * the key: the key is reserved again, for `target`). `givenUp`: a nonce the target refused a write under.
    */
-  private async reserveKey(lane: string, key: string, target: number, routed: EnqueueRequest, idGiven: boolean, shards: number, givenUp: string | null): Promise<Result<{ nonce: string | null } | { answer: EnqueueAnswer }>> {
+  async reserveKey(lane: string, key: string, target: number, routed: EnqueueRequest, idGiven: boolean, shards: number, givenUp: string | null): Promise<Result<{ nonce: string | null } | { answer: EnqueueAnswer }>> {
     // An enqueue whose id names a job answers as any enqueue of the id (a duplicate, or a conflict):
     // it debounces nothing, its write answers.
     if (idGiven) {
@@ -228,7 +229,7 @@ export class ShardRoutes {
   }
 
   /** Whether job `id` exists on some shard: its own shard's, or the one its reservation there names. */
-  private async jobExists(lane: string, id: string, shards: number): Promise<Result<boolean>> {
+  async jobExists(lane: string, id: string, shards: number): Promise<Result<boolean>> {
     const home = shardOf(id, shards);
     const where = await this.stub(lane, home).locate(id);
     if (!where.ok) return where;
@@ -270,10 +271,16 @@ export class ShardRoutes {
       part.reservations.push(reserved.value);
       parts.set(target, part);
     }
+    const keys = await reserveBatchKeys(this, lane, routed, batch.jobs, shards);
+    if (!keys.ok) return keys;
     const traced = batch.traceparent === undefined ? {} : { traceparent: batch.traceparent };
     const nonces = new Map<number, string | null>();
     for (const part of parts.values()) part.at.forEach((i, k) => nonces.set(i, part.reservations[k]!));
-    const reserved = (at: number[]) => (at.some((i) => nonces.get(i) !== null) ? { reservations: at.map((i) => nonces.get(i)!) } : {});
+    const keyNonces = keys.value.nonces;
+    const reserved = (at: number[]) => ({
+      ...(at.some((i) => nonces.get(i) !== null) ? { reservations: at.map((i) => nonces.get(i)!) } : {}),
+      ...(at.some((i) => keyNonces.has(i)) ? { keyReservations: at.map((i) => keyNonces.get(i) ?? null) } : {}),
+    });
     const calls = [...parts.entries()].map(([shard, part]) => ({ shard, part, request: { jobs: part.jobs, shards, ...reserved(part.at), ...traced } }));
     const checks = await Promise.all(calls.map(({ shard, request }) => this.stub(lane, shard).checkBatch(request)));
     const refused = checks.find((c) => !c.ok);
@@ -285,9 +292,14 @@ export class ShardRoutes {
       if (missing !== null) return missing;
     }
     const results: BatchAnswer["results"] = new Array(batch.jobs.length);
+    const handed = await handOverBatchKeys(this, lane, routed, keys.value, shards);
+    if (!handed.ok) return handed;
+    for (const [i, result] of handed.value) results[i] = result;
     // Without dependencies between shards, one wave: every shard's part at once. With them, a job goes
     // in a wave after the jobs of other shards it waits for, so that they exist when it registers.
-    for (const wave of waves.value ?? [calls.map(({ shard, part }) => ({ shard, at: part.at }))]) {
+    const everyPart = calls.map(({ shard, part }) => ({ shard, at: part.at }));
+    for (const whole of waves.value ?? [everyPart]) {
+      const wave = whole.map(({ shard, at }) => ({ shard, at: at.filter((i) => !handed.value.has(i)) })).filter(({ at }) => at.length > 0);
       const written = await Promise.all(wave.map(({ shard, at }) => this.stub(lane, shard).enqueueBatch({ jobs: at.map((i) => routed[i]!.job), shards, ...reserved(at), ...traced })));
       for (const [n, answer] of written.entries()) {
         // A shard that refuses now was raced by another enqueue since its check: the refusal is the answer.

@@ -24,7 +24,7 @@ export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
 export type TracedEnqueueRequest = EnqueueRequest & { traceparent?: string; shards?: number; reservation?: string; keyReservation?: string };
 
 /** A batch as a lane takes it: the request, and one trace context for all its jobs. */
-export type TracedBatchRequest = Omit<BatchEnqueueRequest, "jobs"> & { jobs: (BatchEnqueueRequest["jobs"][number] & { reservation?: string })[]; traceparent?: string; shards?: number };
+export type TracedBatchRequest = Omit<BatchEnqueueRequest, "jobs"> & { jobs: (BatchEnqueueRequest["jobs"][number] & { reservation?: string; keyReservation?: string })[]; traceparent?: string; shards?: number };
 
 /**
  * An enqueue request: a plain `{ kind, payload?, id? }` without zod (`simpleEnqueueRequest`), any
@@ -60,15 +60,22 @@ function withNonce<T extends object, F extends string>(field: F, input: unknown,
   return parsed.ok ? ok({ ...parsed.value, [field]: nonce.value } as T & { [K in F]?: string }) : parsed;
 }
 
-/** A batch's `reservations` beside its `jobs` (one per job, null: none), each put on its job. */
+/**
+ * A batch's `reservations` (its ids') and `keyReservations` (its debounce keys') beside its `jobs`
+ * (one per job, null: none), each put on its job as `reservation` and `keyReservation`.
+ */
 function withReservations(input: unknown, read: (request: unknown) => Result<BatchEnqueueRequest & { traceparent?: string }>): Result<TracedBatchRequest> {
-  if (typeof input !== "object" || input === null || !Object.hasOwn(input, "reservations")) return read(input);
-  const { reservations, ...request } = input as { reservations: unknown };
+  return withNonces("keyReservations", "keyReservation", input, (input) => withNonces("reservations", "reservation", input, read));
+}
+
+function withNonces(field: string, onJob: string, input: unknown, read: (request: unknown) => Result<TracedBatchRequest>): Result<TracedBatchRequest> {
+  if (typeof input !== "object" || input === null || !Object.hasOwn(input, field)) return read(input);
+  const { [field]: given, ...request } = input as Record<string, unknown>;
   const parsed = read(request);
   if (!parsed.ok) return parsed;
-  const nonces = parse(z.array(ReservationNonce.nullable()).length(parsed.value.jobs.length), reservations);
-  if (!nonces.ok) return fail("invalid_request", `invalid request: reservations: ${nonces.error.message}`, [{ path: ["reservations"], message: "must be one nonce or null per job" }]);
-  return ok({ ...parsed.value, jobs: parsed.value.jobs.map((job, i) => (nonces.value[i] === null ? job : { ...job, reservation: nonces.value[i]! })) });
+  const nonces = parse(z.array(ReservationNonce.nullable()).length(parsed.value.jobs.length), given);
+  if (!nonces.ok) return fail("invalid_request", `invalid request: ${field}: ${nonces.error.message}`, [{ path: [field], message: "must be one nonce or null per job" }]);
+  return ok({ ...parsed.value, jobs: parsed.value.jobs.map((job, i) => (nonces.value[i] === null ? job : { ...job, [onJob]: nonces.value[i]! })) });
 }
 
 /**

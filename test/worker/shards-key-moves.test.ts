@@ -142,5 +142,43 @@ describe("shards: a debounce key's job moved between shards", () => {
     expect((await get(`${fixture.base}/jobs/${id}`)).body).toMatchObject({ queue: null, state: "queued" });
     expect((await laneOf(fixture)).stats).toMatchObject({ enqueued: 1, debounced: 0 });
   });
+
+  describe("a sharded batch", () => {
+    const batch = (fixture: ShardedFixture, jobs: Record<string, unknown>[]) => post(`${fixture.base}/jobs/batch`, { jobs: jobs.map((job) => ({ kind: PULL_KIND, payload: {}, ...job })) });
+
+    it("a job of a batch debounces its key's job queued on another shard, which moves to the batch job's", async () => {
+      const fixture = await setupSharded(SHARDS);
+      const debounce = { key: keyOn(3, SHARDS, "key"), delayMs: 60_000 };
+      const first = await enqueue(fixture, { queue: keyOn(1, SHARDS, "qa"), debounce });
+      const answer = await batch(fixture, [{ queue: keyOn(0, SHARDS, "qc") }, { payload: { n: 2 }, queue: keyOn(2, SHARDS, "qb"), debounce }]);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      expect(answer.body.results[1]).toEqual({ id: first.job.id, status: "debounced" });
+      expect(answer.body.results[0].status).toBe("queued");
+      expect((await get(`${fixture.base}/jobs/${first.job.id}`)).body).toMatchObject({ queue: keyOn(2, SHARDS, "qb"), payload: { n: 2 } });
+      const { counts, stats } = await laneOf(fixture);
+      expect(counts.queued).toBe(2);
+      expect(stats).toMatchObject({ enqueued: 2, debounced: 1 });
+    });
+
+    it("a batch's job reserves its key: a later enqueue with another queue debounces it", async () => {
+      const fixture = await setupSharded(SHARDS);
+      const debounce = { key: keyOn(3, SHARDS, "key"), delayMs: 60_000 };
+      const answer = await batch(fixture, [{ queue: keyOn(1, SHARDS, "qa"), debounce }]);
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      const later = await enqueue(fixture, { queue: keyOn(2, SHARDS, "qb"), debounce }, 200);
+      expect([later.status, later.job.id]).toEqual(["debounced", answer.body.results[0].id]);
+      expect((await laneOf(fixture)).counts.queued).toBe(1);
+    });
+
+    it("a batch refused for one job's bad input moves nothing", async () => {
+      const fixture = await setupSharded(SHARDS);
+      const debounce = { key: keyOn(3, SHARDS, "key"), delayMs: 60_000 };
+      const first = await enqueue(fixture, { queue: keyOn(1, SHARDS, "qa"), debounce });
+      const answer = await batch(fixture, [{ queue: keyOn(2, SHARDS, "qb"), debounce }, { queue: keyOn(0, SHARDS, "qc"), payload: "x".repeat(200_000) }]);
+      expectError(answer, 413, "payload_too_large");
+      expect((await get(`${fixture.base}/jobs/${first.job.id}`)).body).toMatchObject({ queue: keyOn(1, SHARDS, "qa") });
+      expect((await laneOf(fixture)).stats).toMatchObject({ enqueued: 1, debounced: 0 });
+    });
+  });
 });
 

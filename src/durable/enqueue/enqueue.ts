@@ -203,8 +203,8 @@ export class Enqueue {
 
   /**
    * `now`: the enqueue's one reading of the clock, which its insert writes as `createdAt` too.
-   * `keys`: a debounce key's reservation is checked (a sharded batch's jobs are not: the router does
-   * not reserve their keys, so they debounce on their own shard alone).
+   * `keys`: a debounce key's reservation is checked (a sharded batch's job whose key the router did
+   * not reserve is not: it debounces on its own shard alone).
    */
   toSpec(request: TracedEnqueueRequest, now: number, keys = true): Result<JobSpec> {
     const { shard } = this.host;
@@ -228,11 +228,15 @@ export class Enqueue {
     return spec;
   }
 
-  /** The specs of many requests at one reading of the clock, or the first refusal, its place said (`jobs[i]: …`). */
-  toSpecs(requests: readonly TracedEnqueueRequest[], now: number): Result<JobSpec[]> {
+  /**
+   * The specs of many requests at one reading of the clock, or the first refusal, its place said
+   * (`jobs[i]: …`). `keys`: the debounce keys' reservations that jobs carry are checked (a sharded
+   * batch's router reserves each key it can; a job without one debounces on its own shard alone).
+   */
+  toSpecs(requests: readonly TracedEnqueueRequest[], now: number, keys = true): Result<JobSpec[]> {
     const specs: JobSpec[] = [];
     for (const [index, request] of requests.entries()) {
-      const spec = this.toSpec(request, now, false);
+      const spec = this.toSpec(request, now, keys && request.keyReservation !== undefined);
       if (!spec.ok && spec.error.code === "wrong_shard") return spec; // for the router: its details say why
       if (!spec.ok) return fail(spec.error.code, `jobs[${index}]: ${spec.error.message}`, { index });
       specs.push(spec.value);

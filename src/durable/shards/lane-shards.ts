@@ -77,7 +77,8 @@ export class ShardCalls {
     const request = parseBatchEnqueue(input);
     if (!request.ok) return request;
     const { jobs, traceparent, shards } = request.value;
-    const specs = this.rooms.enqueue.toSpecs(jobs.map((job) => ({ ...job, traceparent, shards })), this.clock.now());
+    // The keys' reservations are checked by the write: a job whose key's job the router moves first is checked here too.
+    const specs = this.rooms.enqueue.toSpecs(jobs.map((job) => ({ ...job, traceparent, shards })), this.clock.now(), false);
     if (!specs.ok) return specs;
     for (const spec of specs.value) {
       if (!this.rooms.store.row(spec.id)) continue;
