@@ -209,7 +209,7 @@ export class KeyMoves {
   /** The alarm's step: the owed moves due, delivered; one that fails is due again after a backoff. */
   async deliverDue(): Promise<void> {
     const now = this.clock.now();
-    const due = this.sql.exec<KeyMove>(`SELECT * FROM key_moves WHERE next_at <= ?1 ORDER BY next_at LIMIT ?2`, now, KEY_MOVE_BATCH).toArray();
+    const due = this.sql.exec<KeyMove>(`SELECT * FROM key_moves WHERE next_at <= ?1 ORDER BY next_at LIMIT +?2`, now, KEY_MOVE_BATCH).toArray();
     for (const move of due) this.sql.exec(`UPDATE key_moves SET next_at = ?2, attempts = attempts + 1 WHERE nonce = ?1`, move.nonce, now + KEY_MOVE_IN_FLIGHT_MS);
     await Promise.all(due.map(async (move) => {
       const done = await this.deliver(move).catch((error: unknown) => fail("internal", describeError(error)));
