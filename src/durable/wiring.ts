@@ -325,6 +325,8 @@ export class LaneWiring {
   heldForResharding(_shards: number): string | null {
     const counts = this.store.counts();
     if (Object.values(counts).some((n) => n > 0)) return "holds jobs";
+    // A debounce key's job on its way to another shard is a job of the lane too (shards/key-moves.ts).
+    if (this.keyMoves.nextAt() !== null) return "moves a job to another shard";
     return null;
   }
 

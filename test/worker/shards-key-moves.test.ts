@@ -47,6 +47,8 @@ describe("shards: a debounce key's job moved between shards", () => {
     });
     expect(await sql(fixture.shard(T), `SELECT id FROM jobs`)).toEqual([]);
     expect((await laneOf(fixture)).counts.queued).toBe(0);
+    // The job on its way is the lane's: its shard count stays.
+    expectError(await call("PATCH", fixture.base, { json: { shards: 2 } }), 409, "lane_not_empty");
 
     fixture.clock.advance(KEY_MOVE_IN_FLIGHT_MS);
     expect(await fireAlarm(fixture.shard(S))).toBe(true);
