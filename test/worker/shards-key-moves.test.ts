@@ -66,6 +66,32 @@ describe("shards: a debounce key's job moved between shards", () => {
     expect((await laneOf(fixture)).counts.queued).toBe(1);
   });
 
+  it("a move its receiver took before the sender's crash is taken once when the alarm delivers it again", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const [S, T, H] = [1, 2, 3];
+    const debounce = { key: keyOn(H, SHARDS, "key"), delayMs: 60_000 };
+    const qb = keyOn(T, SHARDS, "qb");
+    const id = (await enqueue(fixture, { queue: keyOn(S, SHARDS, "qa"), debounce })).job.id;
+    const nonce = (await sql<{ nonce: string }>(fixture.shard(H), `SELECT nonce FROM key_reservations WHERE key = ?`, debounce.key))[0]!.nonce;
+    await runInDurableObject(fixture.shard(S), (lane: Lane) => {
+      const { keyMoves, store, wake } = rooms(lane);
+      store.transactionSync(() => keyMoves.take(debounce.key, nonce, T, { kind: PULL_KIND, payload: { n: 2 }, queue: qb, debounce, shards: SHARDS }));
+      wake.afterChange();
+    });
+    const [move] = await sql<{ nonce: string; row: string; dependents: string }>(fixture.shard(S), `SELECT nonce, row, dependents FROM key_moves`);
+    const taken = await fixture.shard(T).acceptKeyMove(move!.nonce, debounce.key, move!.row, move!.dependents, S);
+    expect(taken.ok && taken.value?.id).toBe(id);
+
+    fixture.clock.advance(KEY_MOVE_IN_FLIGHT_MS);
+    expect(await fireAlarm(fixture.shard(S))).toBe(true);
+    expect(await sql(fixture.shard(S), `SELECT nonce FROM key_moves`)).toEqual([]);
+    expect(await sql(fixture.shard(T), `SELECT id FROM jobs`)).toEqual([{ id }]);
+    expect(await sql(fixture.shard(H), `SELECT shard FROM key_reservations WHERE key = ?`, debounce.key)).toEqual([{ shard: T }]);
+    const { counts, stats } = await laneOf(fixture);
+    expect(counts.queued).toBe(1);
+    expect(stats).toMatchObject({ enqueued: 1, debounced: 1 });
+  });
+
   it("a job whose id its caller gave, owned by a third shard, is found there after its move, and its id stays taken", async () => {
     const fixture = await setupSharded(SHARDS);
     const [X, S, T, H] = [0, 1, 2, 3];
