@@ -106,7 +106,11 @@ function loseScheduledAlarms(stateDir: string, rng: Prng): number {
   return lost.length;
 }
 
-/** One statement on a SQLite file, by the `sqlite3` command line (Node 20 has no SQLite of its own); rows one per line. */
+/**
+ * One statement on a SQLite file, by the `sqlite3` command line (Node 20 has no SQLite of its own); rows
+ * one per line. A killed runtime's workerd can hold its lock for a moment after wrangler has exited (the
+ * kill waits for wrangler only): the statement waits for the lock rather than fail ("database is locked").
+ */
 function sqlite(file: string, statement: string): string {
-  return execFileSync("sqlite3", [file, statement], { encoding: "utf8" });
+  return execFileSync("sqlite3", ["-cmd", ".timeout 15000", file, statement], { encoding: "utf8" });
 }
