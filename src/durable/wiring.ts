@@ -173,7 +173,7 @@ export class LaneWiring {
     this.queues = new QueueStore(storage);
     const peer = (name: string) => this.lanes().getByName(name);
     this.dependencies = new Dependencies(storage, clock, store, { lane, objectName, shard: this.shard, peer });
-    this.outbox = new Outbox(storage, clock, entropy, { lane, objectName, apply: (notices) => this.dependencies.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange() });
+    this.outbox = new Outbox(storage, clock, entropy, { lane, objectName, apply: (notices) => this.dependencies.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange(), mayNotify: () => this.dependencies.mayNotify });
     this.claims = new Claims(storage, clock, entropy, {
       lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
       checkpoints: this.checkpoints, dependencies: this.dependencies, transitions: this.transitions,
@@ -228,7 +228,7 @@ export class LaneWiring {
     const held = { get size() { return waiters.size + watchers.size; } };
     this.outcomes = new OutcomeDelivery<SwitchyardEnv>(storage, { store, clock, env, waitUntil, changed: () => this.wake.afterChange() }, options.onOutcome);
     const debouncer = new Debouncer(storage, store);
-    this.keyMoves = new KeyMoves(storage, clock, { store, shard: this.shard, debouncer, peer: (i) => peer(shardObjectName(lane, i)) as unknown as KeyPeer, changed: () => this.wake.afterChange() });
+    this.keyMoves = new KeyMoves(storage, clock, { store, shard: this.shard, debouncer, peer: (i) => peer(shardObjectName(lane, i)) as unknown as KeyPeer, changed: () => this.wake.afterChange(), dependentsArrived: () => this.dependencies.dependentsArrived() });
     this.enqueue = new Enqueue(clock, entropy, {
       store, debouncer, dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: held, version, shard: this.shard,
       metrics: this.metrics,
@@ -239,7 +239,7 @@ export class LaneWiring {
       clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings, () => this.queues.anyRateLimited()), cancels: this.cancels,
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, belt: this.belt, deliverOutcomes,
       heldClaims: () => held.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
-      reportDueAt: () => this.metrics.dueAt(), alarmSteps: this.alarmSteps, keyMoveAt: () => this.keyMoves.nextAt(),
+      reportDueAt: () => this.metrics.dueAt(), alarmSteps: this.alarmSteps, keyMoveAt: () => (this.shard.count() > 1 ? this.keyMoves.nextAt() : null),
     });
   }
 
@@ -286,7 +286,8 @@ export class LaneWiring {
     this.comeBackForFailedSteps();
     // A sharded lane's fires sent to other shards, answered (a crash meanwhile: the alarm runs again).
     await steps.runAsync("sent", () => this.schedules.sent());
-    await steps.runAsync("keyMoves", () => this.keyMoves.deliverDue());
+    // Moves exist only on a lane of several shards (resharding waits for them): one shard reads nothing.
+    if (this.shard.count() > 1) await steps.runAsync("keyMoves", () => this.keyMoves.deliverDue());
     this.comeBackForFailedSteps();
     if (fired > 0) await this.register();
   }

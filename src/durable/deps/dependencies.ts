@@ -87,6 +87,11 @@ export class Dependencies {
     return this.registered;
   }
 
+  /** Dependents' rows were written here other than by a registration (a debounce key's job moved in with them). */
+  dependentsArrived(): void {
+    this.registered = true;
+  }
+
   // ---- the dependent's enqueue ----
 
   /**

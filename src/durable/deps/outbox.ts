@@ -38,6 +38,8 @@ export interface OutboxHost {
   waitUntil(promise: Promise<unknown>): void;
   /** Rows changed (notices acknowledged or postponed, jobs released): flush. */
   changed(): void;
+  /** Whether a settlement here may write notices (a job of this object has dependents: dependencies.ts). */
+  mayNotify(): boolean;
 }
 
 type DueRow = { seq: number; dep_id: string; outcome: Outcome; error: string | null; generation: number; lane: string; id: string; attempts: number; result: string | null };
@@ -56,10 +58,22 @@ export class Outbox {
     this.sql = storage.sql;
   }
 
-  /** When the next notice is due (null: none owed); the outbox's wake term, read by every wake computation (one seek of `outbox_due`). */
+  /**
+   * When the next notice is due (null: none owed); the outbox's wake term, from the outbox's own rows
+   * (one seek of `outbox_due`). Notices are written only by the settlement or deletion of a job that
+   * has dependents, so once the rows read empty while no job here has dependents, none can appear
+   * until one has: a lane without dependents reads it once an instance, not at every wake computation.
+   * Never from the registrations alone: a purge deletes the last of them while notices are still owed.
+   */
   nextAt(): number | null {
-    return this.sql.exec<{ at: number | null }>(D.NEXT_NOTICE_SQL).one().at;
+    if (this.knownEmpty && !this.host.mayNotify()) return null;
+    const at = this.sql.exec<{ at: number | null }>(D.NEXT_NOTICE_SQL).one().at;
+    this.knownEmpty = at === null && !this.host.mayNotify();
+    return at;
   }
+
+  /** The rows read empty while no job here had dependents (false: unknown, read them). */
+  private knownEmpty = false;
 
   /**
    * Delivers the due notices: this lane's own at once, the others' by RPC, without waiting for their

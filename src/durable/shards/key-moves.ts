@@ -56,6 +56,8 @@ export interface KeyMovesHost {
   peer(index: number): KeyPeer;
   /** Rows changed (a job arrived, a move owed or done): flush. */
   changed(): void;
+  /** A moved job brought its dependents' rows: its settlement here writes notices, so the outbox is a term. */
+  dependentsArrived(): void;
 }
 
 export class KeyMoves {
@@ -187,7 +189,9 @@ export class KeyMoves {
       const { seq: _seq, ...columns } = row;
       const names = Object.keys(columns);
       const seq = this.sql.exec<{ seq: number }>(`INSERT INTO jobs (${names.join(", ")}) VALUES (${names.map((_, i) => `?${i + 1}`).join(", ")}) RETURNING seq`, ...(names.map((n) => columns[n]) as SqlStorageValue[])).one().seq;
-      for (const dependent of JSON.parse(dependentsText) as Record<string, SqlStorageValue>[]) {
+      const dependents = JSON.parse(dependentsText) as Record<string, SqlStorageValue>[];
+      if (dependents.length > 0) this.host.dependentsArrived();
+      for (const dependent of dependents) {
         const fields = Object.keys(dependent);
         const values = fields.map((f) => (f === "dep_seq" ? seq : dependent[f]!));
         this.sql.exec(`INSERT INTO dependents (${fields.join(", ")}) VALUES (${fields.map((_, i) => `?${i + 1}`).join(", ")}) ON CONFLICT DO NOTHING`, ...values);
