@@ -11,6 +11,13 @@ import type { EnqueueRequest } from "../shared/schemas.js";
 import { shardOf } from "../shared/shards.js";
 import type { ShardRoutes } from "./shard-routes.js";
 
+/**
+ * What a job whose key was reserved for the key's own shard carries as its key's nonce (that shard
+ * keeps no nonce for itself): so that the shard checks the key at the write, as it checks a single
+ * enqueue's, and refuses it if the key was pointed at another shard since.
+ */
+export const KEY_ON_OWN_SHARD = "own";
+
 export type RoutedJob = { job: EnqueueRequest & { id: string }; target: number };
 
 /** The keys' nonces by job, and the jobs whose key's job is on another shard (to hand over). */
@@ -37,7 +44,7 @@ export async function reserveBatchKeys(routes: ShardRoutes, lane: string, routed
     const reserved = await routes.stub(lane, shardOf(key, shards)).reserveKey(key, target, null);
     if (!reserved.ok) return reserved;
     if (reserved.value.status === "other") keys.handOver.push(i);
-    else if (reserved.value.nonce !== null) keys.nonces.set(i, reserved.value.nonce);
+    else keys.nonces.set(i, reserved.value.nonce ?? KEY_ON_OWN_SHARD);
   }
   return ok(keys);
 }
@@ -50,7 +57,7 @@ export async function handOverBatchKeys(routes: ShardRoutes, lane: string, route
     const settled = await routes.reserveKey(lane, job.debounce!.key, target, { ...job, shards } as EnqueueRequest, false, shards, null);
     if (!settled.ok) return settled;
     if ("answer" in settled.value) handed.set(i, { id: settled.value.answer.job.id, status: "debounced" });
-    else if (settled.value.nonce !== null) keys.nonces.set(i, settled.value.nonce);
+    else keys.nonces.set(i, settled.value.nonce ?? KEY_ON_OWN_SHARD);
   }
   return ok(handed);
 }

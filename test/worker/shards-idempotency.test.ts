@@ -5,6 +5,7 @@
  * The interleavings are driven through the router itself: one enqueue's write is held at its
  * transport (its `send`) while the other runs to its end, then let go.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createLaneClient } from "../../src/client/rpc.js";
@@ -12,6 +13,9 @@ import { ShardRoutes, type LaneStub } from "../../src/client/shard-routes.js";
 import type { EnqueueAnswer } from "../../src/shared/answers.js";
 import type { QueueError, Result } from "../../src/shared/errors.js";
 import { shardOf } from "../../src/shared/shards.js";
+import type { Lane } from "../../src/durable/lane.js";
+import type { LaneWiring } from "../../src/durable/wiring.js";
+import type { ShardCalls } from "../../src/durable/shards/lane-shards.js";
 import { post, PULL_KIND } from "../helpers/http.js";
 import { keyOn, setupSharded, type ShardedFixture } from "../helpers/shards.js";
 
@@ -164,5 +168,30 @@ describe("shards: an id's idempotency under concurrent enqueues", () => {
       expect(answers.filter((a) => a === "job_conflict")).toHaveLength(2);
       expect(await copiesOf(fixture, id)).toHaveLength(1);
     }
+  });
+  it("a batch waiting on its dependencies in other lanes holds every id it writes: a refusal of a sibling's reservation meanwhile is busy", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const other = crypto.randomUUID();
+    expect((await post(`/v1/lanes/${other}/jobs`, { id: "c1", kind: PULL_KIND, payload: {} })).status).toBe(201);
+    const [X, S] = [0, 1];
+    const { id, qa } = setting(X, S, S);
+    const reserved = await fixture.shard(X).reserve(id, S, qa, null);
+    const nonce = reserved.ok && reserved.value.status === "new" ? reserved.value.nonce! : "";
+    expect(nonce).not.toBe("");
+    const refusal = await runInDurableObject(fixture.shard(S), async (lane: Lane) => {
+      const { enqueue } = (lane as unknown as { rooms: LaneWiring }).rooms;
+      const jobs = [
+        { kind: PULL_KIND, payload: {}, queue: keyOn(S, SHARDS, "qd"), dependsOn: [{ lane: other, id: "c1" }] },
+        { id, kind: PULL_KIND, payload: {}, queue: qa, reservation: nonce },
+      ];
+      const written = enqueue.batch(jobs, undefined, SHARDS);
+      // Another enqueue of the id, on another shard, has the batch's shard refuse its reservation now.
+      const refused = (lane as unknown as { shards: ShardCalls }).shards.refuseReservation(id, nonce);
+      const answer = await written;
+      expect(answer.ok ? answer.value.map((r) => r.status) : answer.error.code).toEqual(["queued", "queued"]);
+      return refused.ok ? refused.value.status : refused.error.code;
+    });
+    expect(refusal).toBe("busy");
+    expect(await copiesOf(fixture, id)).toEqual([S]);
   });
 });

@@ -6,7 +6,10 @@
  * notice of a deletion is sent).
  */
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { ShardRoutes, type LaneStub } from "../../src/client/shard-routes.js";
+import { shardObjectName } from "../../src/shared/shards.js";
 import type { Lane } from "../../src/durable/lane.js";
 import type { LaneWiring } from "../../src/durable/wiring.js";
 import { KEY_MOVE_IN_FLIGHT_MS } from "../../src/durable/shards/key-moves.js";
@@ -196,6 +199,78 @@ describe("shards: a debounce key's job moved between shards", () => {
       const later = await enqueue(fixture, { queue: keyOn(2, SHARDS, "qb"), debounce }, 200);
       expect([later.status, later.job.id]).toEqual(["debounced", answer.body.results[0].id]);
       expect((await laneOf(fixture)).counts.queued).toBe(1);
+    });
+
+    it("a batch waiting on its dependencies in other lanes holds its jobs' keys: a hand-over of one meanwhile is asked again, and the key keeps one job", async () => {
+      const fixture = await setupSharded(SHARDS);
+      const other = crypto.randomUUID();
+      expect((await post(`/v1/lanes/${other}/jobs`, { id: "c1", kind: PULL_KIND, payload: {} })).status).toBe(201);
+      const [S, T, H] = [1, 2, 3];
+      const debounce = { key: keyOn(H, SHARDS, "key"), delayMs: 60_000 };
+      const reserved = await fixture.shard(H).reserveKey(debounce.key, S, null);
+      const nonce = reserved.ok && reserved.value.status === "new" ? reserved.value.nonce! : "";
+      expect(nonce).not.toBe("");
+      const handed = await runInDurableObject(fixture.shard(S), async (lane: Lane) => {
+        const { enqueue, keyMoves } = rooms(lane);
+        const jobs = [
+          { kind: PULL_KIND, payload: {}, queue: keyOn(S, SHARDS, "qd"), dependsOn: [{ lane: other, id: "c1" }] },
+          { kind: PULL_KIND, payload: {}, queue: keyOn(S, SHARDS, "qa"), debounce, keyReservation: nonce },
+        ];
+        const written = enqueue.batch(jobs, undefined, SHARDS);
+        // A single enqueue of the key with its queue on T asks the batch's shard for the key's job now.
+        const handing = keyMoves.handOver(debounce.key, nonce, T, { kind: PULL_KIND, payload: { n: 2 }, queue: keyOn(T, SHARDS, "qb"), debounce, shards: SHARDS });
+        const answer = await written;
+        expect(answer.ok ? answer.value.map((r) => r.status) : answer.error.code).toEqual(["queued", "queued"]);
+        const done = await handing;
+        return done.ok ? done.value.status : done.error.code;
+      });
+      expect(handed).toBe("retry");
+      // Asked again, the key's job moves: one queued job of the key on the lane.
+      const later = await enqueue(fixture, { payload: { n: 3 }, queue: keyOn(T, SHARDS, "qb"), debounce }, 200);
+      expect(later.status).toBe("debounced");
+      const keyed = (await get(`${fixture.base}/jobs?limit=20`)).body.jobs.filter((j: { debounceKey?: string; queue: string }) => j.queue !== keyOn(S, SHARDS, "qd"));
+      expect(keyed.map((j: { id: string }) => j.id)).toEqual([later.job.id]);
+    });
+
+    it("a batch's job on its key's own shard is refused there if the key was pointed at another shard since its reservation, and debounces that job when routed again", async () => {
+      const fixture = await setupSharded(SHARDS);
+      const [U, H] = [1, 3];
+      const debounce = { key: keyOn(H, SHARDS, "key"), delayMs: 60_000 };
+      // The batch's write on H is held until a single enqueue of the key with its queue on U is done.
+      let arrive!: () => void;
+      let release!: () => void;
+      const reached = new Promise<void>((resolve) => (arrive = resolve));
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let first = true;
+      const held = shardObjectName(fixture.lane, H);
+      const router = new ShardRoutes({
+        getByName(name: string): LaneStub {
+          const stub = env.LANE.getByName(name);
+          if (name !== held) return stub;
+          return new Proxy(stub, {
+            get(target, property) {
+              if (property === "enqueueBatch" && first) {
+                first = false;
+                return async (request: object) => {
+                  arrive();
+                  await gate;
+                  return target.enqueueBatch(request);
+                };
+              }
+              return (...args: unknown[]) => (target as unknown as Record<PropertyKey, (...a: unknown[]) => unknown>)[property]!(...args);
+            },
+          });
+        },
+      });
+      const batched = router.enqueueBatch(fixture.lane, { jobs: [{ kind: PULL_KIND, payload: { n: 1 }, queue: keyOn(H, SHARDS, "qh"), debounce }] });
+      await reached;
+      const single = await enqueue(fixture, { payload: { n: 2 }, queue: keyOn(U, SHARDS, "qu"), debounce });
+      release();
+      const answer = await batched;
+      expect(answer.ok ? answer.value.results : answer.error.code).toEqual([{ id: single.job.id, status: "debounced" }]);
+      const { counts, stats } = await laneOf(fixture);
+      expect(counts.queued).toBe(1);
+      expect(stats).toMatchObject({ enqueued: 1, debounced: 1 });
     });
 
     it("a batch refused for one job's bad input moves nothing", async () => {

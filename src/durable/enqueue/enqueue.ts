@@ -152,13 +152,18 @@ export class Enqueue {
 
   /**
    * Registers the remote dependencies of `specs` with their lanes, then writes (`write`, in one
-   * transaction, all or nothing) with what they answered. The specs' ids are pending meanwhile: a
-   * notice that arrives for one before its write is asked to come again.
+   * transaction, all or nothing) with what they answered. Every spec's id and debounce key is pending
+   * meanwhile, as checked before the wait and written after it with no second check: a notice for one of
+   * its ids is asked to come again, and on a sharded lane a call that would give one up here (another
+   * shard's refusal of an id's reservation, a hand-over of a key) is asked again, not answered as if
+   * nothing were coming.
    */
   private async withDependencies<T>(specs: readonly JobSpec[], write: (known: Known) => Result<T>): Promise<Result<T>> {
-    const { dependencies, store } = this.host;
-    const ids = specs.filter((spec) => spec.dependsOn !== null).map((spec) => spec.id);
+    const { dependencies, store, shard } = this.host;
+    const ids = specs.map((spec) => spec.id);
+    const keys = specs.flatMap((spec) => (spec.debounceKey === null ? [] : [spec.debounceKey]));
     dependencies.hold(ids);
+    shard.keys.hold(keys);
     try {
       const remote = await dependencies.registerRemote(specs);
       if (!remote.ok) return remote;
@@ -169,6 +174,7 @@ export class Enqueue {
       return written;
     } finally {
       dependencies.done(ids);
+      shard.keys.done(keys);
     }
   }
 

@@ -37,7 +37,8 @@ export class KeyCalls {
       const done = await keyMoves.deliver(owed);
       if (!done.ok) return done;
     }
-    return ok(state.keys.reserve(name.value, shard.value, state.index, replaced.value, keyMoves.holds(name.value)));
+    // A job of the key being written here counts as held: a write for another shard hands it over (asked again until it is written).
+    return ok(state.keys.reserve(name.value, shard.value, state.index, replaced.value, keyMoves.holds(name.value) || state.keys.isWriting(name.value)));
   }
 
   /** On the shard a key's reservation names: its queued job replaced by `request` and moved to `target`, or `nonce` given up. */

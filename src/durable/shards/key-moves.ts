@@ -38,7 +38,7 @@ export type KeyMove = {
   row: string; dependents: string; attempts: number;
 };
 
-/** What a shard answers a hand-over of a key: it kept no queued job of it (nonce given up), a move of its own was finished first (ask again), or the job moved and is this. */
+/** What a shard answers a hand-over of a key: it kept no queued job of it (nonce given up), a move of its own was finished first or a job of the key is being written here (ask again), or the job moved and is this. */
 export type HandOver = { status: "refused" | "retry" } | { status: "moved"; id: string; job: Job | null };
 
 /** The calls a move makes on the other shards of its lane (lane.ts's RPC methods). */
@@ -98,6 +98,9 @@ export class KeyMoves {
       return done.ok ? ok({ status: "retry" }) : done;
     }
     const { shard } = this.host;
+    // A job of the key being written here (checked before its dependencies were registered): its nonce
+    // is not given up under it; asked again, the job is here to move.
+    if (shard.keys.isWriting(key)) return ok({ status: "retry" });
     if (target === shard.index) return fail("invalid_request", `invalid request: a key's job is handed over to another shard, not to shard ${target} itself`);
     const move = this.host.store.transactionSync(() => this.take(key, nonce, target, request));
     if (!move.ok) return move;

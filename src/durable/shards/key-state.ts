@@ -21,6 +21,8 @@ export type KeyRefusal = { shards: number; key: true; keyReservedFor?: number };
 
 export class KeyState {
   private readonly sql: SqlStorage;
+  /** Keys whose jobs are being written here after their reservations were checked (their dependencies registered elsewhere first), by how many writes. */
+  private readonly writing = new Map<string, number>();
 
   constructor(storage: DurableObjectStorage) {
     this.sql = storage.sql;
@@ -76,6 +78,24 @@ export class KeyState {
   /** The key's job is on `shard` under `nonce` (on its own shard). */
   point(key: string, shard: number, nonce: string): void {
     this.sql.exec(`INSERT INTO key_reservations (key, shard, nonce) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET shard = ?2, nonce = ?3`, key, shard, nonce);
+  }
+
+  /** Holds keys as being written here until `done`: meanwhile this shard keeps them (a hand-over is asked again). */
+  hold(keys: readonly string[]): void {
+    for (const key of keys) this.writing.set(key, (this.writing.get(key) ?? 0) + 1);
+  }
+
+  done(keys: readonly string[]): void {
+    for (const key of keys) {
+      const n = (this.writing.get(key) ?? 1) - 1;
+      if (n === 0) this.writing.delete(key);
+      else this.writing.set(key, n);
+    }
+  }
+
+  /** Whether a job of `key` is being written here now (`hold`). */
+  isWriting(key: string): boolean {
+    return this.writing.has(key);
   }
 
   clear(): void {
