@@ -138,7 +138,13 @@ export class ShardRoutes {
         // Refused for the debounce key: its job is held elsewhere now (reserved again), or the nonce
         // the write carried was given up since (taken over).
         if (refusal.keyReservedFor === undefined) keyGivenUp = keyCarried;
-        else await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * contended)); // a move on its way: the key's own shard points at it once it arrives
+        else {
+          // Its job is elsewhere, or on its way there from the target (a move owed: its delivery failed,
+          // or its router is gone). The target finishes such a move now, at this ask (to itself it hands
+          // nothing over), rather than at its alarm; the key's own shard points at the job once it arrives.
+          await this.stub(lane, target).handOverKey(request.debounce!.key, keyCarried, target, routed as EnqueueRequest).catch(() => null);
+          await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * contended));
+        }
         continue;
       }
       if (refusal.shards === shards && request.id !== undefined && contended++ < MAX_TAKEOVERS) {

@@ -174,6 +174,28 @@ describe("shards: a debounce key's job moved between shards", () => {
     expect((await laneOf(fixture)).stats).toMatchObject({ enqueued: 1, debounced: 0 });
   });
 
+  it("a write of the key to a sender whose move is owed (its delivery failed) has the sender deliver it at once, and then debounces the key's job", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const [S, T, H] = [1, 2, 3];
+    const debounce = { key: keyOn(H, SHARDS, "key"), delayMs: 60_000 };
+    const qa = keyOn(S, SHARDS, "qa");
+    const id = (await enqueue(fixture, { queue: qa, debounce })).job.id;
+    const nonce = (await sql<{ nonce: string }>(fixture.shard(H), `SELECT nonce FROM key_reservations WHERE key = ?`, debounce.key))[0]!.nonce;
+    // The sender's transaction alone: its delivery never came, and its alarm is seconds away.
+    await runInDurableObject(fixture.shard(S), (lane: Lane) => {
+      const { keyMoves, store } = rooms(lane);
+      store.transactionSync(() => keyMoves.take(debounce.key, nonce, T, { kind: PULL_KIND, payload: { n: 2 }, queue: keyOn(T, SHARDS, "qb"), debounce, shards: SHARDS }));
+    });
+    // The key's own shard still sends a write for S to S, under the nonce S is moving the job away from.
+    const again = await enqueue(fixture, { payload: { n: 3 }, queue: qa, debounce }, 200);
+    expect([again.status, again.job.id]).toEqual(["debounced", id]);
+    expect(await sql(fixture.shard(S), `SELECT nonce FROM key_moves`)).toEqual([]);
+    expect((await get(`${fixture.base}/jobs/${id}`)).body).toMatchObject({ queue: qa, payload: { n: 3 } });
+    const { counts, stats } = await laneOf(fixture);
+    expect(counts.queued).toBe(1);
+    expect(stats).toMatchObject({ enqueued: 1, debounced: 2 });
+  });
+
   describe("a sharded batch", () => {
     const batch = (fixture: ShardedFixture, jobs: Record<string, unknown>[]) => post(`${fixture.base}/jobs/batch`, { jobs: jobs.map((job) => ({ kind: PULL_KIND, payload: {}, ...job })) });
 

@@ -89,7 +89,8 @@ export class KeyMoves {
   /**
    * On the shard a key's reservation names (`nonce`; null: the key's own shard, no row there): its
    * queued job replaced by `request` and moved to `target`, all in one transaction; or, holding none,
-   * `nonce` given up. A move owed of the key is finished first (`retry`: the caller asks its key's own shard again).
+   * `nonce` given up. A move owed of the key is finished first (`retry`: the caller asks its key's own shard again);
+   * `target` this shard itself only finishes that move.
    */
   async handOver(key: string, nonce: string | null, target: number, request: TracedEnqueueRequest): Promise<Result<HandOver>> {
     const owed = this.pendingKey(key);
@@ -101,7 +102,8 @@ export class KeyMoves {
     // A job of the key being written here (checked before its dependencies were registered): its nonce
     // is not given up under it; asked again, the job is here to move.
     if (shard.keys.isWriting(key)) return ok({ status: "retry" });
-    if (target === shard.index) return fail("invalid_request", `invalid request: a key's job is handed over to another shard, not to shard ${target} itself`);
+    // To this shard itself: a caller refused here while a move was owed had it finished (above); nothing to hand over.
+    if (target === shard.index) return ok({ status: "retry" });
     const move = this.host.store.transactionSync(() => this.take(key, nonce, target, request));
     if (!move.ok) return move;
     if (move.value === null) return ok({ status: "refused" });

@@ -16,7 +16,7 @@ import { shardOf } from "../../shared/shards.js";
  */
 export type KeyReservation = { status: "new" | "same"; nonce: string | null } | { status: "other"; shard: number; nonce: string | null };
 
-/** Details of a write of a key refused for its reservation: the key's job is on another shard (`keyReservedFor`), or the nonce carried was given up. */
+/** Details of a write of a key refused for its reservation: the key's job is on another shard (`keyReservedFor`: perhaps on its way there from this shard, which the caller then asks to deliver it), or the nonce carried was given up. */
 export type KeyRefusal = { shards: number; key: true; keyReservedFor?: number };
 
 export class KeyState {
