@@ -187,6 +187,10 @@ export class ShardRoutes {
       if (!reserved.ok) return reserved;
       const answer = reserved.value;
       if (answer.status === "conflict") return conflict(id);
+      if (answer.status === "busy") {
+        await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * (tries + 1)));
+        continue;
+      }
       if (answer.status !== "other") return ok(answer.nonce);
       const refused = await this.stub(lane, answer.shard).refuseReservation(id, answer.nonce);
       if (!refused.ok) return refused;

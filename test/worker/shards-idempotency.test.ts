@@ -194,4 +194,26 @@ describe("shards: an id's idempotency under concurrent enqueues", () => {
     expect(refusal).toBe("busy");
     expect(await copiesOf(fixture, id)).toEqual([S]);
   });
+
+  it("a job waiting on its dependencies to be written on its id's own shard holds the id there: a reservation of it for another shard meanwhile is busy", async () => {
+    const fixture = await setupSharded(SHARDS);
+    const other = crypto.randomUUID();
+    expect((await post(`/v1/lanes/${other}/jobs`, { id: "c1", kind: PULL_KIND, payload: {} })).status).toBe(201);
+    const [H, U] = [1, 2];
+    const { id, qa, qb } = setting(H, H, U);
+    const reservation = await runInDurableObject(fixture.shard(H), async (lane: Lane) => {
+      const { enqueue } = (lane as unknown as { rooms: LaneWiring }).rooms;
+      const written = enqueue.batch([{ id, kind: PULL_KIND, payload: {}, queue: qa, dependsOn: [{ lane: other, id: "c1" }] }], undefined, SHARDS);
+      // Another enqueue of the id, its queue on shard U, reserves the id on its own shard (this one) now.
+      const reserved = (lane as unknown as { shards: ShardCalls }).shards.reserve(id, U, qb, null);
+      const answer = await written;
+      expect(answer.ok ? answer.value.map((r) => r.status) : answer.error.code).toEqual(["queued"]);
+      return reserved.ok ? reserved.value.status : reserved.error.code;
+    });
+    expect(reservation).toBe("busy");
+    // Asked again once the write is done, the id is a job here: a conflict, never a second job on U.
+    const again = await fixture.shard(H).reserve(id, U, qb, null);
+    expect(again.ok && again.value.status).toBe("conflict");
+    expect(await copiesOf(fixture, id)).toEqual([H]);
+  });
 });

@@ -56,7 +56,8 @@ export class ShardCalls {
     if (!queueName.ok) return queueName;
     const replaced = replacing === undefined || replacing === null ? ok(null) : parse(Nonce, replacing);
     if (!replaced.ok) return replaced;
-    return ok(this.rooms.shard.reserve(name.value, shard.value, queueName.value, this.jobHere(name.value), replaced.value));
+    const jobHere = this.jobHere(name.value);
+    return ok(this.rooms.shard.reserve(name.value, shard.value, queueName.value, jobHere, replaced.value, !jobHere && this.rooms.dependencies.isPending(name.value)));
   }
 
   refuseReservation(id: unknown, nonce: unknown): Result<Refusal> {

@@ -12,7 +12,7 @@ import { KeyState } from "./key-state.js";
  * What a reservation answers: `new` or `same` (go on to the target, the write carrying `nonce`),
  * `conflict` (the id is a job here), or `other` (reserved for another shard, under `nonce`).
  */
-export type Reservation = { status: "new" | "same"; nonce: string | null } | { status: "conflict" } | { status: "other"; shard: number; nonce: string };
+export type Reservation = { status: "new" | "same"; nonce: string | null } | { status: "conflict" } | { status: "busy" } | { status: "other"; shard: number; nonce: string };
 
 /** What a shard answers when asked to refuse a reservation: its job is here (`job`), it is written nowhere and never will be under that nonce (`refused`), or it is being written now (`busy`: ask again). */
 export type Refusal = { status: "job" | "refused" | "busy" };
@@ -97,9 +97,13 @@ export class ShardState {
    * a reservation its shard has refused (it holds no job of the id and will write none under it), taken
    * over only if it is still the one here (even for the same shard: a new nonce, since writes under the
    * old one are refused there). A reservation for this shard itself is no row: taking one over drops it.
+   * `writing`: the id's job is being written here now (its dependencies registered elsewhere first):
+   * `busy`, ask again, for another shard (it may be a job here in a moment; handed away now, it would
+   * be written on both).
    */
-  reserve(id: string, target: number, queue: string | null, jobHere: boolean, replacing: string | null): Reservation {
+  reserve(id: string, target: number, queue: string | null, jobHere: boolean, replacing: string | null, writing = false): Reservation {
     if (jobHere) return { status: "conflict" };
+    if (writing && target !== this.index) return { status: "busy" };
     const row = this.sql.exec<{ shard: number; nonce: string }>(`SELECT shard, nonce FROM reservations WHERE id = ?1`, id).toArray()[0];
     const refused = row !== undefined && row.nonce === replacing;
     if (row && !refused && row.shard === target) return { status: "same", nonce: row.nonce };
