@@ -25,6 +25,9 @@ function queueOn(target: number, shards: number): string {
   for (let n = 0; ; n++) if (shardOf(`q-${n}`, shards) === target) return `q-${n}`;
 }
 
+/** The concurrency of the lanes `shardEnqueue` fills: the most a lane may have (on 4 shards, 250 each: room for two of the 4 consumers' claims of 100 at once on one shard). */
+const DRAIN_CONCURRENCY = 1_000;
+
 export const shardWorkloads: Record<string, (env: BenchEnv, params: Params) => Promise<object>> = {
   /**
    * `n` single enqueues from 16 concurrent producers (RPC client, group commit on; `solo`: off, one
@@ -34,7 +37,10 @@ export const shardWorkloads: Record<string, (env: BenchEnv, params: Params) => P
     const n = int(params, "n", 10_000);
     const shards = int(params, "shards", 1);
     const lane = createLaneClient(env.LANE, { groupCommit: params.solo !== true }).lane(String(params.lane));
-    if (shards > 1) await lane.configure({ shards, concurrency: Math.max(10, shards) });
+    // The drain that follows (`shardDrain`) must be bound by neither lane's concurrency, so that the CPU
+    // per job compares routing and not how many jobs a claim may take: the lane's concurrency is split
+    // among its shards, so both lanes get room for every consumer's claims of 100 on every shard.
+    await lane.configure(shards > 1 ? { shards, concurrency: DRAIN_CONCURRENCY } : { concurrency: DRAIN_CONCURRENCY });
     let next = 0;
     const t0 = Date.now();
     await Promise.all(
