@@ -16,7 +16,7 @@ import type { ShardRoutes } from "./shard-routes.js";
  * keeps no nonce for itself): so that the shard checks the key at the write, as it checks a single
  * enqueue's, and refuses it if the key was pointed at another shard since.
  */
-export const KEY_ON_OWN_SHARD = "own";
+const KEY_ON_OWN_SHARD = "own";
 
 export type RoutedJob = { job: EnqueueRequest & { id: string }; target: number };
 

@@ -36,6 +36,9 @@ const MAX_TAKEOVERS = 16;
 /** A shard asked to refuse a reservation while it writes that id's job (its dependencies registered first) is asked again after this, times the tries. */
 const BUSY_WAIT_MS = 10;
 
+/** Waits `n` steps of `BUSY_WAIT_MS` before asking again (a shard said busy, or a write lost a race). */
+const pause = (n: number) => new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * n));
+
 type ShardDetails = { shards: number; reservedFor?: number; key?: true; keyReservedFor?: number };
 
 function shardDetails(answer: { ok: false; error: { code: string; details?: unknown } }): ShardDetails | null {
@@ -143,7 +146,7 @@ export class ShardRoutes {
           // or its router is gone). The target finishes such a move now, at this ask (to itself it hands
           // nothing over), rather than at its alarm; the key's own shard points at the job once it arrives.
           await this.stub(lane, target).handOverKey(request.debounce!.key, keyCarried, target, routed as EnqueueRequest).catch(() => null);
-          await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * contended));
+          await pause(contended);
         }
         continue;
       }
@@ -188,14 +191,14 @@ export class ShardRoutes {
       const answer = reserved.value;
       if (answer.status === "conflict") return conflict(id);
       if (answer.status === "busy") {
-        await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * (tries + 1)));
+        await pause(tries + 1);
         continue;
       }
       if (answer.status !== "other") return ok(answer.nonce);
       const refused = await this.stub(lane, answer.shard).refuseReservation(id, answer.nonce);
       if (!refused.ok) return refused;
       if (refused.value.status === "job") return conflict(id);
-      if (refused.value.status === "busy") await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * (tries + 1)));
+      if (refused.value.status === "busy") await pause(tries + 1);
       else replacing = answer.nonce;
     }
     return fail("wrong_shard", `job id ${id} of lane ${lane} is contended by other enqueues on other shards: try again`, { shards });
@@ -233,7 +236,7 @@ export class ShardRoutes {
         return ok({ answer: { status: "debounced", job: job.value } });
       }
       if (done.status === "refused") replacing = answer.nonce;
-      else await new Promise((resolve) => setTimeout(resolve, BUSY_WAIT_MS * (tries + 1)));
+      else await pause(tries + 1);
     }
     return fail("wrong_shard", `debounce key ${key} of lane ${lane} is contended by other enqueues on other shards: try again`, { shards });
   }

@@ -45,7 +45,11 @@ export function parseBatchEnqueue(input: unknown): Result<TracedBatchRequest> {
 }
 
 /** A reservation's nonce beside a request's fields (not a body field): what a sharded lane's router reserved its id under on the id's own shard. */
-const ReservationNonce = z.string().min(1).max(64);
+/** A reservation's nonce (of an id or a debounce key), as a router or a shard sends it. */
+export const ReservationNonce = z.string().min(1).max(64);
+
+/** A shard's index within its lane. */
+export const ShardIndex = z.number().int().min(0).max(MAX_SHARDS - 1);
 
 /**
  * A nonce beside a request's fields, as `field`: an id's reservation (`reservation`), or a debounce

@@ -115,11 +115,12 @@ export class Dependencies {
       }
       earlier.add(spec.id);
     }
+    // Nothing to register elsewhere (every dependency in this object): no token, nothing to withdraw.
+    if (byLane.size === 0) return ok({ known: new Map<string, Settlement | null>(), registered: { token: "", byLane } });
     // Two enqueues of one dependent (a retry, or two callers) register the same row: each registers
     // under a token of its own, a nonce, so that the one that withdraws takes back only its own.
     const token = crypto.randomUUID();
     const known: Known = Object.assign(new Map<string, Settlement | null>(), { wrote: new Set<string>(), found: new Set<string>() });
-    if (byLane.size === 0) return ok({ known, registered: { token, byLane } });
     const registerWith = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.registerInLane(registrations, 0, token) : this.host.peer(lane).registerDependents(registrations, 0, token));
     // A lane whose call throws refuses this enqueue alone (500 `internal`: nothing of it is written).
     const thrown = (lane: string) => (error: unknown) => fail("internal", `registering with lane ${lane} failed: ${describeError(error)}`);
@@ -154,11 +155,11 @@ export class Dependencies {
    */
   surplus({ known, registered }: { known: Known; registered: Registered }, written: boolean): Registered | null {
     if (!written) return registered;
-    const unwritten = [...(known.found ?? [])].filter((id) => !known.wrote?.has(id));
-    if (unwritten.length === 0) return null;
+    const unwritten = new Set([...(known.found ?? [])].filter((id) => !known.wrote?.has(id)));
+    if (unwritten.size === 0) return null;
     const byLane = new Map<string, Registration[]>();
     for (const [lane, registrations] of registered.byLane) {
-      const some = registrations.filter((r) => unwritten.includes(r.dependent.id));
+      const some = registrations.filter((r) => unwritten.has(r.dependent.id));
       if (some.length > 0) byLane.set(lane, some);
     }
     return byLane.size === 0 ? null : { token: registered.token, byLane };

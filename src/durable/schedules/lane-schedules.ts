@@ -9,7 +9,7 @@ import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../../shared/schedule.js";
 import { MAX_SHARDS } from "../../shared/shards.js";
 import { enqueueAnswer } from "../enqueue/enqueue-text.js";
-import { parse, parseScheduleName } from "../input.js";
+import { parse, parseScheduleName, ReservationNonce } from "../input.js";
 import type { LaneWiring } from "../wiring.js";
 
 /** A schedule's fire as its job's shard takes it: the schedule's job, its id `<name>@<T>` and `runAt` T, routed by a count of 2 or more. */
@@ -18,9 +18,9 @@ const FireRequest = S.ScheduleJob.extend({
   runAt: z.number().int().min(0),
   shards: z.number().int().min(2).max(MAX_SHARDS),
   // The nonce of the id's reservation on its own shard, when that is another (shards/shard-state.ts).
-  reservation: z.string().min(1).max(64).optional(),
+  reservation: ReservationNonce.optional(),
   // The nonce of its debounce key's reservation on the key's own shard, when that is another (shards/key-state.ts).
-  keyReservation: z.string().min(1).max(64).optional(),
+  keyReservation: ReservationNonce.optional(),
 }).refine((fire) => fire.id.endsWith(`@${fire.runAt}`), { message: "a fire's runAt is the instant its id names", path: ["runAt"] });
 
 export class ScheduleCalls {

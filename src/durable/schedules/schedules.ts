@@ -36,7 +36,7 @@ export interface FireEnqueue {
 }
 
 /** The job that holds a fire once written: its own, or (debounced) the queued job of its key it replaced. */
-export function firedJobId({ spec, inserted }: EnqueueDone): string {
+function firedJobId({ spec, inserted }: EnqueueDone): string {
   return inserted.status === "queued" ? spec.id : inserted.job.id;
 }
 

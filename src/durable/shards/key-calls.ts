@@ -5,15 +5,13 @@
 import { z } from "zod";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Job } from "../../shared/job.js";
-import { MAX_SHARDS, shardOf } from "../../shared/shards.js";
+import { shardOf } from "../../shared/shards.js";
 import { Name } from "../../shared/schemas.js";
-import { parse, parseEnqueue, parseId } from "../input.js";
+import { parse, parseEnqueue, parseId, ReservationNonce as Nonce, ShardIndex } from "../input.js";
 import type { LaneWiring } from "../wiring.js";
 import type { HandOver } from "./key-moves.js";
 import type { KeyReservation } from "./key-state.js";
 
-const ShardIndex = z.number().int().min(0).max(MAX_SHARDS - 1);
-const Nonce = z.string().min(1).max(64);
 const Key = Name;
 /** A moved job's row and its dependents' rows, as JSON text (its sender's own `SELECT *`). */
 const RowText = z.string().min(2).max(4 * 1024 * 1024);

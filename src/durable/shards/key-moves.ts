@@ -17,6 +17,7 @@ import { describeError } from "../../shared/describe-error.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Job } from "../../shared/job.js";
 import { log } from "../../shared/log.js";
+import { backoffCeilingMs } from "../../shared/backoff.js";
 import { OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_MAX_MS } from "../../shared/defaults.js";
 import { shardObjectName, shardOf } from "../../shared/shards.js";
 import type { Debouncer } from "../flow/debounce.js";
@@ -203,7 +204,7 @@ export class KeyMoves {
       }
       this.sql.exec(`UPDATE lane_counts SET total_enqueued = total_enqueued - 1 WHERE id = 1`);
       this.sql.exec(`INSERT INTO key_arrivals (nonce) VALUES (?1)`, nonce);
-      this.sql.exec(`DELETE FROM reservations WHERE id = ?1 AND shard = ?2`, id, from);
+      shard.repoint(id, from, shard.index);
       return toJob(this.sql.exec<JobRow>(`SELECT * FROM jobs WHERE seq = ?1`, seq).one(), store.lane);
     });
     if (job !== null) this.host.changed();
@@ -223,7 +224,7 @@ export class KeyMoves {
     await Promise.all(due.map(async (move) => {
       const done = await this.deliver(move).catch((error: unknown) => fail("internal", describeError(error)));
       if (done.ok) return;
-      const backoff = Math.min(OUTBOX_BACKOFF_MAX_MS, OUTBOX_BACKOFF_BASE_MS * 2 ** Math.min(move.attempts, 20));
+      const backoff = backoffCeilingMs(move.attempts + 1, OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_MAX_MS);
       this.sql.exec(`UPDATE key_moves SET next_at = ?2 WHERE nonce = ?1`, move.nonce, this.clock.now() + backoff);
       log({ event: "lane.key_move_failed", lane: shardObjectName(this.host.store.lane, this.host.shard.index), key: move.key, jobId: move.job_id, to: move.to_shard, message: done.error.message });
     }));

@@ -6,22 +6,19 @@
 import * as S from "../../shared/schemas.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Counts, Job, LaneInfo } from "../../shared/job.js";
-import { MAX_SHARDS } from "../../shared/shards.js";
 import { MAX_BATCH_JOBS, MAX_DEPENDENCIES } from "../../shared/defaults.js";
 import { Name } from "../../shared/schemas.js";
 import type { Clock } from "../../shared/clock.js";
-import { HoldName, parse, parseBatchEnqueue, parseId, parseName } from "../input.js";
+import { HoldName, parse, parseBatchEnqueue, parseId, parseName, ReservationNonce as Nonce, ShardIndex } from "../input.js";
 import type { LaneWiring } from "../wiring.js";
 import type { Located, Refusal, Reservation } from "./shard-state.js";
 import type { Watched } from "./watchers.js";
 import { z } from "zod";
 
 /** A shard's index, as a lane's RPC takes it. */
-const ShardIndex = z.number().int().min(0).max(MAX_SHARDS - 1);
 /** A position in a shard's list (a job's seq; 0: the start). */
 const Seq = z.number().int().min(0);
 /** A reservation's nonce, as its id's own shard made it. */
-const Nonce = z.string().min(1).max(64);
 
 export class ShardCalls {
   constructor(

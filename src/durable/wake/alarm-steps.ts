@@ -7,6 +7,7 @@
  * the alarm fire at once, again and again, for a step that is not run. Kept in memory: a new
  * instance tries every step at once.
  */
+import { backoffCeilingMs } from "../../shared/backoff.js";
 import { ALARM_STEP_BACKOFF_BASE_MS, ALARM_STEP_BACKOFF_MAX_MS } from "../../shared/defaults.js";
 import type { Clock } from "../../shared/clock.js";
 import { describeError } from "../../shared/describe-error.js";
@@ -92,7 +93,7 @@ export class AlarmSteps {
 
   private failed(step: AlarmStep, error: unknown): void {
     const failures = (this.failing.get(step)?.failures ?? 0) + 1;
-    const backoff = Math.min(ALARM_STEP_BACKOFF_MAX_MS, ALARM_STEP_BACKOFF_BASE_MS * 2 ** Math.min(failures - 1, 20));
+    const backoff = backoffCeilingMs(failures, ALARM_STEP_BACKOFF_BASE_MS, ALARM_STEP_BACKOFF_MAX_MS);
     const retryAt = this.clock.now() + backoff;
     this.failing.set(step, { failures, retryAt });
     log({ event: "lane.alarm_step_failed", lane: this.lane, step, failures, retryAt, message: describeError(error) });
