@@ -178,11 +178,11 @@ describe("docs/guarantees.md", () => {
   });
 
   it("reads test names as the source spells them (a control for the check above)", () => {
-    const calls = callsOf("test/durable/lane-history.test.ts");
+    const calls = callsOf("test/durable/history/history.test.ts");
     expect(calls.some((call) => matches(call, ["errors", "keeps only the last 20"]))).toBe(true); // a template literal
     expect(calls.some((call) => matches(call, ["errors", "keeps only the first 20"]))).toBe(false);
     expect(calls.some((call) => matches(call, ["progress", "keeps only the last 20"]))).toBe(false); // wrong describe
     expect(callsOf("test/worker/openapi.test.ts").some((call) => matches(call, ["GET /healthz", 'answers {"ok":true} without auth']))).toBe(true); // single quotes
-    expect(callsOf("test/durable/lane-cancel.test.ts").some((call) => matches(call, ["settles a cancel-requested job cancelled when its holder calls fail"]))).toBe(true); // it.each
+    expect(callsOf("test/durable/attempts/cancel.test.ts").some((call) => matches(call, ["settles a cancel-requested job cancelled when its holder calls fail"]))).toBe(true); // it.each
   });
 });

@@ -1,0 +1,163 @@
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { EARLIEST_QUEUED_RUN_AT_SQL } from "../../../src/durable/store/counts.js";
+import { QUEUED_TO_FAIL_SQL, RUNNING_TO_FAIL_SQL } from "../../../src/durable/operator/fail-lane.js";
+import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL } from "../../../src/durable/operator/queues.js";
+import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../../src/durable/operator/retention.js";
+import { CHECKPOINT_HOT_STATEMENTS } from "../../../src/durable/steps/checkpoint-statements.js";
+import { CLAIM_CANDIDATES_SQL, CLAIM_HOT_STATEMENTS, CLAIM_KINDS_CANDIDATES_SQL, CLAIM_ROUND_ROBIN_SQL } from "../../../src/durable/attempts/claim-statements.js";
+import { LEASE_HOT_STATEMENTS } from "../../../src/durable/attempts/lease-statements.js";
+import { QUEUE_NEXT_TOKEN_SQL, WAKE_HOT_STATEMENTS } from "../../../src/durable/wake/reads.js";
+import { DEPENDENCY_HOT_STATEMENTS, DUE_NOTICES_SQL, REGISTRATIONS_OF_SQL } from "../../../src/durable/deps/dependency-statements.js";
+import { T0, claim, setup, value } from "../../helpers/lane.js";
+
+const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS];
+const statements = HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);
+
+/** The plan of `statement` in a lane in use, and its steps that read the whole jobs table. */
+async function fullScans(statement: string, bindings: unknown[]): Promise<{ plan: string[]; scans: string[] }> {
+  const { stub } = await setup();
+  // some rows of every kind, so that the plan is the plan of a lane in use
+  value(
+    await stub.enqueueBatch({
+      jobs: Array.from({ length: 30 }, (_, i) => ({ kind: "abc"[i % 3]!, queue: i % 2 ? `q${i % 5}` : null, delayMs: i % 4 ? 0 : 1_000 })),
+    }),
+  );
+  await claim(stub, { max: 5 });
+  const plan = await runInDurableObject(stub, (_lane, state) =>
+    state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${statement}`, ...bindings).toArray().map((r) => r.detail),
+  );
+  // "SCAN jobs" (or an alias of it) without "USING INDEX" reads every row
+  const scans = plan.filter((detail) => /\bSCAN (jobs|j|r|h)\b/.test(detail) && !/USING (COVERING )?INDEX/.test(detail));
+  return { plan, scans };
+}
+
+describe("query plans", () => {
+  it.each(statements)("%s reads an index, never the whole jobs table", async (_what, statement, bindings) => {
+    const { plan, scans } = await fullScans(statement, bindings);
+    expect(scans, plan.join("\n")).toEqual([]);
+    // a partial index of ours, the unique index on id, or the primary key: a lookup either way
+    expect(plan.join("\n")).toMatch(/USING (COVERING )?INDEX (jobs_|sqlite_autoindex_jobs_)|USING INTEGER PRIMARY KEY/);
+  });
+
+  // The operator's statements: each on the index made for it, whatever the lane holds.
+  it.each([
+    ["oldestDueAt", EARLIEST_QUEUED_RUN_AT_SQL, [], "jobs_run_at"],
+    ["retention and sweep: expired jobs by outcome", EXPIRED_SQL, [T0, T0, T0, T0, 1000], "jobs_settled_by_outcome"],
+    ["the retention wake: the oldest settled job of each outcome", OLDEST_SETTLED_SQL, [], "jobs_settled_by_outcome"],
+    ["failing a lane: running jobs", RUNNING_TO_FAIL_SQL, [500], "jobs_lease"],
+    ["failing a lane: queued jobs in enqueue order", QUEUED_TO_FAIL_SQL, [500], "jobs_queued"],
+    ["a queue's holder", QUEUE_HOLDER_SQL, ["q1"], "jobs_queue"],
+    ["a queue's next job", QUEUE_NEXT_SQL, ["q1"], "jobs_queue"],
+    ["a purge's batch", QUEUE_PURGE_SQL, ["q1", 100, 1000], "jobs_queue"],
+  ] as [string, string, unknown[], string][])("%s reads its index, never the whole jobs table", async (_what, statement, bindings, index) => {
+    const { plan, scans } = await fullScans(statement, bindings);
+    expect(scans, plan.join("\n")).toEqual([]);
+    expect(plan.join("\n")).toContain(`INDEX ${index}`);
+  });
+
+  it("a claim over several kinds reads a range of jobs_kind per kind, never the whole claim order", async () => {
+    const { plan } = await fullScans(CLAIM_KINDS_CANDIDATES_SQL, [T0, "[]", 10, '["a","b","c"]']);
+    const text = plan.join("\n");
+    expect(text).toContain("SEARCH j USING INDEX jobs_kind (kind=?)");
+    expect(text).not.toMatch(/SCAN j\b/);
+  });
+
+  it("would see a full scan (a control for the check above)", async () => {
+    const { scans } = await fullScans(`SELECT seq FROM jobs WHERE kind = ?`, ["a"]);
+    expect(scans).toEqual(["SCAN jobs"]);
+  });
+});
+
+describe("query plans of durable steps", () => {
+  const checkpointStatements = CHECKPOINT_HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);
+
+  it.each(checkpointStatements)("%s looks rows up by key, never reading a whole table", async (_what, statement, bindings) => {
+    const { plan } = await fullScans(statement, bindings);
+    // Only a bound JSON list (a virtual table) may be walked; every table is searched by a key.
+    const walks = plan.filter((detail) => /\bSCAN\b/.test(detail) && !/VIRTUAL TABLE|USING (COVERING )?INDEX|PRIMARY KEY/.test(detail));
+    expect(walks, plan.join("\n")).toEqual([]);
+    expect(plan.join("\n")).toMatch(/SEARCH/);
+  });
+});
+
+describe("query plans of flow control", () => {
+  /** The plan of `statement` in a lane of `queues` queues of concurrency 3 with jobs in each, and its full scans of jobs or queues. */
+  async function planWithQueues(statement: string, bindings: unknown[], setupLane: (sql: SqlStorage) => void): Promise<{ plan: string[]; scans: string[] }> {
+    const { stub } = await setup();
+    value(await stub.configure({ rateLimit: { limit: 100, periodMs: 1_000 } }));
+    const plan = await runInDurableObject(stub, (_lane, state) => {
+      setupLane(state.storage.sql);
+      return state.storage.sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${statement}`, ...bindings).toArray().map((r) => r.detail);
+    });
+    // A table walked row by row: jobs or queues under any of their aliases, without an index.
+    const scans = plan.filter((detail) => /\bSCAN (jobs|queues|j|o|f|h|r|q)\b/.test(detail) && !/USING (COVERING )?INDEX/.test(detail));
+    return { plan, scans };
+  }
+
+  /** 10,000 queues of concurrency 3, each with three queued jobs (a rate-limited one among them). */
+  const tenThousandQueues = (sql: SqlStorage) => {
+    sql.exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 9999)
+      INSERT INTO jobs (id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms, timeout_ms, state, created_at, updated_at)
+      SELECT 'j' || i || '-' || k.value, 'a', '{}', 'q' || i, 0, ?1, 3, 1000, 300000, 60000, 'queued', ?1, ?1 FROM n, json_each('[1,2,3]') AS k`, T0);
+    sql.exec(`UPDATE queues SET concurrency = 3`);
+    sql.exec(`UPDATE queues SET rate_limit = 5, rate_period_ms = 1000 WHERE name = 'q7'`);
+  };
+
+  it.each([
+    ["the claim (any kind), rate-limited lane, 10,000 queues of concurrency 3", CLAIM_CANDIDATES_SQL, [T0, "[]", "[]", 16]],
+    ["the claim (the dispatcher's kinds), rate-limited lane, 10,000 queues of concurrency 3", CLAIM_KINDS_CANDIDATES_SQL, [T0, "[]", 16, '["a","b"]']],
+    ["the claim, round-robin, 10,000 queues", CLAIM_ROUND_ROBIN_SQL, [T0, '["a"]', "[]", 16, 1]],
+  ] as [string, string, unknown[]][])("%s reads indexes and keys, never a whole table of jobs or queues", async (_what, statement, bindings) => {
+    const { plan, scans } = await planWithQueues(statement, bindings, tenThousandQueues);
+    expect(scans, plan.join("\n")).toEqual([]);
+    expect(plan.join("\n")).toMatch(/SEARCH q USING PRIMARY KEY|queues_round_robin/);
+  });
+
+  it("round-robin reads each queue's own jobs on jobs_queue (a range no longer than its room), never the lane's claim order", async () => {
+    const { plan } = await planWithQueues(CLAIM_ROUND_ROBIN_SQL, [T0, '["a"]', "[]", 16, 1], tenThousandQueues);
+    const text = plan.join("\n");
+    expect(text).toContain("SEARCH w USING INDEX jobs_queue (queue=? AND state=?)");
+    expect(text).not.toMatch(/jobs_claim|jobs_kind|jobs_run_at/);
+  });
+
+  it("finds a queue's next token and the next expiry on their indexes", async () => {
+    const expiry = await planWithQueues(`SELECT MIN(expires_at) FROM jobs WHERE state = 'queued' AND generation = 0 AND expires_at IS NOT NULL`, [], tenThousandQueues);
+    expect(expiry.plan.join("\n")).toContain("jobs_expiry");
+    const token = await planWithQueues(QUEUE_NEXT_TOKEN_SQL, [T0], tenThousandQueues);
+    expect(token.plan.join("\n")).toContain("queues_rate_limited");
+  });
+});
+
+
+describe("query plans of dependencies", () => {
+  const dependencyStatements = DEPENDENCY_HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);
+
+  /** A lane with 2,000 dependents waiting on 200 dependencies, and as many untold notices: where a walk would show. */
+  async function planWithDependencies(statement: string, bindings: unknown[]): Promise<string[]> {
+    const { stub } = await setup();
+    return runInDurableObject(stub, (_lane, state) => {
+      const sql = state.storage.sql;
+      sql.exec(`WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < 1999)
+        INSERT INTO jobs (id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms, timeout_ms, state, created_at, updated_at, blocked)
+        SELECT 'j' || i, 'a', '{}', NULL, 0, ?1, 3, 1000, 300000, 60000, 'queued', ?1, ?1, i % 2 FROM n`, T0);
+      sql.exec(`INSERT INTO dependents (dep_seq, lane, id, created_at) SELECT seq % 200 + 1, 'other', 'd' || seq, 0 FROM jobs`);
+      sql.exec(`INSERT INTO dependencies (job_seq, position, lane, id) SELECT seq, 0, 'other', 'c' || seq FROM jobs`);
+      sql.exec(`INSERT INTO outbox (dep_seq, dep_id, outcome, generation, lane, id, next_at, created_at) SELECT seq, id, 'completed', 1, 'other', 'd' || seq, ?1 + seq, 0 FROM jobs`, T0);
+      return sql.exec<{ detail: string }>(`EXPLAIN QUERY PLAN ${statement}`, ...bindings).toArray().map((r) => r.detail);
+    });
+  }
+
+  it.each(dependencyStatements)("%s looks rows up by key or index, never reading a whole table", async (_what, statement, bindings) => {
+    const plan = await planWithDependencies(statement, bindings);
+    // Only a bound JSON list (a virtual table) may be walked; every table is searched by a key or index.
+    const walks = plan.filter((detail) => /\bSCAN\b/.test(detail) && !/VIRTUAL TABLE|USING (COVERING )?INDEX|PRIMARY KEY/.test(detail));
+    expect(walks, plan.join("\n")).toEqual([]);
+  });
+
+  it("releasing a settled job's dependents and picking due notices read their indexes", async () => {
+    expect((await planWithDependencies(REGISTRATIONS_OF_SQL, [7])).join("\n")).toMatch(/SEARCH dependents USING PRIMARY KEY \(dep_seq=\?\)/);
+    expect((await planWithDependencies(DUE_NOTICES_SQL, [T0 + 10, 500])).join("\n")).toContain("outbox_due");
+    expect((await planWithDependencies(`SELECT 1 FROM outbox o WHERE o.dep_seq = ?1`, [7])).join("\n")).toContain("outbox_by_dependency");
+  });
+});
