@@ -1,12 +1,12 @@
 /**
  * `GET /dashboard` (docs/api.md "Dashboard"): the operator's page, served without auth. The page holds no
  * data: it asks for the API token and does everything through `/v1`. Its script and style come from
- * this worker (no CDN), built from ./client by scripts/build-dashboard.ts, under a strict
+ * this worker (no CDN), built from ./browser by scripts/build-dashboard.ts, under a strict
  * Content-Security-Policy: no inline script or style, no other origin, no framing.
  */
 import { Hono } from "hono";
 import type { AppEnv } from "../openapi.js";
-import { DASHBOARD_SCRIPT, DASHBOARD_STYLE, DASHBOARD_VERSION } from "./client-bundle.js";
+import { DASHBOARD_SCRIPT, DASHBOARD_STYLE, DASHBOARD_VERSION } from "./browser-bundle.js";
 
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",

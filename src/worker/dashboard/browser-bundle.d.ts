@@ -1,4 +1,4 @@
-// The types of client-bundle.js, which scripts/build-dashboard.ts generates (it is not committed).
+// The types of browser-bundle.js, which scripts/build-dashboard.ts generates (it is not committed).
 
 /** A hash of the script and the style: their URLs carry it, so they can be cached for good. */
 export declare const DASHBOARD_VERSION: string;
