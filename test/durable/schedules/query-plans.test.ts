@@ -30,4 +30,14 @@ describe("schedule query plans", () => {
   it("would see a full scan (a control for the check above)", async () => {
     expect((await plan(`SELECT name FROM schedules WHERE job = ?`, ["x"])).filter(fullScan)).toEqual(["SCAN schedules"]);
   });
+
+  it("every index of schedules but its key is read by a statement of the code", async () => {
+    const { stub } = await setup();
+    const indexes = await runInDurableObject(stub, (_lane, state) =>
+      state.storage.sql.exec<{ name: string; origin: string }>(`SELECT name, origin FROM pragma_index_list('schedules')`).toArray().filter((i) => i.origin !== "pk").map((i) => i.name),
+    );
+    expect(indexes).toEqual(["schedules_next_run"]);
+    const plans = await Promise.all(SCHEDULE_HOT_STATEMENTS.map(([, sql, bindings]) => plan(sql, [...bindings(T0)])));
+    for (const index of indexes) expect(plans.flat().join("\n")).toMatch(new RegExp(`USING (COVERING )?INDEX ${index}\\b`));
+  });
 });
