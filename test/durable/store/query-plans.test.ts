@@ -6,9 +6,12 @@ import { QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEUE_PURGE_SQL } from "../../../src/
 import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../../src/durable/operator/retention.js";
 import { CHECKPOINT_HOT_STATEMENTS } from "../../../src/durable/steps/checkpoint-statements.js";
 import { CLAIM_CANDIDATES_SQL, CLAIM_HOT_STATEMENTS, CLAIM_KINDS_CANDIDATES_SQL, CLAIM_ROUND_ROBIN_SQL } from "../../../src/durable/attempts/claim-statements.js";
-import { LEASE_HOT_STATEMENTS } from "../../../src/durable/attempts/lease-statements.js";
-import { QUEUE_NEXT_TOKEN_SQL, WAKE_HOT_STATEMENTS } from "../../../src/durable/wake/reads.js";
+import { COMPLETING_SQL, EXPIRED_LEASES_SQL, LEASE_HOT_STATEMENTS } from "../../../src/durable/attempts/lease-statements.js";
+import { DUE_EXECUTOR_HEAD_SQL, EARLIEST_FUTURE_HEAD_SQL, QUEUE_NEXT_TOKEN_SQL, WAKE_HOT_STATEMENTS, WAKE_STATE_SQL } from "../../../src/durable/wake/reads.js";
 import { DEPENDENCY_HOT_STATEMENTS, DUE_NOTICES_SQL, REGISTRATIONS_OF_SQL } from "../../../src/durable/deps/dependency-statements.js";
+import { EXPIRED_DUE_SQL } from "../../../src/durable/flow/expiry.js";
+import { DEBOUNCE_TARGET_SQL } from "../../../src/durable/flow/debounce.js";
+import { JOB_BY_ID_SQL } from "../../../src/durable/store/job-statements.js";
 import { T0, claim, setup, value } from "../../helpers/lane.js";
 
 const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS];
@@ -160,4 +163,58 @@ describe("query plans of dependencies", () => {
     expect((await planWithDependencies(DUE_NOTICES_SQL, [T0 + 10, 500])).join("\n")).toContain("outbox_due");
     expect((await planWithDependencies(`SELECT 1 FROM outbox o WHERE o.dep_seq = ?1`, [7])).join("\n")).toContain("outbox_by_dependency");
   });
+});
+
+describe("every index on jobs earns its place", () => {
+  /**
+   * Each index of `jobs` a write keeps up (every one but the row's own key), and the statements of
+   * the code whose plans read it: an index no statement reads costs every insert and state change
+   * for nothing. Found in the live schema, so that a new index without a statement here fails.
+   */
+  const USES: Record<string, [what: string, sql: string, bindings: unknown[]][]> = {
+    sqlite_autoindex_jobs_1: [["a job by id", JOB_BY_ID_SQL, ["a"]]],
+    jobs_claim: [["the claim (any kind)", CLAIM_CANDIDATES_SQL, [T0, "[]", "[]", 10]]],
+    jobs_kind: [
+      ["the claim (the dispatcher's kinds)", CLAIM_KINDS_CANDIDATES_SQL, [T0, "[]", 10, '["a"]']],
+      ["the wake: a due in-process head", DUE_EXECUTOR_HEAD_SQL, [T0, "a", "[]"]],
+    ],
+    jobs_unqueued: [["the claim, round-robin: jobs outside any queue", CLAIM_ROUND_ROBIN_SQL, [T0, '["a"]', "[]", 10, 1]]],
+    jobs_queue: [
+      ["a queue's holder", QUEUE_HOLDER_SQL, ["q1"]],
+      ["the claim: a queue's heads", CLAIM_CANDIDATES_SQL, [T0, "[]", "[]", 10]],
+    ],
+    jobs_run_at: [
+      ["the wake: earliest future head", EARLIEST_FUTURE_HEAD_SQL, [T0]],
+      ["oldestDueAt", EARLIEST_QUEUED_RUN_AT_SQL, []],
+    ],
+    jobs_lease: [
+      ["lease recovery", EXPIRED_LEASES_SQL, [T0, 500]],
+      ["the wake: earliest lease", WAKE_STATE_SQL, []],
+    ],
+    jobs_completing: [["outcome delivery: completing jobs in order", COMPLETING_SQL, [0, 100]]],
+    jobs_settled_by_outcome: [["retention: expired jobs by outcome", EXPIRED_SQL, [T0, T0, T0, T0, 1000]]],
+    jobs_queued: [["failing a lane: queued jobs in enqueue order", QUEUED_TO_FAIL_SQL, [500]]],
+    jobs_expiry: [
+      ["expiry: the due jobs", EXPIRED_DUE_SQL, [T0, 100]],
+      ["the wake: next expiry", WAKE_STATE_SQL, []],
+    ],
+    jobs_debounce: [["a debounce key's queued job", DEBOUNCE_TARGET_SQL, ["k"]]],
+  };
+
+  it("names every index of jobs but its key, and no other", async () => {
+    const { stub } = await setup();
+    const indexes = await runInDurableObject(stub, (_lane, state) =>
+      // origin "c": CREATE INDEX; "u": a UNIQUE constraint; "pk" (the row's key) is no choice of ours
+      state.storage.sql.exec<{ name: string; origin: string }>(`SELECT name, origin FROM pragma_index_list('jobs')`).toArray().filter((i) => i.origin !== "pk").map((i) => i.name),
+    );
+    expect(indexes.sort()).toEqual(Object.keys(USES).sort());
+  });
+
+  it.each(Object.entries(USES).flatMap(([index, uses]) => uses.map(([what, sql, bindings]) => [index, what, sql, bindings] as const)))(
+    "%s is read by %s",
+    async (index, _what, statement, bindings) => {
+      const { plan } = await fullScans(statement, [...bindings]);
+      expect(plan.join("\n")).toMatch(new RegExp(`USING (COVERING )?INDEX ${index}\\b`));
+    },
+  );
 });
