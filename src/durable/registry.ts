@@ -13,31 +13,18 @@ import { reachesLane } from "../shared/lane-patterns.js";
 import { MAX_SHARDS, parseShardObjectName } from "../shared/shards.js";
 import { exposition, laneFragments, type LaneReport, type RenderedLane } from "./metrics/exposition.js";
 import { mergeReports } from "./metrics/merge.js";
+import { REGISTRY_MIGRATIONS } from "./registry-migrations.js";
+import * as R from "./registry-statements.js";
+import { runMigrations } from "./store/migrations.js";
 
 export { REGISTRY_NAME } from "./env.js";
 
 export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
-    void ctx.blockConcurrencyWhile(async () => {
-      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS lanes (name TEXT PRIMARY KEY, registered_at INTEGER NOT NULL)`);
-      // A lane's seq changes whenever it says it has work again, so the belt unwatches a lane only
-      // if nothing came since it found the lane idle. AUTOINCREMENT: a seq is never given twice.
-      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS watched (seq INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)`);
-      // Each lane's latest metrics report, rendered once as it arrives (a fragment per family, the
-      // oldest due age apart: it moves with the clock), so that a scrape only joins them.
-      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS lane_metrics (
-        name TEXT PRIMARY KEY, reported_at INTEGER NOT NULL, earliest_run_at INTEGER,
-        jobs TEXT NOT NULL, totals TEXT NOT NULL, wait TEXT NOT NULL, run TEXT NOT NULL
-      ) WITHOUT ROWID`);
-      // Each object's latest report as it came (JSON), by object name, with its lane, its shard index
-      // and the shard count it holds: a lane's row of lane_metrics is its counted shards' merged.
-      // Added beside lane_metrics, whose rows stay valid: a deployed registry's tables are never rebuilt.
-      ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS object_reports (
-        name TEXT PRIMARY KEY, lane TEXT NOT NULL, shard INTEGER NOT NULL, shards INTEGER NOT NULL, report TEXT NOT NULL
-      ) WITHOUT ROWID`);
-      ctx.storage.sql.exec(`CREATE INDEX IF NOT EXISTS object_reports_lane ON object_reports (lane, shard)`);
-    });
+    // A registry written by a newer release (a rolled-back deploy) is served as it is: its migrations
+    // only ever add, and refusing would stop the lanes' alarm check and every scrape.
+    void ctx.blockConcurrencyWhile(async () => void runMigrations(ctx.storage, REGISTRY_MIGRATIONS, Date.now()));
   }
 
   /** Calls this instance has served, by method (the benchmark and tests count a scrape's and a lane's calls). */
@@ -45,7 +32,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
 
   /** Idempotent. */
   async register(lane: string, nowMs: number): Promise<void> {
-    this.ctx.storage.sql.exec(`INSERT INTO lanes (name, registered_at) VALUES (?, ?) ON CONFLICT (name) DO NOTHING`, lane, nowMs);
+    this.ctx.storage.sql.exec(R.REGISTER_LANE_SQL, lane, nowMs);
   }
 
   /**
@@ -59,20 +46,18 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
     const sql = this.ctx.storage.sql;
     const from = after ?? "";
     if (lanes === null) {
-      const rows = sql.exec<{ name: string }>(`SELECT name FROM lanes WHERE name > ? ORDER BY name LIMIT +?`, from, limit + 1).toArray();
+      const rows = sql.exec<{ name: string }>(R.LANES_AFTER_SQL, from, limit + 1).toArray();
       return { lanes: rows.slice(0, limit).map((r) => r.name), more: rows.length > limit };
     }
     const found = new Set<string>();
     for (const pattern of new Set(lanes)) {
       if (!pattern.endsWith("*")) {
-        if (pattern > from) for (const r of sql.exec<{ name: string }>(`SELECT name FROM lanes WHERE name = ?`, pattern)) found.add(r.name);
+        if (pattern > from) for (const r of sql.exec<{ name: string }>(R.LANE_NAMED_SQL, pattern)) found.add(r.name);
         continue;
       }
       // Names are ASCII below DEL: every name with this prefix sorts before the prefix + DEL.
       const prefix = pattern.slice(0, -1);
-      const rows = sql.exec<{ name: string }>(
-        `SELECT name FROM lanes WHERE name > ?1 AND name >= ?2 AND name < ?3 ORDER BY name LIMIT +?4`, from, prefix, `${prefix}\u007f`, limit + 1,
-      );
+      const rows = sql.exec<{ name: string }>(R.LANES_IN_RANGE_SQL, from, prefix, `${prefix}\u007f`, limit + 1);
       for (const r of rows) found.add(r.name);
     }
     const sorted = [...found].sort();
@@ -96,7 +81,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
     // of one shard writes its lines and nothing more.
     if (index === 0 && shards === 1) {
       if (!this.oneShard.has(lane)) {
-        this.ctx.storage.sql.exec(`INSERT OR REPLACE INTO object_reports (name, lane, shard, shards, report) VALUES (?, ?, 0, 1, '')`, object, lane);
+        this.ctx.storage.sql.exec(R.ONE_SHARD_REPORT_SQL, object, lane);
         this.oneShard.add(lane);
       }
       this.parsed.delete(object);
@@ -104,17 +89,14 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
       return;
     }
     this.oneShard.delete(lane);
-    this.ctx.storage.sql.exec(
-      `INSERT OR REPLACE INTO object_reports (name, lane, shard, shards, report) VALUES (?, ?, ?, ?, ?)`,
-      object, lane, index, shards, JSON.stringify(report),
-    );
+    this.ctx.storage.sql.exec(R.OBJECT_REPORT_SQL, object, lane, index, shards, JSON.stringify(report));
     this.keepParsed(object, report);
     this.render(lane);
   }
 
   /** Withdraws an object's report, which a scrape then leaves out of its lane: its reports are off now. */
   async forget(object: string): Promise<void> {
-    this.ctx.storage.sql.exec(`DELETE FROM object_reports WHERE name = ?`, object);
+    this.ctx.storage.sql.exec(R.FORGET_REPORT_SQL, object);
     this.parsed.delete(object);
     this.oneShard.delete(parseShardObjectName(object).lane);
     this.render(parseShardObjectName(object).lane);
@@ -143,27 +125,24 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   private render(lane: string, counted: LaneReport[] | null = null): void {
     const sql = this.ctx.storage.sql;
     if (counted === null) {
-      const rows = countedShards(sql.exec<ObjectReportRow>(`SELECT name, shard, shards FROM object_reports WHERE lane = +?1 ORDER BY shard`, lane).toArray());
+      const rows = countedShards(sql.exec<ObjectReportRow>(R.LANE_OBJECTS_SQL, lane).toArray());
       // A lane of one shard: its lines were rendered from shard 0's own report, which alone counts.
       if (rows.length === 1 && rows[0]!.shard === 0 && rows[0]!.shards === 1) return;
       counted = rows.map((row) => {
         const known = this.parsed.get(row.name);
         if (known) return known;
-        const report = JSON.parse(sql.exec<{ report: string }>(`SELECT report FROM object_reports WHERE name = ?`, row.name).one().report) as LaneReport;
+        const report = JSON.parse(sql.exec<{ report: string }>(R.REPORT_OF_SQL, row.name).one().report) as LaneReport;
         this.keepParsed(row.name, report);
         return report;
       });
     }
     if (counted.length === 0) {
-      sql.exec(`DELETE FROM lane_metrics WHERE name = ?`, lane);
+      sql.exec(R.DROP_LANE_METRICS_SQL, lane);
       return;
     }
     const report = mergeReports(counted);
     const f = laneFragments(lane, report);
-    sql.exec(
-      `INSERT OR REPLACE INTO lane_metrics (name, reported_at, earliest_run_at, jobs, totals, wait, run) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      lane, Date.now(), report.earliestRunAt, f.jobs, f.totals, f.wait, f.run,
-    );
+    sql.exec(R.RENDERED_LANE_SQL, lane, Date.now(), report.earliestRunAt, f.jobs, f.totals, f.wait, f.run);
   }
 
   /**
@@ -173,9 +152,7 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
   async metrics(nowMs: number, lanes: readonly string[] | null = null): Promise<string> {
     this.calls.metrics++;
     const rendered: RenderedLane[] = [];
-    const rows = this.ctx.storage.sql.exec<{ name: string; earliest_run_at: number | null; jobs: string; totals: string; wait: string; run: string }>(
-      `SELECT name, earliest_run_at, jobs, totals, wait, run FROM lane_metrics ORDER BY name`,
-    );
+    const rows = this.ctx.storage.sql.exec<LaneMetricsRow>(R.RENDERED_LANES_SQL);
     for (const r of rows) {
       if (!reachesLane(lanes, r.name)) continue;
       rendered.push({ lane: r.name, earliestRunAt: r.earliest_run_at, fragments: { jobs: r.jobs, totals: r.totals, wait: r.wait, run: r.run } });
@@ -192,24 +169,25 @@ export class LaneRegistry extends DurableObject<SwitchyardEnv> {
 
   /** A lane has work for its alarm: the belt watches it (again, under a new seq). */
   async watch(lane: string): Promise<void> {
-    this.ctx.storage.sql.exec(`INSERT OR REPLACE INTO watched (name) VALUES (?)`, lane);
+    this.ctx.storage.sql.exec(R.WATCH_SQL, lane);
   }
 
   /** The watched lanes in seq order, after `afterSeq` (exclusive). */
   async watched(afterSeq: number, limit: number): Promise<{ lanes: { lane: string; seq: number }[]; more: boolean }> {
     const rows = this.ctx.storage.sql
-      .exec<{ name: string; seq: number }>(`SELECT seq, name FROM watched WHERE seq > ? ORDER BY seq LIMIT +?`, afterSeq, limit + 1)
+      .exec<{ name: string; seq: number }>(R.WATCHED_AFTER_SQL, afterSeq, limit + 1)
       .toArray();
     return { lanes: rows.slice(0, limit).map((r) => ({ lane: r.name, seq: r.seq })), more: rows.length > limit };
   }
 
   /** The belt found the lane idle: unwatch it, unless it said it has work since (its seq moved). */
   async unwatch(lane: string, seq: number): Promise<boolean> {
-    return this.ctx.storage.sql.exec(`DELETE FROM watched WHERE name = ? AND seq = ? RETURNING seq`, lane, seq).toArray().length > 0;
+    return this.ctx.storage.sql.exec(R.UNWATCH_SQL, lane, seq).toArray().length > 0;
   }
 }
 
 type ObjectReportRow = { name: string; shard: number; shards: number };
+type LaneMetricsRow = { name: string; earliest_run_at: number | null; jobs: string; totals: string; wait: string; run: string };
 
 /** The most parsed reports the registry keeps in memory (a few KB each). */
 const PARSED_REPORTS_KEPT = 4096;

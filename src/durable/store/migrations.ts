@@ -29,12 +29,21 @@ export type SchemaState = { ok: true; version: number } | { ok: false; stored: n
  * rolled-back deploy) is left untouched: the lane refuses every operation rather than guess.
  */
 export function migrate(storage: DurableObjectStorage, nowMs: number, target = SCHEMA_VERSION): SchemaState {
+  return runMigrations(storage, MIGRATIONS, nowMs, target);
+}
+
+/**
+ * The runner of `migrate`, for any object's list of migrations (the registry's too: its own
+ * database, its own `schema_migrations`), `target` at most the list's last version.
+ */
+export function runMigrations(storage: DurableObjectStorage, migrations: readonly Migration[], nowMs: number, target = migrations.at(-1)!.version): SchemaState {
   const sql = storage.sql;
+  const latest = migrations.at(-1)!.version;
   sql.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)`);
   const current = sql.exec<{ v: number | null }>(`SELECT MAX(version) AS v FROM schema_migrations`).one().v ?? 0;
-  if (current > SCHEMA_VERSION) return { ok: false, stored: current };
-  for (const migration of MIGRATIONS) {
+  if (current > latest) return { ok: false, stored: current };
+  for (const migration of migrations) {
     if (migration.version <= current || migration.version > target) continue;
     storage.transactionSync(() => {
       for (const statement of migration.statements) sql.exec(statement);
@@ -46,5 +55,5 @@ export function migrate(storage: DurableObjectStorage, nowMs: number, target = S
       );
     });
   }
-  return { ok: true, version: Math.max(current, Math.min(target, SCHEMA_VERSION)) };
+  return { ok: true, version: Math.max(current, Math.min(target, latest)) };
 }
