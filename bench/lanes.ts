@@ -7,6 +7,7 @@
  */
 import { defineLane, type TransitionEvent } from "../src/durable/lane.js";
 import type { JobSpec } from "../src/durable/store/job-row.js";
+import { readEnqueueAnswer } from "../src/durable/enqueue/enqueue-text.js";
 import { CLAIM_CANDIDATES_SQL, CLAIM_KINDS_CANDIDATES_SQL } from "../src/durable/attempts/claim-statements.js";
 import { serializeJson } from "../src/shared/json.js";
 import { BatchEnqueueRequest, EnqueueRequest, simpleEnqueueRequest } from "../src/shared/schemas.js";
@@ -257,6 +258,8 @@ export class PlainLane extends defineLane({ log: false }) {
     const claims: ReturnType<typeof this.claim>[] = [];
     const claim = (max: number) => claims.push(this.claim({ kinds: [PULL_KIND], max }));
     let claimed: { id: string; token: string }[] = [];
+    const groupTexts = Array.from({ length: n }, (_, i) => JSON.stringify({ kind: PULL_KIND, payload: { i } }));
+    let groupAnswers: { ok: true; value: string[] } | { ok: false } = { ok: false };
     const profile = {
       rawInsert: us((i) => sql.exec(INSERT_JOB, `raw-${i}`, PULL_KIND, `{"i":${i}}`, now, now, now)),
       validate: us((i) => EnqueueRequest.safeParse({ kind: PULL_KIND, payload: { i } })),
@@ -270,6 +273,18 @@ export class PlainLane extends defineLane({ log: false }) {
       enqueueInObject: us((i) => void this.enqueue({ kind: PULL_KIND, payload: { i } })),
       batchValidatePerJob: us(() => BatchEnqueueRequest.safeParse(batch), 1, n),
       batchInsertPerJob: us(() => this.store.insertJobs(batchSpecs, now), 1, n),
+      // Group commit's path, both ends in this object: the caller's text, the lane's group call, the
+      // caller's job built from its answer (enqueue-text.ts); against `batchEnqueuePerJob`.
+      clientRequestText: us((i) => JSON.stringify({ kind: PULL_KIND, payload: { i } })),
+      enqueueTextInObject: us((i) => this.enqueueText(JSON.stringify({ kind: PULL_KIND, payload: { i } }))),
+      enqueueGroupPerJob: us(() => (groupAnswers = this.enqueueGroup(groupTexts) as typeof groupAnswers), 1, n),
+      clientReadAnswer: us((i) => readEnqueueAnswer(groupTexts[i]!, groupAnswers.ok ? groupAnswers.value[i]! : "", "profile")),
+      batchEnqueuePerJob: await (async () => {
+        const t0 = Date.now();
+        await this.enqueueBatch(batch);
+        const ms = Date.now() - t0;
+        return ms > 0 ? Math.round(((ms * 1000) / n) * 100) / 100 : null;
+      })(),
       candidatesOfOne: us(() => sql.exec(CLAIM_KINDS_CANDIDATES_SQL, Date.now(), "[]", 1, JSON.stringify([PULL_KIND])).toArray()),
       candidatesOfOneRowOnly: us(() => sql.exec(`SELECT seq FROM jobs WHERE state = 'queued' AND kind = +? ORDER BY priority DESC, seq LIMIT 1`, PULL_KIND).toArray()),
       selectOne: us(() => sql.exec("SELECT 1").toArray()),

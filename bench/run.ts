@@ -23,8 +23,8 @@ import type * as PullModule from "./pull-worker.js";
 import type * as RecordingModule from "./recording-run.js";
 import type * as RepeatModule from "./repeat.js";
 import type * as ReportModule from "./report.js";
-import type { Target } from "./report.js";
 import type * as ScheduleRunModule from "./schedules-run.js";
+import type * as ShardTargetsModule from "./shard-targets.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
@@ -36,6 +36,7 @@ const { scheduleWorkload } = await load<typeof ScheduleRunModule>("./schedules-r
 const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("./pull-worker.ts");
 const { recordingWorkload, recordingTargets } = await load<typeof RecordingModule>("./recording-run.ts");
 const { metricsWorkload, metricsTargets } = await load<typeof MetricsModule>("./metrics-run.ts");
+const { shardTargets } = await load<typeof ShardTargetsModule>("./shard-targets.ts");
 
 type Mode = "full" | "quick" | "smoke";
 
@@ -224,6 +225,9 @@ await workload("groupCommit", async () => ({
   c1: await bench("groupCommit", { n: mode === "smoke" ? 100 : sizes.enqueueN, concurrency: 1, rounds: mode === "smoke" ? 2 : 10 }),
 }));
 
+// Group commit's share: one more caller in a group against one more job in a batch (bench/group-share.ts).
+await workload("groupShare", () => bench("groupShare", { rounds: { full: 20, quick: 10, smoke: 2 }[mode] }));
+
 await workload("batch", () => bench("batch", { total: sizes.batchTotal }));
 
 /**
@@ -359,11 +363,6 @@ await workload("metrics", () => metricsWorkload(bench, runtime.url, runtime.apiT
 // alone) on a 4-shard lane against one shard, for enqueue and drain; a claim with work in one of 16
 // shards against a 1-shard claim; the info of a 64-shard lane.
 const shardN = { full: 20_000, quick: 5_000, smoke: 500 }[mode];
-const cpuPerJobUs = (name: string, n: number) => {
-  const r = results[name];
-  const cores = r?.process?.cpuCores;
-  return typeof cores === "number" && typeof r?.watchedMs === "number" ? Math.round(((cores * r.watchedMs) / n) * 1000 * 10) / 10 : null;
-};
 for (const shards of [1, 4]) {
   for (const phase of ["shardEnqueue", "shardDrain"]) {
     await workload(`${phase}${shards}`, async () => {
@@ -386,27 +385,8 @@ await workload("shardClaim1", () => bench("shardClaim", { shards: 1, k: mode ===
 await workload("shardClaim16", () => bench("shardClaim", { shards: 16, k: mode === "smoke" ? 20 : 200 }));
 await workload("shardInfo", async () => ({ one: await bench("shardInfo", { shards: 1 }), sixtyFour: await bench("shardInfo", { shards: 64 }) }));
 
-function shardTargets(): Target[] {
-  const ratio = (a: number | null, b: number | null) => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
-  const cost = (phase: string) => ({ one: cpuPerJobUs(`${phase}1`, shardN), four: cpuPerJobUs(`${phase}4`, shardN) });
-  const target = (name: string, measured: number | null, goal: number, basis: string): Target => ({ name, measured, target: goal, unit: "x", met: measured !== null && measured <= goal, comparison: "<=", basis });
-  const enqueue = cost("shardEnqueue");
-  const solo = { one: cpuPerJobUs("shardEnqueueSolo1", soloN), four: cpuPerJobUs("shardEnqueueSolo4", soloN) };
-  const drain = cost("shardDrain");
-  const c1 = results.shardClaim1?.medianMs ?? null;
-  const c16 = results.shardClaim16?.medianMs ?? null;
-  const info = results.shardInfo;
-  return [
-    target("sharded lane: CPU per job, 4 shards / 1 shard, 16-producer single enqueue", ratio(enqueue.four, enqueue.one), 1.2, `${enqueue.one ?? "?"} / ${enqueue.four ?? "?"} us of workerd CPU per job (1 / 4 shards), ${shardN} jobs`),
-    target("sharded lane: CPU per job, 4 shards / 1 shard, 16-producer single enqueue, one call each (group commit off)", ratio(solo.four, solo.one), 1.2, `${solo.one ?? "?"} / ${solo.four ?? "?"} us of workerd CPU per job (1 / 4 shards), ${soloN} jobs`),
-    target("sharded lane: CPU per job, 4 shards / 1 shard, drain (4 consumers, claims of 100, batch acks)", ratio(drain.four, drain.one), 1.2, `${drain.one ?? "?"} / ${drain.four ?? "?"} us of workerd CPU per job (1 / 4 shards), ${shardN} jobs`),
-    target("sharded lane: a claim with work in 1 of 16 shards / a 1-shard claim, median", ratio(c16, c1), 2, `${c1?.toFixed(2) ?? "?"} / ${c16?.toFixed(2) ?? "?"} ms median (1 / 16 shards)`),
-    { name: "sharded lane: GET info of a 64-shard lane, median", measured: info?.sixtyFour?.medianMs ?? null, target: 0, unit: "ms", met: true, comparison: ">=", reported: true, basis: `${info?.sixtyFour?.objectCallsPerRead ?? "?"} object calls in ${info?.sixtyFour?.rounds ?? "?"} rounds (shard 0, then the other 63 at once); 1 shard: ${info?.one?.medianMs?.toFixed(2) ?? "?"} ms` },
-  ];
-}
-
 const finishedAt = new Date();
-const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets()];
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN)];
 printTables(results, targets);
 printPull(results.pull);
 

@@ -6,6 +6,7 @@
 import { createApp } from "../src/worker/app.js";
 import { countsWorkloads } from "./counts.js";
 import { flowWorkloads } from "./flow.js";
+import { groupShareWorkloads } from "./group-share.js";
 import { countingObjectCalls, metricsWorkloads } from "./metrics.js";
 import { scheduleWorkloads } from "./schedules.js";
 import { shardWorkloads } from "./shards.js";
@@ -19,7 +20,7 @@ export { ScheduleBenchLane } from "./schedules.js";
 export { QuietBenchLane } from "./recording.js";
 
 const app = createApp();
-const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads };
+const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads, ...groupShareWorkloads };
 
 export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {
