@@ -1,7 +1,8 @@
 /**
  * The SQL of the claim: which queued jobs may start now, best first, and the one statement that
  * leases them. "May start now" is flow/may-start.ts's, which the wake reads too: a job the wake
- * names is one these statements take. `now` is always a parameter, and always ?1.
+ * names is one these statements take; what a start draws of its queue's bucket is flow/queue-statements.ts's.
+ * `now` is always a parameter, and always ?1.
  */
 import { IS_CLAIMABLE, isClaimable, notExpired, queueCandidate } from "../flow/may-start.js";
 import { JOB_COLUMNS } from "../store/job-row.js";
@@ -76,22 +77,6 @@ export const CLAIM_SQL = `UPDATE jobs SET state = 'running', attempts = attempts
   FROM (SELECT value->>0 AS c_seq, value->>1 AS c_token FROM json_each(?1)) AS c
   WHERE jobs.seq = c.c_seq AND jobs.state = 'queued'
   RETURNING ${JOB_COLUMNS}`;
-
-/**
- * The queues of just-claimed jobs: each bucket drawn by the jobs it started (refilled to now first),
- * and its last start set (round-robin). ?1 now, ?2 JSON [[queue, jobs started], …].
- */
-export const QUEUES_STARTED_SQL = `UPDATE queues SET
-    bucket_units = CASE WHEN rate_limit IS NULL THEN NULL ELSE MAX(0, ${queueTokensUnits()} - s.s_jobs * rate_period_ms) END,
-    bucket_at = CASE WHEN rate_limit IS NULL THEN NULL ELSE MAX(COALESCE(bucket_at, ?1), ?1) END,
-    last_started_at = ?1
-  FROM (SELECT value->>0 AS s_queue, value->>1 AS s_jobs FROM json_each(?2)) AS s
-  WHERE queues.name = s.s_queue`;
-
-/** The units (not tokens) of the `queues` row being updated, refilled to ?1. */
-function queueTokensUnits(): string {
-  return `MIN(rate_limit * rate_period_ms, COALESCE(bucket_units + MIN(MAX(0, ?1 - bucket_at), rate_period_ms) * rate_limit, rate_limit * rate_period_ms))`;
-}
 
 /** The claim's statements, with bindings for a plan, for the query-plan test. */
 export const CLAIM_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [

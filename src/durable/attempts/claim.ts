@@ -10,12 +10,13 @@ import type { ClaimedJob, PulledJob } from "../../shared/job.js";
 import type { CheckpointStore } from "../steps/checkpoints.js";
 import { checkpointBytes } from "../steps/checkpoints.js";
 import { dependencyBytes, type Dependencies } from "../deps/dependencies.js";
-import { draw, tokensAt } from "../../shared/bucket.js";
+import { draw } from "../flow/bucket.js";
 import { jobRows, toClaimedJob, type JobRow } from "../store/job-row.js";
 import type { TransitionSink } from "../store/job-store.js";
 import { withinBytes, type Candidate } from "../store/page.js";
 import type { LaneSettingsStore } from "../store/settings.js";
-import { laneFreeSlots } from "../flow/may-start.js";
+import { laneRoom } from "../flow/may-start.js";
+import { QUEUES_STARTED_SQL } from "../flow/queue-statements.js";
 import * as Q from "./claim-statements.js";
 
 /** What a claim asks for (`Claims.take`): a page of due jobs to lease. */
@@ -87,11 +88,10 @@ export class Claims {
    */
   take(filter: ClaimFilter, seqs?: Map<string, number>, seen?: { all: boolean }): ClaimedJob[] {
     const now = this.clock.now();
-    const { concurrency, paused, rateLimit, bucket, fairness } = this.host.settings.read();
-    if (paused) return [];
-    const free = laneFreeSlots({ concurrency, paused }, this.host.runningCount(), filter.heldSlots);
-    const tokens = rateLimit ? tokensAt(rateLimit, bucket, now) : Infinity;
-    const limit = Math.min(filter.max, free, tokens);
+    const settings = this.host.settings.read();
+    const { rateLimit, bucket, fairness } = settings;
+    if (settings.paused) return [];
+    const limit = Math.min(filter.max, laneRoom(settings, this.host.runningCount(), filter.heldSlots, now));
     if (limit <= 0) {
       if (seen) seen.all = false;
       return [];
@@ -165,7 +165,7 @@ export class Claims {
       else perQueue.set(row.queue, (perQueue.get(row.queue) ?? 0) + 1);
     }
     const { fairness } = this.host.settings.read();
-    if (perQueue.size > 0 && (fairness === "round-robin" || this.host.queuesMatter())) this.sql.exec(Q.QUEUES_STARTED_SQL, now, JSON.stringify([...perQueue]));
+    if (perQueue.size > 0 && (fairness === "round-robin" || this.host.queuesMatter())) this.sql.exec(QUEUES_STARTED_SQL, now, JSON.stringify([...perQueue]));
     if (unqueued && fairness === "round-robin") this.host.settings.unqueuedStarted(now);
   }
 

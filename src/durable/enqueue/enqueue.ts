@@ -18,6 +18,7 @@ import { parseEnqueue, type TracedEnqueueRequest } from "../input.js";
 import type { Inserted, JobSpec } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import type { Debouncer } from "../flow/debounce.js";
+import { startsAtOnce } from "../flow/may-start.js";
 import type { Dependencies, Known } from "../deps/dependencies.js";
 import type { Wake } from "../wake/wake.js";
 import type { EnqueueDone } from "./enqueue-text.js";
@@ -261,11 +262,10 @@ export class Enqueue {
     if (spec.queue !== null || spec.debounceKey !== null || spec.dependsOn !== null || !dispatcher.caughtUp || !dispatcher.kinds.includes(spec.kind)) return null;
     const lastWake = wake.lastComputed;
     if (spec.runAt > now || lastWake === undefined || (lastWake !== null && lastWake <= now)) return null;
-    const { concurrency, paused, rateLimit, fairness } = store.settings.read();
-    // A full lane: the insert's own condition refuses it. A rate limit is drawn by the claim alone,
-    // and round-robin orders starts there: such a lane starts nothing at once.
-    if (paused || rateLimit !== null || fairness !== "fifo") return null;
-    const started = store.insertStarted(spec, DISPATCH_LEASE_MS, dispatcher.heldSlots(), concurrency, this.host.version, now);
+    const settings = store.settings.read();
+    // A full lane: the insert's own condition refuses it (flow/may-start.ts, `laneHasSlot`).
+    if (!startsAtOnce(settings)) return null;
+    const started = store.insertStarted(spec, DISPATCH_LEASE_MS, dispatcher.heldSlots(), settings.concurrency, this.host.version, now);
     if (!started) return null;
     dispatcher.start(started.job, started.seq);
     wake.leaseTaken(started.job.lease.expiresAt);

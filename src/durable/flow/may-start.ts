@@ -3,25 +3,45 @@
  * round-robin, in-process and pull alike) and the wake (wake/reads.ts) are built from these pieces
  * and no others. Were they to disagree, the wake would name a job the claim never takes, and the
  * alarm would fire at "now" again and again while the job waits for good. The lane's own part
- * (pause, free slots) is `laneFreeSlots`; the rows' part (TTL, a queue's slots and tokens, its
+ * (pause, free slots, its own bucket) is `laneRoom`, and what lets a job start in its enqueue's turn
+ * (enqueue/enqueue.ts) `startsAtOnce` and `laneHasSlot`; the rows' part (TTL, a queue's slots and tokens, its
  * order) is `isClaimable`; round-robin's per-queue read is `queueCandidate`, which finds a job
  * exactly when `isClaimable` holds of one. `now` is always ?1.
  */
 import { MAX_CONCURRENCY } from "../../shared/defaults.js";
+import type { Fairness, RateLimit } from "../../shared/job.js";
+import { QUEUE_BUCKET, bucketTokensSql, tokensAt, type BucketState } from "./bucket.js";
 
 /** How many more jobs the lane may run now: none while paused, else its concurrency less what runs and the slots held besides. */
 export function laneFreeSlots(settings: { concurrency: number; paused: boolean }, running: number, heldSlots: number): number {
   return settings.paused ? 0 : settings.concurrency - running - heldSlots;
 }
 
+/** How many jobs the lane lets start now: its free slots, and no more than its own bucket's whole tokens. */
+export function laneRoom(
+  settings: { concurrency: number; paused: boolean; rateLimit: RateLimit | null; bucket: BucketState },
+  running: number,
+  heldSlots: number,
+  now: number,
+): number {
+  const free = laneFreeSlots(settings, running, heldSlots);
+  return settings.rateLimit && free > 0 ? Math.min(free, tokensAt(settings.rateLimit, settings.bucket, now)) : free;
+}
+
 /**
- * The whole tokens of queue `q`'s bucket at ?1 (now): its stored units refilled since, at most
- * full; never drawn (NULL units) is full. See shared/bucket.ts for the units. Cast to an integer:
- * now arrives as a double, and with it the division would not round down.
+ * Whether the lane lets a job start in its enqueue's turn (start-at-once), by its settings: not
+ * paused, and neither a bucket of its own (drawn by the claim alone) nor round-robin (which orders
+ * starts in the claim). The free slot is the insert's own condition, `laneHasSlot`.
  */
-const queueTokens = (q: string) => `CAST(MIN(${q}.rate_limit * ${q}.rate_period_ms,
-    COALESCE(${q}.bucket_units + MIN(MAX(0, ?1 - ${q}.bucket_at), ${q}.rate_period_ms) * ${q}.rate_limit, ${q}.rate_limit * ${q}.rate_period_ms))
-    / ${q}.rate_period_ms AS INTEGER)`;
+export function startsAtOnce(settings: { paused: boolean; rateLimit: RateLimit | null; fairness: Fairness }): boolean {
+  return !settings.paused && settings.rateLimit === null && settings.fairness === "fifo";
+}
+
+/** `laneFreeSlots` > 0 of a lane not paused, in SQL: the slots held besides running rows and the concurrency as given (parameters). */
+export const laneHasSlot = (heldSlots: string, concurrency: string) => `(SELECT running FROM lane_counts WHERE id = 1) + ${heldSlots} < ${concurrency}`;
+
+/** The whole tokens of queue `q`'s bucket at ?1 (now): bucket.ts's formula. */
+const queueTokens = (q: string) => bucketTokensSql(QUEUE_BUCKET(q));
 
 /** Queue `q` (a `queues` row) may start one more job now: a free slot (`active`: its running and completing jobs, kept), and a token when rate limited. */
 const queueHasRoom = (q: string) => `${q}.active < ${q}.concurrency AND (${q}.rate_limit IS NULL OR ${queueTokens(q)} >= 1)`;

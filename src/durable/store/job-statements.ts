@@ -4,6 +4,7 @@
  * attempts/lease-statements.ts, the claim's in attempts/claim-statements.ts. `now` is always a
  * parameter; nothing here reads the clock.
  */
+import { laneHasSlot } from "../flow/may-start.js";
 import { JOB_COLUMNS } from "./job-row.js";
 
 const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
@@ -41,7 +42,7 @@ export const INSERT_DEPENDENT_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, blocke
  */
 export const INSERT_STARTED_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, attempts, generation, lease_token, lease_until, lease_holder, claimed_at, lease_version)
   SELECT ${SPEC_VALUES}, 'running', ?21, ?21, 1, 1, ?22, ?23, 'lane', ?21, ?26
-  WHERE (SELECT running FROM lane_counts WHERE id = 1) + ?24 < ?25
+  WHERE ${laneHasSlot("?24", "?25")}
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
 /** Many new jobs from one JSON array of `specValues` rows, in order; returns the ids it inserted. ?1 rows, ?2 now. */

@@ -2,7 +2,7 @@
  * The lane's own row: its name, concurrency, pause, retention, token bucket, fairness, and whether
  * the registry knows it. This object is the row's only writer, so it is read once and kept.
  */
-import type { BucketState } from "../../shared/bucket.js";
+import type { BucketState } from "../flow/bucket.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_CONCURRENCY, DEFAULT_FAILED_RETENTION_MS } from "../../shared/defaults.js";
 import type { Fairness, RateLimit, Retention } from "../../shared/job.js";
 

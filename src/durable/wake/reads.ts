@@ -1,13 +1,14 @@
 /**
  * What the wake reads of the jobs (terms.ts turns it into terms): outcomes to deliver, the earliest
  * lease, running jobs and their cancellations, a due in-process head, the earliest future head, the
- * next expiry, and when a rate-limited queue with waiting jobs gets its next token. The lane's own
- * bucket is read from its settings. Reads only, each on an index. What may start now is
+ * next expiry, and when a rate-limited queue with waiting jobs gets its next token (flow/queue-statements.ts).
+ * The lane's own bucket is read from its settings. Reads only, each on an index. What may start now is
  * flow/may-start.ts's, as the claim's is: a due head named here is one the claim takes.
  */
-import { nextTokenAt, tokensAt } from "../../shared/bucket.js";
+import { nextTokenAt, tokensAt } from "../flow/bucket.js";
 import type { Clock } from "../../shared/clock.js";
 import { IS_CLAIMABLE, laneFreeSlots } from "../flow/may-start.js";
+import { QUEUE_NEXT_TOKEN_SQL } from "../flow/queue-statements.js";
 import { BLOCKED_RUN_AT } from "../../shared/defaults.js";
 import type { LaneSettingsStore } from "../store/settings.js";
 
@@ -27,16 +28,6 @@ export const DUE_EXECUTOR_HEAD_SQL = `SELECT 1 FROM jobs j WHERE j.state = 'queu
 /** The earliest future runAt of a job that will be claimable then, as things stand (a blocked job has none). ?1 now. */
 export const EARLIEST_FUTURE_HEAD_SQL = `SELECT j.run_at FROM jobs j WHERE j.state = 'queued' AND j.run_at > ?1 AND j.run_at < ${BLOCKED_RUN_AT}
   AND ${IS_CLAIMABLE} ORDER BY j.run_at LIMIT 1`;
-
-/**
- * The earliest instant at which a rate-limited queue with queued jobs and an empty bucket gains a
- * token (the units it misses, over its refill per ms, rounded up; cast, as now arrives a double). ?1 now.
- */
-export const QUEUE_NEXT_TOKEN_SQL = `SELECT MIN(?1 + CAST((rate_period_ms - units + rate_limit - 1) / rate_limit AS INTEGER)) AS at FROM (
-  SELECT rate_limit, rate_period_ms, MIN(rate_limit * rate_period_ms,
-      COALESCE(bucket_units + MIN(MAX(0, ?1 - bucket_at), rate_period_ms) * rate_limit, rate_limit * rate_period_ms)) AS units
-    FROM queues INDEXED BY queues_rate_limited WHERE rate_limit IS NOT NULL AND queued > 0)
-  WHERE units < rate_period_ms`;
 
 /** The wake's statements, with bindings for a plan, for the query-plan test. */
 export const WAKE_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [

@@ -7,7 +7,8 @@ import { EXPIRED_SQL, OLDEST_SETTLED_SQL } from "../../../src/durable/operator/r
 import { CHECKPOINT_HOT_STATEMENTS } from "../../../src/durable/steps/checkpoint-statements.js";
 import { CLAIM_CANDIDATES_SQL, CLAIM_HOT_STATEMENTS, CLAIM_KINDS_CANDIDATES_SQL, CLAIM_ROUND_ROBIN_SQL } from "../../../src/durable/attempts/claim-statements.js";
 import { COMPLETING_SQL, EXPIRED_LEASES_SQL, LEASE_HOT_STATEMENTS } from "../../../src/durable/attempts/lease-statements.js";
-import { DUE_EXECUTOR_HEAD_SQL, EARLIEST_FUTURE_HEAD_SQL, QUEUE_NEXT_TOKEN_SQL, WAKE_HOT_STATEMENTS, WAKE_STATE_SQL } from "../../../src/durable/wake/reads.js";
+import { DUE_EXECUTOR_HEAD_SQL, EARLIEST_FUTURE_HEAD_SQL, WAKE_HOT_STATEMENTS, WAKE_STATE_SQL } from "../../../src/durable/wake/reads.js";
+import { QUEUE_NEXT_TOKEN_SQL } from "../../../src/durable/flow/queue-statements.js";
 import { DEPENDENCY_HOT_STATEMENTS, DUE_NOTICES_SQL, REGISTRATIONS_OF_SQL } from "../../../src/durable/deps/dependency-statements.js";
 import { EXPIRED_DUE_SQL } from "../../../src/durable/flow/expiry.js";
 import { DEBOUNCE_TARGET_SQL } from "../../../src/durable/flow/debounce.js";

@@ -1,11 +1,11 @@
 /**
- * The token bucket's arithmetic (src/shared/bucket.ts), driven by a clock that may step backwards
+ * The token bucket's arithmetic (src/durable/flow/bucket.ts), driven by a clock that may step backwards
  * (NTP does that to real machines): over any span of the bucket's own instants, no more are drawn
  * than `limit` plus what the span refills.
  */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { draw, nextTokenAt, tokensAt, type BucketState } from "../../src/shared/bucket.js";
+import { draw, nextTokenAt, tokensAt, type BucketState } from "../../../src/durable/flow/bucket.js";
 
 describe("the token bucket", () => {
   it("never grants more than limit + limit·span/period over any span, even when the clock steps back", () => {
