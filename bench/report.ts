@@ -345,6 +345,12 @@ export function aboveBare(r: Results): AboveBare[] {
     const d = r.drain?.bare?.[`c${concurrency}`];
     add(`drain at concurrency ${concurrency} (µs a job, median repetition)`, d?.usPerJob, ["bare claim-shaped update + update beside it", sum(num(d?.bareClaimUs), num(d?.bareUpdateUs))]);
   }
+  // A job's whole life (enqueued, claimed, completed) above a bare insert, claim-shaped update and update.
+  const life: readonly [string, number | null] = ["bare table insert + claim-shaped update + update", sum(bare.insert, sum(bare.claim, bare.update))];
+  add("single enqueue end to end, no-op executor, c16 (µs a job)", usOf(r.single?.single?.opsPerSec), life);
+  add("16 serial queues at concurrency 16 (µs a job, drain)", usOf(r.serialQueues?.jobsPerSec), floors.both);
+  add("drain of one-checkpoint jobs at concurrency 16 (µs a job)", usOf(r.steps?.drain_c16?.jobsPerSec), floors.both);
+  add("drain at concurrency 16 while schedules fire (µs a job)", usOf(r.schedules?.drain?.jobsPerSec), floors.both);
   const p = r.profile;
   for (const piece of ["rawInsert", "insertJobs", "enqueueInObject", "batchInsertPerJob"]) add(`profile: ${piece}`, p?.[piece], floors.insert);
   for (const piece of ["claimOne", "claim16PerJob"]) add(`profile: ${piece}`, p?.[piece], floors.claim);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildTargets, type Target } from "../../bench/report.js";
+import { aboveBare, buildTargets, type Target } from "../../bench/report.js";
 import { shardTargets } from "../../bench/shard-targets.js";
 
 const byName = (targets: Target[], part: string) => {
@@ -34,6 +34,25 @@ describe("the bench's targets", () => {
     expect(byName(targets, "group commit off")).toMatchObject({ measured: 1.1, target: 1.2, comparison: "<=", met: true });
     expect(byName(targets, "(group commit on)")).toMatchObject({ measured: 3, reported: true, met: true });
     expect(byName(shardTargets({ ...results, shardEnqueueSolo4: watched(1, 1300) }, 1000, 1000), "group commit off").met).toBe(false);
+  });
+
+  it("show every per-job figure above the bare table's floor", () => {
+    const rate = (us: number) => 1e6 / us;
+    const results = {
+      sqlite: { bare: { insert: { opsPerSec: rate(10) }, update: { opsPerSec: rate(5) }, claim: { opsPerSec: rate(20) } } },
+      single: { single: { opsPerSec: rate(100) } },
+      serialQueues: { jobsPerSec: rate(80) },
+      steps: { drain_c16: { jobsPerSec: rate(90) } },
+      schedules: { drain: { jobsPerSec: rate(70) } },
+      groupShare: { marginalUs: 40, batchUsPerJob: 30 },
+    };
+    const rows = aboveBare(results).filter((row) => row.us !== null);
+    const row = (part: string) => rows.find((r) => r.figure.includes(part));
+    expect(row("single enqueue end to end")).toMatchObject({ us: 100, floorUs: 35, aboveUs: 65 });
+    expect(row("serial queues")).toMatchObject({ us: 80, floorUs: 25, aboveUs: 55 });
+    expect(row("one-checkpoint")).toMatchObject({ us: 90, floorUs: 25, aboveUs: 65 });
+    expect(row("while schedules fire (µs a job)")).toMatchObject({ us: 70, floorUs: 25, aboveUs: 45 });
+    expect(row("one more caller in a group")).toMatchObject({ us: 40, floorUs: 10, aboveUs: 30 });
   });
 
   it("name every target read against the bare table so", () => {
