@@ -34,7 +34,7 @@ export class ScheduleBenchLane extends defineLane({ log: false }) {
       unwrap(this.schedules.put(`s${i}`, { everyMs: CYCLE_MS, job: { kind: PULL_KIND, payload: { i } } }));
     }
     await this.benchFire(1);
-    await this.belt.settled();
+    await this.alarmWatch.settled();
     return n;
   }
 

@@ -5,7 +5,7 @@
  */
 export { createApp, type AppType } from "./worker/app.js";
 export { createWorker } from "./worker/worker.js";
-export { checkAlarms, type BeltReport } from "./worker/belt.js";
+export { checkAlarms, type AlarmCheckReport, type AlarmCheckReport as BeltReport } from "./worker/alarm-check.js";
 export { defineLane, Lane, type LaneOptions, type LostEvent, type TransitionEvent } from "./durable/lane.js";
 export { LaneRegistry, REGISTRY_NAME } from "./durable/registry.js";
 export type { SwitchyardEnv } from "./durable/env.js";

@@ -1,9 +1,11 @@
 /**
- * The lane: one Durable Object, one SQLite database, one alarm. A thin class: each RPC method
- * validates its input (input.ts), calls a part of the lane (wiring.ts builds and connects them), and
- * asks the wake (wake/) for a flush, most of them in a body of their idea's `*Calls` (shards/lane-shards.ts,
- * attempts/lane-fence.ts, …) that the method delegates to; `alarm()` fires schedules, recovers, winds up and flushes.
- * Expected refusals come back as `Result` data, never as thrown coded errors.
+ * The lane: one Durable Object, one SQLite database, one alarm. What it answers, one method per RPC,
+ * each declared a `read` or a `change` (rpc/gate.ts): the gate refuses every call of a lane whose
+ * schema is newer, and follows every change with the wake's flush, so no body calls for it by hand
+ * (the few exceptions name their flush rule and why). Each body validates its input (input.ts) and
+ * calls the lane's parts (lane-parts.ts builds them); the bodies live in rpc/, by what they answer.
+ * The lane's life (start, alarm, the wake check) is lane-lifecycle.ts. Expected refusals come back as
+ * `Result` data, never as thrown coded errors.
  */
 import { DurableObject } from "cloudflare:workers";
 import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
@@ -22,28 +24,31 @@ import { enqueueAnswer, enqueueAnswerText, type EnqueueDone } from "./enqueue/en
 import type { NoticeAnswer, RegistrationAnswer } from "./deps/notices.js";
 import type { SwitchyardEnv } from "./env.js";
 import { parse, parseBatchEnqueue, parseJsonText } from "./input.js";
+import { LaneLifecycle } from "./lane-lifecycle.js";
+import { LaneParts, type LaneOptions } from "./lane-parts.js";
 import type { ScheduleStore } from "./schedules/schedules.js";
 import type { CheckpointStore } from "./steps/checkpoints.js";
 import type { JobStore } from "./store/job-store.js";
 import type { MetricsReporter } from "./metrics/reporter.js";
 import type { LaneReport } from "./metrics/exposition.js";
-import type { Belt, WakeCheck } from "./wake/belt.js";
+import type { AlarmWatch, WakeCheck } from "./wake/alarm-watch.js";
 import type { Outbox } from "./deps/outbox.js";
 import type { WakeReads } from "./wake/reads.js";
 import type { Wake } from "./wake/wake.js";
-import { LaneWiring, type LaneOptions } from "./wiring.js";
-import { ShardCalls } from "./shards/lane-shards.js";
-import { KeyCalls } from "./shards/key-calls.js";
 import type { HandOver } from "./shards/key-moves.js";
 import type { KeyReservation } from "./shards/key-state.js";
-import { FenceCalls } from "./attempts/lane-fence.js";
-import { DependencyCalls } from "./deps/lane-deps.js";
-import { OperatorCalls } from "./operator/lane-operator.js";
-import { ScheduleCalls } from "./schedules/lane-schedules.js";
-import { StepCalls } from "./steps/lane-steps.js";
-import { ReaderCalls } from "./store/lane-readers.js";
 import type { Located, Refusal, Reservation } from "./shards/shard-state.js";
 import type { Watched } from "./shards/watchers.js";
+import { DebounceKeyRpc } from "./rpc/debounce-keys.js";
+import { DependencyRpc } from "./rpc/dependencies.js";
+import { flush, RpcGate } from "./rpc/gate.js";
+import { OperatorRpc } from "./rpc/operator.js";
+import { PullConsumerRpc } from "./rpc/pull-consumers.js";
+import { ReaderRpc } from "./rpc/readers.js";
+import { ScheduleRpc } from "./rpc/schedules.js";
+import { selfShard } from "./rpc/self-shard.js";
+import { ShardRpc } from "./rpc/shards.js";
+import { StepRpc } from "./rpc/steps.js";
 
 export type { LaneOptions, LostEvent, TransitionEvent };
 
@@ -53,8 +58,12 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Where time and randomness come from: the platform's. A test-only subclass swaps them. */
   protected readonly time: { clock: Clock; entropy: Entropy } = { clock: systemClock, entropy: systemEntropy };
-  /** Everything the lane is made of, built and connected (wiring.ts). */
-  private readonly rooms: LaneWiring;
+  /** Everything the lane is made of, built and connected (lane-parts.ts). */
+  private readonly parts: LaneParts;
+  /** Its start, alarm, wake check, info and registration (lane-lifecycle.ts). */
+  private readonly life: LaneLifecycle;
+  /** Every RPC method passes it: a read, or a change that the flush follows (rpc/gate.ts). */
+  private readonly gate: RpcGate;
   readonly store: JobStore;
   /** The claim, for pull consumers and the dispatcher alike. */
   readonly claims: Claims;
@@ -69,49 +78,60 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   protected readonly wakeReads: WakeReads;
   /** The notices this lane owes, and how many calls it has sent them in (for the benchmark). */
   protected readonly outbox: Outbox;
-  protected readonly belt: Belt;
+  /** Whether the registry watches this lane for the cron's check of lost alarms (for tests). */
+  protected readonly alarmWatch: AlarmWatch;
   /** The lane's metrics reports to the registry (for tests and the benchmark's counts). */
   protected readonly reporter: MetricsReporter;
-  /** The RPC methods' bodies, by idea: each method below validates nothing itself and delegates to one. */
-  private readonly shards: ShardCalls;
-  private readonly keys: KeyCalls;
-  private readonly fence: FenceCalls;
-  private readonly deps: DependencyCalls;
-  private readonly operator: OperatorCalls;
-  private readonly schedulesCalls: ScheduleCalls;
-  private readonly steps: StepCalls;
-  private readonly readers: ReaderCalls;
+  /** The RPC methods' bodies, by what they answer (rpc/): each method below validates nothing itself and delegates to one. */
+  private readonly shards: ShardRpc;
+  private readonly keys: DebounceKeyRpc;
+  private readonly consumers: PullConsumerRpc;
+  private readonly deps: DependencyRpc;
+  private readonly operator: OperatorRpc;
+  private readonly scheduleRpc: ScheduleRpc;
+  private readonly steps: StepRpc;
+  private readonly readers: ReaderRpc;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
     const clock: Clock = { now: () => this.time.clock.now() };
     // A shard i >= 1 of a sharded lane marks the lease tokens it mints with its index, so that a
     // fenced write finds its shard from the token alone (docs/concepts.md "Sharded lanes").
-    // (Its index as its wiring knows it: from its name, or the name it stored when an instance was told it.)
-    const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => tokenPrefix(this.rooms.shard.index) + this.time.entropy.token(), random: () => this.time.entropy.random() };
-    const rooms = (this.rooms = new LaneWiring(ctx, env, (new.target as typeof Lane).options, clock, entropy));
-    ({ store: this.store, claims: this.claims, fenced: this.fenced, checkpoints: this.checkpointStore, dispatcher: this.dispatcher, schedules: this.schedules, wake: this.wake, belt: this.belt } = rooms);
-    this.wakeReads = rooms.wakeComputer.reads;
-    this.outbox = rooms.outbox;
-    this.reporter = rooms.metrics;
-    this.shards = new ShardCalls(rooms, clock);
-    this.keys = new KeyCalls(rooms);
-    this.fence = new FenceCalls(rooms);
-    this.deps = new DependencyCalls(rooms);
-    this.operator = new OperatorCalls(rooms);
-    this.schedulesCalls = new ScheduleCalls(rooms);
-    this.steps = new StepCalls(rooms);
-    this.readers = new ReaderCalls(rooms);
-    void ctx.blockConcurrencyWhile(() => rooms.start());
+    // (Its index as its parts know it: from its name, or the name it stored when an instance was told it.)
+    const entropy: Entropy = { id: () => this.time.entropy.id(), token: () => tokenPrefix(this.parts.shard.index) + this.time.entropy.token(), random: () => this.time.entropy.random() };
+    const options = (new.target as typeof Lane).options;
+    const parts: LaneParts = (this.parts = new LaneParts(ctx, env, options, clock, entropy, {
+      lost: (job, cause, message) => life.lost(job, cause, message),
+      self: () => selfShard(parts, life, clock),
+    }));
+    const life = (this.life = new LaneLifecycle(parts, options, clock));
+    this.gate = new RpcGate(life, parts.wake);
+    ({ store: this.store, claims: this.claims, fenced: this.fenced, checkpoints: this.checkpointStore, dispatcher: this.dispatcher, schedules: this.schedules, wake: this.wake, alarmWatch: this.alarmWatch } = parts);
+    this.wakeReads = parts.wakeComputer.reads;
+    this.outbox = parts.outbox;
+    this.reporter = parts.metrics;
+    this.shards = new ShardRpc(parts, life, clock);
+    this.keys = new DebounceKeyRpc(parts);
+    this.consumers = new PullConsumerRpc(parts);
+    this.deps = new DependencyRpc(parts);
+    this.operator = new OperatorRpc(parts, life);
+    this.scheduleRpc = new ScheduleRpc(parts);
+    this.steps = new StepRpc(parts);
+    this.readers = new ReaderRpc(parts);
+    void ctx.blockConcurrencyWhile(() => life.start());
   }
 
   // ---- producers ----
+  // The enqueue path flushes in its own write (enqueue/enqueue.ts): it knows whether the job's kind
+  // runs in process (then the flush looks for jobs to start), and a job started at once re-arms for
+  // its lease alone. `enqueue`, `enqueueText` and `enqueueGroup` answer in their own turn when they
+  // can, so they ask for the schema's refusal themselves rather than pass the gate.
 
   /** Enqueues one job (idempotent by id). */
   async enqueue(input: unknown): Promise<Result<EnqueueAnswer>> {
-    const done = this.rooms.refusal<never>() ?? (await this.rooms.enqueue.one(input));
+    const done = this.life.refusal<never>() ?? (await this.parts.enqueue.one(input));
     if (!done.ok) return done;
-    await this.rooms.register();
+    await this.life.register();
     return ok(enqueueAnswer(done.value, this.store.lane));
   }
 
@@ -121,10 +141,10 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    */
   enqueueText(request: string): string | Promise<string> {
     const input = parseJsonText(request);
-    const done = this.rooms.refusal<never>() ?? (input.ok ? this.rooms.enqueue.one(input.value) : input);
+    const done = this.life.refusal<never>() ?? (input.ok ? this.parts.enqueue.one(input.value) : input);
     const answer = (done: Result<EnqueueDone>) => {
       const text = enqueueAnswerText(done, this.store.lane);
-      const registering = done.ok ? this.rooms.register() : null;
+      const registering = done.ok ? this.life.register() : null;
       return registering ? registering.then(() => text) : text;
     };
     return done instanceof Promise ? done.then(answer) : answer(done);
@@ -137,52 +157,52 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    * dependencies registers with other lanes first, so it goes on its own after the others.
    */
   enqueueGroup(requests: unknown): Result<string[]> | Promise<Result<string[]>> {
-    const refused = this.rooms.refusal<string[]>();
+    const refused = this.life.refusal<string[]>();
     if (refused) return refused;
     const texts = parse(S.EnqueueGroup, requests);
     if (!texts.ok) return texts;
     const lane = this.store.lane;
     const inputs = texts.value.map((text) => parseJsonText(text));
-    const written = this.rooms.enqueue.group(inputs.map((input) => (input.ok ? input.value : undefined)));
+    const written = this.parts.enqueue.group(inputs.map((input) => (input.ok ? input.value : undefined)));
     const answers: (string | null)[] = written.map((done, i) => (!inputs[i]!.ok ? JSON.stringify(inputs[i]) : done === null ? null : enqueueAnswerText(done, lane)));
     const finish = () => {
-      const registering = this.rooms.register();
+      const registering = this.life.register();
       const all = ok(answers as string[]);
       return registering ? registering.then(() => all) : all;
     };
     const later = answers.flatMap((a, i) => (a === null ? [i] : []));
     if (later.length === 0) return finish();
     return (async () => {
-      for (const i of later) answers[i] = enqueueAnswerText(await this.rooms.enqueue.groupAlone((inputs[i] as { value: unknown }).value), lane);
+      for (const i of later) answers[i] = enqueueAnswerText(await this.parts.enqueue.groupAlone((inputs[i] as { value: unknown }).value), lane);
       return finish();
     })();
   }
 
   /** Enqueues 1..1000 jobs in one transaction, all or nothing. */
   async enqueueBatch(input: unknown): Promise<Result<BatchAnswer>> {
-    return this.answer(async () => {
+    return this.gate.change(async () => {
       const request = parseBatchEnqueue(input);
       if (!request.ok) return request;
-      const inserted = await this.rooms.enqueue.batch(request.value.jobs, request.value.traceparent, request.value.shards);
+      const inserted = await this.parts.enqueue.batch(request.value.jobs, request.value.traceparent, request.value.shards);
       if (!inserted.ok) return inserted;
-      await this.rooms.register();
+      await this.life.register();
       return ok({ results: inserted.value });
-    });
+    }, flush.inBody);
   }
 
   // ---- readers ----
 
-  async getJob(id: unknown): Promise<Result<Job>> { return this.answer(() => this.readers.getJob(id)); }
+  async getJob(id: unknown): Promise<Result<Job>> { return this.gate.read(() => this.readers.getJob(id)); }
 
   /** A page of jobs in enqueue order: at most `limit` and at most 4 MiB of JSON; the cursor continues. */
-  async listJobs(input: unknown): Promise<Result<JobPage>> { return this.answer(() => this.readers.listJobs(input)); }
+  async listJobs(input: unknown): Promise<Result<JobPage>> { return this.gate.read(() => this.readers.listJobs(input)); }
 
   async info(): Promise<Result<LaneInfo>> {
-    return this.answer(() => this.rooms.laneInfo());
+    return this.gate.read(() => this.life.laneInfo());
   }
 
   /** The per-minute buckets of the last `windowMs` (default an hour), oldest first (docs/api.md, "Metrics"). */
-  async history(input?: unknown): Promise<Result<HistoryAnswer>> { return this.answer(() => this.readers.history(input)); }
+  async history(input?: unknown): Promise<Result<HistoryAnswer>> { return this.gate.read(() => this.readers.history(input)); }
 
   /** The instant the lane's alarm is stored for (null: none), as the platform has it. For inspection and tests. */
   async storedAlarm(): Promise<number | null> {
@@ -196,220 +216,235 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    * router tells every shard: docs/concepts.md "Sharded lanes"), only while it holds no job (its
    * schedules stay on shard 0): else 409 `lane_not_empty` and nothing changes.
    */
-  async configure(input: unknown): Promise<Result<LaneInfo>> { return this.answer(() => this.shards.configure(input)); }
+  async configure(input: unknown): Promise<Result<LaneInfo>> { return this.gate.change(() => this.shards.configure(input)); }
 
-  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> { return this.answer(() => this.operator.cancel(id, input)); }
+  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> { return this.gate.change(() => this.operator.cancel(id, input)); }
 
-  async requeue(id: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.operator.requeue(id)); }
+  async requeue(id: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.operator.requeue(id)); }
 
-  async sweep(input: unknown): Promise<Result<{ removed: number }>> { return this.answer(() => this.operator.sweep(input)); }
+  async sweep(input: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.operator.sweep(input)); }
 
   // ---- pull consumers: the fence ----
 
+  // Flushes in its body: when it took jobs, and before a held claim waits (an empty poll changes nothing).
   /**
    * Claims due jobs for a pull consumer, each with its lease token and what its earlier attempts
    * recorded. With `waitMs` and nothing claimable, the claim is held until a flush finds it a job or
    * `waitMs` passes (waiters.ts). `hold` is the front worker's name for a held claim, so that it can
    * `abandonClaim` it when its client leaves.
    */
-  async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: PulledJob[] }>> { return this.answer(() => this.fence.claim(input, hold)); }
+  async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: PulledJob[] }>> { return this.gate.change(() => this.consumers.claim(input, hold), flush.inBody); }
 
-  async renew(id: unknown, input: unknown): Promise<Result<{ lease: Lease }>> { return this.answer(() => this.fence.renew(id, input)); }
+  async renew(id: unknown, input: unknown): Promise<Result<{ lease: Lease }>> { return this.gate.change(() => this.consumers.renew(id, input)); }
 
-  async complete(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.fence.complete(id, input)); }
+  async complete(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.complete(id, input)); }
 
-  async fail(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.fence.fail(id, input)); }
+  async fail(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.fail(id, input)); }
 
   /** Ends the attempt and queues its job again after `delayMs`, giving back the attempt (fenced like complete). */
-  async snooze(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.fence.snooze(id, input)); }
+  async snooze(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.snooze(id, input)); }
 
-  async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.fence.release(id, input)); }
+  async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.release(id, input)); }
 
   // ---- sharded lanes (docs/concepts.md "Sharded lanes"; shards/shard-state.ts) ----
 
   /** The lane's shard count as this object stores it, and whether it holds no job (`empty`: its count may change). */
-  async shardState(): Promise<Result<{ shards: number; index: number; empty: boolean }>> { return this.answer(() => this.shards.shardState()); }
+  async shardState(): Promise<Result<{ shards: number; index: number; empty: boolean }>> { return this.gate.read(() => this.shards.shardState()); }
 
+  // No flush: an id's reservation is no term of the wake.
   /** On the id's own shard: reserves `id` for the shard `target` that owns its job's routing key. */
-  async reserve(id: unknown, target: unknown, queue: unknown, replacing?: unknown): Promise<Result<Reservation>> { return this.answer(() => this.shards.reserve(id, target, queue, replacing)); }
+  async reserve(id: unknown, target: unknown, queue: unknown, replacing?: unknown): Promise<Result<Reservation>> { return this.gate.change(() => this.shards.reserve(id, target, queue, replacing), flush.never); }
 
   /**
    * A sharded lane's batch, checked before any shard writes its part: what `enqueueBatch` would refuse
    * here (bad input, a job this shard does not own, an id used here with another spec), writing nothing.
    */
-  async checkBatch(input: unknown): Promise<Result<null>> { return this.answer(() => this.shards.checkBatch(input)); }
+  async checkBatch(input: unknown): Promise<Result<null>> { return this.gate.read(() => this.shards.checkBatch(input)); }
 
   /** On the id's own shard: where its job is (this shard, the one it is reserved for, or nowhere: null). */
-  async locate(id: unknown): Promise<Result<Located>> { return this.answer(() => this.shards.locate(id)); }
+  async locate(id: unknown): Promise<Result<Located>> { return this.gate.read(() => this.shards.locate(id)); }
 
   /** Whether job `id` is stored here (a reservation elsewhere naming this shard is then live). */
-  async hasJob(id: unknown): Promise<Result<boolean>> { return this.answer(() => this.shards.hasJob(id)); }
+  async hasJob(id: unknown): Promise<Result<boolean>> { return this.gate.read(() => this.shards.hasJob(id)); }
 
   /** Where each of `ids` is as this shard knows (here, reserved here for another shard, or null): a sharded batch's dependencies, looked up before it writes. */
-  async knownIds(ids: unknown): Promise<Result<(number | null)[]>> { return this.answer(() => this.shards.knownIds(ids)); }
+  async knownIds(ids: unknown): Promise<Result<(number | null)[]>> { return this.gate.read(() => this.shards.knownIds(ids)); }
 
+  // A key's owed move, delivered first, flushes in shards/key-moves.ts (the alarm delivers moves too); a reservation is no term.
   /** On a debounce key's own shard: where a write of the key for shard `target` goes (shards/key-state.ts). */
-  async reserveKey(key: unknown, target: unknown, replacing?: unknown): Promise<Result<KeyReservation>> { return this.answer(() => this.keys.reserveKey(key, target, replacing)); }
+  async reserveKey(key: unknown, target: unknown, replacing?: unknown): Promise<Result<KeyReservation>> { return this.gate.change(() => this.keys.reserveKey(key, target, replacing), flush.inBody); }
 
+  // The move flushes in shards/key-moves.ts, which the alarm runs too.
   /** On the shard a key's reservation names: its queued job replaced by `request` and moved to `target`, or the nonce given up (shards/key-moves.ts). */
-  async handOverKey(key: unknown, nonce: unknown, target: unknown, request: unknown): Promise<Result<HandOver>> { return this.answer(() => this.keys.handOverKey(key, nonce, target, request)); }
+  async handOverKey(key: unknown, nonce: unknown, target: unknown, request: unknown): Promise<Result<HandOver>> { return this.gate.change(() => this.keys.handOverKey(key, nonce, target, request), flush.inBody); }
 
+  // The moved job's arrival flushes in shards/key-moves.ts, which the alarm runs too.
   /** On the shard a key's job moves to: the job taken once. */
-  async acceptKeyMove(nonce: unknown, key: unknown, row: unknown, dependents: unknown, from: unknown): Promise<Result<Job | null>> { return this.answer(() => this.keys.acceptKeyMove(nonce, key, row, dependents, from)); }
+  async acceptKeyMove(nonce: unknown, key: unknown, row: unknown, dependents: unknown, from: unknown): Promise<Result<Job | null>> { return this.gate.change(() => this.keys.acceptKeyMove(nonce, key, row, dependents, from), flush.inBody); }
 
+  // No flush: a key's reservation is no term of the wake.
   /** On a debounce key's own shard: its job now on another shard. */
-  async advanceKey(key: unknown, from: unknown, to: unknown, nonce: unknown): Promise<Result<null>> { return this.answer(() => this.keys.advanceKey(key, from, to, nonce)); }
+  async advanceKey(key: unknown, from: unknown, to: unknown, nonce: unknown): Promise<Result<null>> { return this.gate.change(() => this.keys.advanceKey(key, from, to, nonce), flush.never); }
 
+  // No flush: an id's reservation is no term of the wake.
   /** On a job id's own shard: its reservation follows its job's move. */
-  async repointId(id: unknown, from: unknown, to: unknown): Promise<Result<null>> { return this.answer(() => this.keys.repointId(id, from, to)); }
+  async repointId(id: unknown, from: unknown, to: unknown): Promise<Result<null>> { return this.gate.change(() => this.keys.repointId(id, from, to), flush.never); }
 
+  // No flush: an id's reservation is no term of the wake.
   /** On a shard a reservation names: its job is here, or the reservation (its `nonce`) is refused for good, so that its id's own shard may hand the id to another. */
-  async refuseReservation(id: unknown, nonce: unknown): Promise<Result<Refusal>> { return this.answer(() => this.shards.refuseReservation(id, nonce)); }
+  async refuseReservation(id: unknown, nonce: unknown): Promise<Result<Refusal>> { return this.gate.change(() => this.shards.refuseReservation(id, nonce), flush.never); }
 
   /**
    * The runAt of the longest-waiting due queued job here (null: none) and the flush epoch: a sharded
    * claim's look before it claims, and what its watch names (shards/watchers.ts).
    */
-  async due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>> { return this.answer(() => this.shards.due()); }
+  async due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>> { return this.gate.read(() => this.shards.due()); }
 
+  // Flushes in its body, before it waits: a rate-limited lane's next token is then a term of the wake.
   /** A sharded lane's held claim: waits, claiming nothing, until a job is due here or `waitMs` passes. */
-  async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown): Promise<Result<Watched>> { return this.answer(() => this.shards.awaitWork(epoch, waitMs, hold)); }
+  async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown): Promise<Result<Watched>> { return this.gate.change(() => this.shards.awaitWork(epoch, waitMs, hold), flush.inBody); }
 
+  // No flush: a watch dropped can only move the wake later, and the stored alarm may be early.
   /** The router of a held claim stops watching here (it claimed elsewhere, or its client left). */
-  async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> { return this.answer(() => this.shards.stopWatching(hold)); }
+  async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> { return this.gate.change(() => this.shards.stopWatching(hold), flush.never); }
 
   /** A page of jobs with each one's seq: what a sharded lane's merged list is made of. */
-  async listShardPage(input: unknown, afterSeq: unknown): Promise<Result<{ jobs: Job[]; seqs: number[]; more: boolean }>> { return this.answer(() => this.shards.listShardPage(input, afterSeq)); }
+  async listShardPage(input: unknown, afterSeq: unknown): Promise<Result<{ jobs: Job[]; seqs: number[]; more: boolean }>> { return this.gate.read(() => this.shards.listShardPage(input, afterSeq)); }
 
   // ---- the alarm ----
 
   override async alarm(): Promise<void> {
-    if (this.rooms.refusal()) return; // a newer version's lane: touch nothing
-    await this.rooms.alarm();
+    if (this.life.refusal()) return; // a newer version's lane: touch nothing
+    await this.life.alarm();
   }
 
   // ---- events sockets (events.ts); the front worker has checked the ticket ----
 
   override async fetch(request: Request): Promise<Response> {
-    return this.rooms.events.open(request, await this.info());
+    return this.parts.events.open(request, await this.info());
   }
 
   override webSocketMessage(): void {} // the sockets only listen
 
   override webSocketClose(ws: WebSocket, code: number): void {
-    this.rooms.events.closed(ws, code);
+    this.parts.events.closed(ws, code);
   }
 
   override webSocketError(ws: WebSocket): void {
-    this.rooms.events.closed(ws);
+    this.parts.events.closed(ws);
   }
 
   // ---- long-poll claims and batch acks ----
 
+  // Released jobs are queued again; a dropped held claim alone can only move the wake later.
   /**
    * The client of a held claim went away (the front worker saw its request aborted): a claim still
    * held is dropped, and the jobs of one answered a moment ago are released. Answers how many.
    */
-  async abandonClaim(hold: unknown): Promise<Result<{ released: number }>> { return this.answer(() => this.fence.abandonClaim(hold)); }
+  async abandonClaim(hold: unknown): Promise<Result<{ released: number }>> { return this.gate.change(() => this.consumers.abandonClaim(hold), (answer) => (answer.ok && answer.value.released > 0 ? true : null)); }
 
   /** Up to 100 complete, fail, release and progress items, each fenced on its own (acks.ts). */
-  async acks(input: unknown): Promise<Result<AcksAnswer>> { return this.answer(() => this.fence.acks(input)); }
+  async acks(input: unknown): Promise<Result<AcksAnswer>> { return this.gate.change(() => this.consumers.acks(input)); }
 
   // ---- dependencies (between lanes: deps/) ----
 
   /** The jobs registered to wait for job `id`, by lane then id. */
-  async dependents(id: unknown): Promise<Result<{ dependents: { lane: string; id: string }[] }>> { return this.answer(() => this.deps.dependents(id)); }
+  async dependents(id: unknown): Promise<Result<{ dependents: { lane: string; id: string }[] }>> { return this.gate.read(() => this.deps.dependents(id)); }
 
+  // No flush: a registration is no term of the wake (its settlement writes the notice, and flushes then).
   /**
    * Another lane's enqueue registers its dependents with jobs of this lane: answers, per item, whether
    * the job exists and how it settled, if it has (its settlement tells the dependent otherwise).
    */
-  async registerDependents(input: unknown, hop?: unknown, token?: unknown): Promise<Result<RegistrationAnswer[]>> { return this.answer(() => this.deps.registerDependents(input, hop, token)); }
+  async registerDependents(input: unknown, hop?: unknown, token?: unknown): Promise<Result<RegistrationAnswer[]>> { return this.gate.change(() => this.deps.registerDependents(input, hop, token), flush.never); }
 
+  // No flush: a registration is no term of the wake.
   /** Another lane's enqueue, refused, withdraws the registrations it made here (those of its `token` alone). */
-  async unregisterDependents(input: unknown, hop?: unknown, token?: unknown): Promise<Result<{ removed: number }>> { return this.answer(() => this.deps.unregisterDependents(input, hop, token)); }
+  async unregisterDependents(input: unknown, hop?: unknown, token?: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.deps.unregisterDependents(input, hop, token), flush.never); }
 
   /** Another lane's outbox tells this one of settled dependencies: each applied at most once; answers per notice. */
-  async notifyDependencies(input: unknown): Promise<Result<NoticeAnswer[]>> { return this.answer(() => this.deps.notifyDependencies(input)); }
+  async notifyDependencies(input: unknown): Promise<Result<NoticeAnswer[]>> { return this.gate.change(() => this.deps.notifyDependencies(input)); }
 
   // ---- the operator's lane ----
 
   /** The lane's metrics in the Prometheus text exposition, read live (docs/api.md "Metrics"). */
   async metrics(): Promise<Result<string>> {
-    return this.answer(() => ok(this.rooms.metricsText()));
+    return this.gate.read(() => ok(this.life.metricsText()));
   }
 
   /** This shard's metrics report and its clock's now, which a sharded lane's route merges (docs/api.md "Metrics"). */
   async metricsReport(): Promise<Result<{ report: LaneReport; nowMs: number }>> {
-    return this.answer(() => ok(this.rooms.metricsReading()));
+    return this.gate.read(() => ok(this.life.metricsReading()));
   }
 
   /** The kept counts and the shard count: what `GET /v1/lanes` reads of each lane's shard 0. */
-  async countsAndShards(): Promise<Result<{ counts: Counts; shards: number }>> { return this.answer(() => this.shards.countsAndShards()); }
+  async countsAndShards(): Promise<Result<{ counts: Counts; shards: number }>> { return this.gate.read(() => this.shards.countsAndShards()); }
 
   /** The kept counts alone: what `GET /v1/lanes` shows of each lane, one row read. */
   async counts(): Promise<Result<Counts>> {
-    return this.answer(() => ok(this.store.counts()));
+    return this.gate.read(() => ok(this.store.counts()));
   }
 
   /**
    * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order)
    * and aborts their in-process attempts; `more`: whether any queued or running job is left.
    */
-  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> { return this.answer(() => this.operator.failLane(input)); }
+  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> { return this.gate.change(() => this.operator.failLane(input)); }
 
   /** Who holds a queue (a completing job reports `running`), else its next job, and how many are queued. */
-  async queueInfo(queue: unknown): Promise<Result<QueueInfo>> { return this.answer(() => this.operator.queueInfo(queue)); }
+  async queueInfo(queue: unknown): Promise<Result<QueueInfo>> { return this.gate.read(() => this.operator.queueInfo(queue)); }
 
   /** Sets a queue's concurrency and rate limit (they outlive its jobs); answers the queue. */
-  async putQueue(queue: unknown, input: unknown): Promise<Result<QueueInfo>> { return this.answer(() => this.operator.putQueue(queue, input)); }
+  async putQueue(queue: unknown, input: unknown): Promise<Result<QueueInfo>> { return this.gate.change(() => this.operator.putQueue(queue, input)); }
 
   /** Deletes the queue's queued jobs enqueued before the call (a running or completing head runs on). */
-  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> { return this.answer(() => this.operator.purgeQueue(queue)); }
+  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> { return this.gate.change(() => this.operator.purgeQueue(queue)); }
 
   // ---- schedules ----
 
   /** Creates or replaces a schedule (`created` says which); its next fire is a wake term. */
-  async putSchedule(name: unknown, input: unknown): Promise<Result<SchedulePut>> { return this.answer(() => this.schedulesCalls.putSchedule(name, input)); }
+  async putSchedule(name: unknown, input: unknown): Promise<Result<SchedulePut>> { return this.gate.change(() => this.scheduleRpc.putSchedule(name, input), flush.scheduleRow); }
 
-  async getSchedule(name: unknown): Promise<Result<Schedule>> { return this.answer(() => this.schedulesCalls.getSchedule(name)); }
+  async getSchedule(name: unknown): Promise<Result<Schedule>> { return this.gate.read(() => this.scheduleRpc.getSchedule(name)); }
 
   /** Schedules by name, a page at a time: `cursor` continues after the page (null: the end). */
-  async listSchedules(input?: unknown): Promise<Result<SchedulePage>> { return this.answer(() => this.schedulesCalls.listSchedules(input)); }
+  async listSchedules(input?: unknown): Promise<Result<SchedulePage>> { return this.gate.read(() => this.scheduleRpc.listSchedules(input)); }
 
   /** Deletes a schedule; the jobs it enqueued stay. */
-  async deleteSchedule(name: unknown): Promise<Result<{ deleted: true }>> { return this.answer(() => this.schedulesCalls.deleteSchedule(name)); }
+  async deleteSchedule(name: unknown): Promise<Result<{ deleted: true }>> { return this.gate.change(() => this.scheduleRpc.deleteSchedule(name), flush.scheduleRow); }
 
+  // Flushes in its body (the enqueue path's pump, and none for a duplicate): shard 0 answers its own fires there too.
   /** On a shard of a sharded lane: a fire of its shard 0 whose job belongs here, `<name>@<T>` (schedules/shard-fires.ts). */
-  async enqueueFire(input: unknown): Promise<Result<EnqueueAnswer>> { return this.answer(() => this.schedulesCalls.enqueueFire(input)); }
+  async enqueueFire(input: unknown): Promise<Result<EnqueueAnswer>> { return this.gate.change(() => this.scheduleRpc.enqueueFire(input), flush.inBody); }
 
   // ---- the belt ----
 
+  // It is the wake's own re-arm, in its body.
   /**
    * The belt's check (the front worker's cron, worker/belt.ts), idempotent: the stored alarm becomes
    * the computed wake, so an alarm the platform lost, or holds later than the wake, is set again. A
    * lane with nothing to wake for tells the belt that it may stop watching it (belt.ts).
    */
   async checkWake(): Promise<Result<WakeCheck>> {
-    return this.answer(async () => ok(await this.rooms.checkWake()));
+    return this.gate.change(async () => ok(await this.life.checkWake()), flush.inBody);
   }
 
   // ---- checkpoints and progress (durable steps) ----
 
   /** Records a checkpoint for the attempt holding the token: fenced like complete; within the job's limits. */
-  async saveCheckpoint(id: unknown, name: unknown, input: unknown): Promise<Result<{ checkpoint: CheckpointInfo }>> { return this.answer(() => this.steps.saveCheckpoint(id, name, input)); }
+  async saveCheckpoint(id: unknown, name: unknown, input: unknown): Promise<Result<{ checkpoint: CheckpointInfo }>> { return this.gate.change(() => this.steps.saveCheckpoint(id, name, input), flush.onRefusal); }
 
   /** Every checkpoint of a job, in name order (the operator's view). */
-  async listCheckpoints(id: unknown): Promise<Result<{ checkpoints: Checkpoint[] }>> { return this.answer(() => this.steps.listCheckpoints(id)); }
+  async listCheckpoints(id: unknown): Promise<Result<{ checkpoints: Checkpoint[] }>> { return this.gate.read(() => this.steps.listCheckpoints(id)); }
 
   /** Records the job's progress for the attempt holding the token: fenced like complete; the token is kept. */
-  async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.answer(() => this.steps.progress(id, input)); }
+  async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.steps.progress(id, input), flush.onRefusal); }
 
   // ---- helpers ----
 
   /** Every RPC answer goes through here: a lane of a newer schema refuses all of them, changing nothing. */
   private async answer<T>(body: () => Result<T> | Promise<Result<T>>): Promise<Result<T>> {
-    return this.rooms.refusal<T>() ?? body();
+    return this.life.refusal<T>() ?? body();
   }
 }
 

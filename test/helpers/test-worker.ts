@@ -43,9 +43,9 @@ export function testable(base: typeof Lane) {
     async knowStoredAlarm(): Promise<void> {
       this.wake.know(await this.ctx.storage.getAlarm());
     }
-    /** Resolves once the lane is done telling the registry that it has work (the belt's watch list). */
-    async beltSettled(): Promise<void> {
-      await this.belt.settled();
+    /** Resolves once the lane is done telling the registry that it has work (the watch list of the cron's alarm check). */
+    async alarmWatchSettled(): Promise<void> {
+      await this.alarmWatch.settled();
     }
     /** Resolves once no metrics report is in flight; answers how many this instance has sent. */
     async metricsSettled(): Promise<number> {

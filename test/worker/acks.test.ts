@@ -2,7 +2,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createLaneClient } from "../../src/client/rpc.js";
 import type { Lane } from "../../src/durable/lane.js";
-import type { LaneWiring } from "../../src/durable/wiring.js";
+import type { LaneParts } from "../../src/durable/lane-parts.js";
 import { MAX_ACKS, MAX_PAYLOAD_BYTES, MAX_PROGRESS_BYTES } from "../../src/shared/defaults.js";
 import { claimOne, enqueue, enqueueAndClaim, expectError, get, post, PULL_KIND, setup, type LaneFixture } from "../helpers/http.js";
 
@@ -209,7 +209,7 @@ describe("long-poll claims over HTTP", () => {
     // The abandonment reaches the lane in its own time (a loaded machine took more than one round
     // trip): the job is enqueued once the lane holds the claim no longer.
     const { runInDurableObject } = await import("cloudflare:test");
-    const heldInLane = () => runInDurableObject(lane.stub, (object: Lane) => (object as unknown as { rooms: LaneWiring }).rooms.waiters.size);
+    const heldInLane = () => runInDurableObject(lane.stub, (object: Lane) => (object as unknown as { parts: LaneParts }).parts.waiters.size);
     await expect.poll(heldInLane, { timeout: 5_000, interval: 20 }).toBe(0);
     await enqueue(lane, { id: "a" });
     expect((await get(`${lane.base}/jobs/a`)).body).toMatchObject({ state: "queued", attempts: 0 });

@@ -1,7 +1,7 @@
 /**
- * The belt over lost alarms: the front worker's `scheduled` handler asks the registry which lanes have
- * work for their alarm and has each check its wake. Lanes tell the registry once when work comes;
- * the belt unwatches the idle ones.
+ * The cron's check of lost alarms (src/worker/alarm-check.ts, "the belt" in docs/guarantees.md): the
+ * front worker's `scheduled` handler asks the registry which lanes have work for their alarm and has
+ * each check its wake. Lanes tell the registry once when work comes; the check unwatches the idle ones.
  */
 import { env } from "cloudflare:workers";
 import { createExecutionContext, createScheduledController, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
 import { REGISTRY_NAME } from "../../src/durable/registry.js";
 import { ALARM_OVERDUE_GRACE_MS } from "../../src/shared/defaults.js";
-import { checkAlarms } from "../../src/worker/belt.js";
+import { checkAlarms } from "../../src/worker/alarm-check.js";
 import { call, PULL_KIND, setup, T0, type LaneFixture } from "../helpers/http.js";
 import type { TestableLane } from "../helpers/test-worker.js";
 import worker from "../helpers/test-worker.js";
@@ -30,7 +30,7 @@ async function watchSeq(lane: string): Promise<number | undefined> {
 }
 
 /** Waits for the lane's call to the registry, if one is under way. */
-const told = (fixture: LaneFixture) => runInDurableObject(fixture.stub, (lane: Lane) => (lane as TestableLane).beltSettled());
+const told = (fixture: LaneFixture) => runInDurableObject(fixture.stub, (lane: Lane) => (lane as TestableLane).alarmWatchSettled());
 
 const storedAlarm = (fixture: LaneFixture) => runInDurableObject(fixture.stub, (_lane, state) => state.storage.getAlarm());
 

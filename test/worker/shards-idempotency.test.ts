@@ -9,19 +9,20 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createLaneClient } from "../../src/client/rpc.js";
-import { ShardRoutes, type LaneStub } from "../../src/client/shard-routes.js";
+import { JobRouting } from "../../src/routing/job-routing.js";
+import type { LaneStub } from "../helpers/lane.js";
 import type { EnqueueAnswer } from "../../src/shared/answers.js";
 import type { QueueError, Result } from "../../src/shared/errors.js";
 import { shardOf } from "../../src/shared/shards.js";
 import type { Lane } from "../../src/durable/lane.js";
-import type { LaneWiring } from "../../src/durable/wiring.js";
-import type { ShardCalls } from "../../src/durable/shards/lane-shards.js";
+import type { LaneParts } from "../../src/durable/lane-parts.js";
+import type { ShardRpc } from "../../src/durable/rpc/shards.js";
 import { post, PULL_KIND } from "../helpers/http.js";
 import { keyOn, setupSharded, type ShardedFixture } from "../helpers/shards.js";
 
 const SHARDS = 4;
 
-const router = () => new ShardRoutes(env.LANE);
+const router = () => new JobRouting(env.LANE);
 const plainSend = (stub: LaneStub, _name: string, request: object) => stub.enqueue(request) as Promise<Result<EnqueueAnswer>>;
 
 /** A send held until `release`; `reached` resolves once the router has come to it (its reservation made). */
@@ -179,14 +180,14 @@ describe("shards: an id's idempotency under concurrent enqueues", () => {
     const nonce = reserved.ok && reserved.value.status === "new" ? reserved.value.nonce! : "";
     expect(nonce).not.toBe("");
     const refusal = await runInDurableObject(fixture.shard(S), async (lane: Lane) => {
-      const { enqueue } = (lane as unknown as { rooms: LaneWiring }).rooms;
+      const { enqueue } = (lane as unknown as { parts: LaneParts }).parts;
       const jobs = [
         { kind: PULL_KIND, payload: {}, queue: keyOn(S, SHARDS, "qd"), dependsOn: [{ lane: other, id: "c1" }] },
         { id, kind: PULL_KIND, payload: {}, queue: qa, reservation: nonce },
       ];
       const written = enqueue.batch(jobs, undefined, SHARDS);
       // Another enqueue of the id, on another shard, has the batch's shard refuse its reservation now.
-      const refused = (lane as unknown as { shards: ShardCalls }).shards.refuseReservation(id, nonce);
+      const refused = (lane as unknown as { shards: ShardRpc }).shards.refuseReservation(id, nonce);
       const answer = await written;
       expect(answer.ok ? answer.value.map((r) => r.status) : answer.error.code).toEqual(["queued", "queued"]);
       return refused.ok ? refused.value.status : refused.error.code;
@@ -202,10 +203,10 @@ describe("shards: an id's idempotency under concurrent enqueues", () => {
     const [H, U] = [1, 2];
     const { id, qa, qb } = setting(H, H, U);
     const reservation = await runInDurableObject(fixture.shard(H), async (lane: Lane) => {
-      const { enqueue } = (lane as unknown as { rooms: LaneWiring }).rooms;
+      const { enqueue } = (lane as unknown as { parts: LaneParts }).parts;
       const written = enqueue.batch([{ id, kind: PULL_KIND, payload: {}, queue: qa, dependsOn: [{ lane: other, id: "c1" }] }], undefined, SHARDS);
       // Another enqueue of the id, its queue on shard U, reserves the id on its own shard (this one) now.
-      const reserved = (lane as unknown as { shards: ShardCalls }).shards.reserve(id, U, qb, null);
+      const reserved = (lane as unknown as { shards: ShardRpc }).shards.reserve(id, U, qb, null);
       const answer = await written;
       expect(answer.ok ? answer.value.map((r) => r.status) : answer.error.code).toEqual(["queued"]);
       return reserved.ok ? reserved.value.status : reserved.error.code;

@@ -8,18 +8,18 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ShardRoutes, type LaneStub } from "../../src/client/shard-routes.js";
+import { JobRouting } from "../../src/routing/job-routing.js";
 import { shardObjectName } from "../../src/shared/shards.js";
 import type { Lane } from "../../src/durable/lane.js";
-import type { LaneWiring } from "../../src/durable/wiring.js";
+import type { LaneParts } from "../../src/durable/lane-parts.js";
 import { KEY_MOVE_IN_FLIGHT_MS } from "../../src/durable/shards/key-moves.js";
 import { call, expectError, get, post, PULL_KIND, T0 } from "../helpers/http.js";
-import { fireAlarm, sql } from "../helpers/lane.js";
+import { fireAlarm, sql, type LaneStub } from "../helpers/lane.js";
 import { keyOn, setupSharded, type ShardedFixture } from "../helpers/shards.js";
 
 const SHARDS = 4;
 
-const rooms = (lane: Lane) => (lane as unknown as { rooms: LaneWiring }).rooms;
+const parts = (lane: Lane) => (lane as unknown as { parts: LaneParts }).parts;
 
 async function enqueue(fixture: ShardedFixture, spec: Record<string, unknown>, status = 201): Promise<any> {
   const answer = await post(`${fixture.base}/jobs`, { kind: PULL_KIND, payload: {}, ...spec });
@@ -43,7 +43,7 @@ describe("shards: a debounce key's job moved between shards", () => {
     const nonce = (await sql<{ nonce: string }>(fixture.shard(H), `SELECT nonce FROM key_reservations WHERE key = ?`, debounce.key))[0]!.nonce;
     // The sender's transaction alone, as a router that died right after it would leave it.
     await runInDurableObject(fixture.shard(S), (lane: Lane) => {
-      const { keyMoves, store, wake } = rooms(lane);
+      const { keyMoves, store, wake } = parts(lane);
       const taken = store.transactionSync(() => keyMoves.take(debounce.key, nonce, T, { kind: "other.kind", payload: { n: 2 }, queue: qb, debounce, shards: SHARDS }));
       expect(taken.ok && taken.value?.job_id).toBe(id);
       wake.afterChange();
@@ -77,7 +77,7 @@ describe("shards: a debounce key's job moved between shards", () => {
     const id = (await enqueue(fixture, { queue: keyOn(S, SHARDS, "qa"), debounce })).job.id;
     const nonce = (await sql<{ nonce: string }>(fixture.shard(H), `SELECT nonce FROM key_reservations WHERE key = ?`, debounce.key))[0]!.nonce;
     await runInDurableObject(fixture.shard(S), (lane: Lane) => {
-      const { keyMoves, store, wake } = rooms(lane);
+      const { keyMoves, store, wake } = parts(lane);
       store.transactionSync(() => keyMoves.take(debounce.key, nonce, T, { kind: PULL_KIND, payload: { n: 2 }, queue: qb, debounce, shards: SHARDS }));
       wake.afterChange();
     });
@@ -183,7 +183,7 @@ describe("shards: a debounce key's job moved between shards", () => {
     const nonce = (await sql<{ nonce: string }>(fixture.shard(H), `SELECT nonce FROM key_reservations WHERE key = ?`, debounce.key))[0]!.nonce;
     // The sender's transaction alone: its delivery never came, and its alarm is seconds away.
     await runInDurableObject(fixture.shard(S), (lane: Lane) => {
-      const { keyMoves, store } = rooms(lane);
+      const { keyMoves, store } = parts(lane);
       store.transactionSync(() => keyMoves.take(debounce.key, nonce, T, { kind: PULL_KIND, payload: { n: 2 }, queue: keyOn(T, SHARDS, "qb"), debounce, shards: SHARDS }));
     });
     // The key's own shard still sends a write for S to S, under the nonce S is moving the job away from.
@@ -233,7 +233,7 @@ describe("shards: a debounce key's job moved between shards", () => {
       const nonce = reserved.ok && reserved.value.status === "new" ? reserved.value.nonce! : "";
       expect(nonce).not.toBe("");
       const handed = await runInDurableObject(fixture.shard(S), async (lane: Lane) => {
-        const { enqueue, keyMoves } = rooms(lane);
+        const { enqueue, keyMoves } = parts(lane);
         const jobs = [
           { kind: PULL_KIND, payload: {}, queue: keyOn(S, SHARDS, "qd"), dependsOn: [{ lane: other, id: "c1" }] },
           { kind: PULL_KIND, payload: {}, queue: keyOn(S, SHARDS, "qa"), debounce, keyReservation: nonce },
@@ -265,7 +265,7 @@ describe("shards: a debounce key's job moved between shards", () => {
       const gate = new Promise<void>((resolve) => (release = resolve));
       let first = true;
       const held = shardObjectName(fixture.lane, H);
-      const router = new ShardRoutes({
+      const router = new JobRouting({
         getByName(name: string): LaneStub {
           const stub = env.LANE.getByName(name);
           if (name !== held) return stub;

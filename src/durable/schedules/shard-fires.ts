@@ -18,13 +18,11 @@ import type { Result } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import type { EnqueueRequest } from "../../shared/schemas.js";
 import { routingKey, shardOf } from "../../shared/shards.js";
+import type { Job } from "../../shared/job.js";
 import type { Namespace } from "../env.js";
-import { ShardCalls } from "../shards/lane-shards.js";
-import { KeyCalls } from "../shards/key-calls.js";
-import { ReaderCalls } from "../store/lane-readers.js";
-import type { ShardState } from "../shards/shard-state.js";
-import type { LaneWiring } from "../wiring.js";
-import { ScheduleCalls } from "./lane-schedules.js";
+import type { HandOver } from "../shards/key-moves.js";
+import type { KeyReservation } from "../shards/key-state.js";
+import type { Located, Refusal, Reservation, ShardState } from "../shards/shard-state.js";
 
 /** One fire: its schedule, the instant its row waited for (`due`), the instant fired (`at`), the next one, and its job. */
 export type Fire = { name: string; due: number; at: number; next: number | null; request: EnqueueRequest };
@@ -40,29 +38,20 @@ export const FIRE_RETRY_MAX_MS = 60_000;
 /** Refusals that say the shard cannot take any job now (not this job's own fault): the fire is sent again later. */
 const NOT_NOW = new Set(["wrong_shard", "lane_schema_too_new"]);
 
-/** What a shard answers the routing of one enqueue with: shard 0 answers these in place. */
-export type SelfShard = Pick<ShardCalls, "shardState" | "reserve" | "refuseReservation" | "hasJob" | "locate"> & Pick<ScheduleCalls, "enqueueFire"> & Pick<KeyCalls, "reserveKey" | "handOverKey"> & Pick<ReaderCalls, "getJob">;
-
-/** Shard 0 as the routing calls it, answered by the same bodies as its RPC methods. */
-export function selfShard(rooms: LaneWiring, clock: Clock): SelfShard {
-  const shards = new ShardCalls(rooms, clock);
-  const schedules = new ScheduleCalls(rooms);
-  const keys = new KeyCalls(rooms);
-  const readers = new ReaderCalls(rooms);
-  return {
-    shardState: () => shards.shardState(),
-    reserve: (id, target, queue, replacing) => shards.reserve(id, target, queue, replacing),
-    refuseReservation: (id, nonce) => shards.refuseReservation(id, nonce),
-    enqueueFire: (input) => schedules.enqueueFire(input),
-    hasJob: (id) => shards.hasJob(id),
-    locate: (id) => shards.locate(id),
-    reserveKey: (key, target, replacing) => keys.reserveKey(key, target, replacing),
-    handOverKey: (key, nonce, target, request) => keys.handOverKey(key, nonce, target, request),
-    getJob: (id) => readers.getJob(id),
-  };
+/** What a shard answers the routing of one enqueue with: shard 0 answers these in place (rpc/self-shard.ts). */
+export interface SelfShard {
+  shardState(): Result<{ shards: number; index: number; empty: boolean }>;
+  reserve(id: unknown, target: unknown, queue: unknown, replacing?: unknown): Result<Reservation>;
+  refuseReservation(id: unknown, nonce: unknown): Result<Refusal>;
+  enqueueFire(input: unknown): Result<EnqueueAnswer>;
+  hasJob(id: unknown): Result<boolean>;
+  locate(id: unknown): Result<Located>;
+  reserveKey(key: unknown, target: unknown, replacing?: unknown): Promise<Result<KeyReservation>>;
+  handOverKey(key: unknown, nonce: unknown, target: unknown, request: unknown): Promise<Result<HandOver>>;
+  getJob(id: unknown): Result<Job>;
 }
 
-/** How a lane's schedules reach its other shards (wiring.ts). */
+/** How a lane's schedules reach its other shards (lane-parts.ts). */
 export interface FireRouting {
   readonly shard: ShardState;
   /** The lanes' namespace: a shard by its object name. */

@@ -1,6 +1,6 @@
 /**
  * The computed wake: what the rows (reads.ts) and this process's memory ask for now, as the earliest
- * of the terms of terms.ts. The belt follows it. Also what a flush of freed slots alone may take
+ * of the terms of terms.ts. The alarm watch (alarm-watch.ts) follows it. Also what a flush of freed slots alone may take
  * for granted about it (`freedKeepsWake`), so that a completion costs no wake computation when it
  * cannot move the wake earlier.
  */
@@ -14,7 +14,7 @@ import type { RetentionStore } from "../operator/retention.js";
 import type { ScheduleStore } from "../schedules/schedules.js";
 import type { LaneSettingsStore } from "../store/settings.js";
 import type { AlarmSteps } from "./alarm-steps.js";
-import type { Belt } from "./belt.js";
+import type { AlarmWatch } from "./alarm-watch.js";
 import type { WakeReads } from "./reads.js";
 import { earliest, wakeTerms } from "./terms.js";
 
@@ -27,7 +27,7 @@ export interface WakeSources {
   readonly outcomes: OutcomeDelivery<SwitchyardEnv>;
   readonly retention: RetentionStore;
   readonly schedules: ScheduleStore;
-  readonly belt: Belt;
+  readonly alarmWatch: AlarmWatch;
   /** Claims of pull consumers held in the lane now. */
   heldClaims(): number;
   /** Outcomes are recorded `completing` and delivered to a hook before they settle. */
@@ -57,7 +57,7 @@ export class WakeComputer {
 
   /** The computed wake; `pumped`: right after a pump, every due in-process head with a free slot was claimed, none to look for. */
   compute(pumped = false): number | null {
-    const { clock, settings, reads, cancels, dispatcher, outcomes, retention, schedules, belt } = this.sources;
+    const { clock, settings, reads, cancels, dispatcher, outcomes, retention, schedules, alarmWatch } = this.sources;
     const held = dispatcher.heldSlots();
     // Right after a pump no due in-process head was left with a free slot, unless the lane's bucket ran
     // dry first: then due heads wait for its next token, and are looked for.
@@ -67,13 +67,13 @@ export class WakeComputer {
     const { concurrency, paused, retention: horizons } = settings.read();
     // The outbox's rows, never whether the lane has registrations: a purge deletes the last of those
     // while the notices it wrote are still owed, and a restarted instance would forget them.
-    const rooms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt(), nextKeyMove: this.sources.keyMoveAt?.() ?? null };
+    const partTerms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt(), nextKeyMove: this.sources.keyMoveAt?.() ?? null };
     const reportDueAt = this.sources.reportDueAt();
-    this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: rooms.retentionPass, report: reportDueAt !== null };
+    this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: partTerms.retentionPass, report: reportDueAt !== null };
     const { alarmSteps } = this.sources;
     const memory = { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels, heldClaims: this.sources.heldClaims(), reportDueAt, stepRetryAt: alarmSteps.retryAt() };
-    const wake = earliest(alarmSteps.defer(wakeTerms({ ...rows, ...rooms }, memory, clock.now())));
-    belt.noteWake(wake);
+    const wake = earliest(alarmSteps.defer(wakeTerms({ ...rows, ...partTerms }, memory, clock.now())));
+    alarmWatch.noteWake(wake);
     return wake;
   }
 

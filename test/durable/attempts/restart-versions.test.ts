@@ -8,7 +8,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { UNVERSIONED } from "../../../src/durable/wiring.js";
+import { UNVERSIONED } from "../../../src/durable/lane-parts.js";
 import { unwrap } from "../../../src/shared/errors.js";
 import type { DemoLane } from "../../../src/worker/index.js";
 import { gate, transitions } from "../../helpers/executors.js";

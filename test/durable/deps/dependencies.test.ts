@@ -9,7 +9,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../src/shared/clock.js";
 import type { Lane } from "../../../src/durable/lane.js";
-import type { LaneWiring } from "../../../src/durable/wiring.js";
+import type { LaneParts } from "../../../src/durable/lane-parts.js";
 import { startClocks } from "../../helpers/test-worker.js";
 import { complete, lanes } from "../../helpers/dependency-lanes.js";
 import { T0, TestEntropy, claim, claimOne, fireAlarm, inject, refusal, row, sql, value, type LaneStub } from "../../helpers/lane.js";
@@ -228,12 +228,12 @@ describe("dependencies across lanes, through the outbox", () => {
   it("asks a notice to come again while its dependent's enqueue is between registration and write", async () => {
     const { lanes: [y] } = await lanes(1);
     const answers = await runInDurableObject(y!.stub, (lane: Lane) => {
-      const rooms = (lane as unknown as { rooms: LaneWiring }).rooms;
-      rooms.dependencies.hold(["p"]);
+      const parts = (lane as unknown as { parts: LaneParts }).parts;
+      parts.dependencies.hold(["p"]);
       const notice = { key: 1, dependency: { lane: "elsewhere", id: "c" }, dependent: "p", outcome: "completed" as const, result: null, error: null, generation: 1 };
-      const held = rooms.dependencies.apply([notice]);
-      rooms.dependencies.done(["p"]);
-      return [...held, ...rooms.dependencies.apply([notice])];
+      const held = parts.dependencies.apply([notice]);
+      parts.dependencies.done(["p"]);
+      return [...held, ...parts.dependencies.apply([notice])];
     });
     expect(answers).toEqual(["pending", "gone"]);
   });

@@ -1,5 +1,6 @@
 /**
- * The durable steps' RPC methods' bodies (checkpoints and progress: checkpoints.ts): lane.ts delegates here.
+ * What a lane answers about durable steps (checkpoints and progress: steps/checkpoints.ts): the
+ * bodies of lane.ts's methods.
  */
 import * as S from "../../shared/schemas.js";
 import { MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../../shared/defaults.js";
@@ -7,10 +8,15 @@ import { ok, type Result } from "../../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, Job } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
 import { parseId, parseJobCall, parseName } from "../input.js";
-import type { LaneWiring } from "../wiring.js";
+import type { CheckpointStore } from "../steps/checkpoints.js";
 
-export class StepCalls {
-  constructor(private readonly rooms: LaneWiring) {}
+/** The parts steps' calls reach. */
+export interface StepParts {
+  readonly checkpoints: CheckpointStore;
+}
+
+export class StepRpc {
+  constructor(private readonly parts: StepParts) {}
 
   saveCheckpoint(id: unknown, name: unknown, input: unknown): Result<{ checkpoint: CheckpointInfo }> {
     const call = parseJobCall(id, S.CheckpointRequest, input);
@@ -19,15 +25,14 @@ export class StepCalls {
     if (!checkpoint.ok) return checkpoint;
     const value = serializeJson(call.value.request.value, "value", MAX_CHECKPOINT_BYTES);
     if (!value.ok) return value;
-    const saved = this.rooms.checkpoints.save(call.value.id, call.value.request.token, checkpoint.value, value.value);
-    if (!saved.ok) this.rooms.wake.afterChange(); // the holder of a cancel-requested job spoke: it settled
+    const saved = this.parts.checkpoints.save(call.value.id, call.value.request.token, checkpoint.value, value.value);
     return saved.ok ? ok({ checkpoint: saved.value }) : saved;
   }
 
   listCheckpoints(id: unknown): Result<{ checkpoints: Checkpoint[] }> {
     const name = parseId(id);
     if (!name.ok) return name;
-    const listed = this.rooms.checkpoints.list(name.value);
+    const listed = this.parts.checkpoints.list(name.value);
     return listed.ok ? ok({ checkpoints: listed.value }) : listed;
   }
 
@@ -36,8 +41,7 @@ export class StepCalls {
     if (!call.ok) return call;
     const progress = serializeJson(call.value.request.progress, "progress", MAX_PROGRESS_BYTES);
     if (!progress.ok) return progress;
-    const recorded = this.rooms.checkpoints.progress(call.value.id, call.value.request.token, progress.value);
-    if (!recorded.ok) this.rooms.wake.afterChange();
+    const recorded = this.parts.checkpoints.progress(call.value.id, call.value.request.token, progress.value);
     return recorded.ok ? ok({ job: recorded.value }) : recorded;
   }
 }

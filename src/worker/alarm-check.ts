@@ -1,9 +1,9 @@
 /**
- * The belt over lost alarms (docs/api.md "Schedules"): alarms can be lost on deploys, so a cron trigger
+ * The cron's check of lost alarms (docs/api.md "Schedules"): alarms can be lost on deploys, so a cron trigger
  * of the front worker (every minute, wrangler.toml) asks the registry which lanes have work for
  * their alarm and has each one check its wake (`Lane.checkWake`: idempotent, it sets the alarm again
  * when it is missing or late). A lane found idle is unwatched until it has work again
- * (src/durable/belt.ts says how the registry learns that without asking every lane).
+ * (src/durable/wake/alarm-watch.ts says how the registry learns that without asking every lane).
  */
 import type { WorkerEnv } from "./env.js";
 import { REGISTRY_NAME } from "../durable/registry.js";
@@ -12,8 +12,8 @@ import { unwrap } from "../shared/errors.js";
 import { describeError } from "../shared/describe-error.js";
 import { log } from "../shared/log.js";
 
-/** What one run of the belt did. */
-export interface BeltReport {
+/** What one run of the check did. */
+export interface AlarmCheckReport {
   /** Lanes that answered their check. */
   checked: number;
   /** Lanes whose alarm was missing or late, and was set again. */
@@ -28,9 +28,9 @@ export interface BeltReport {
  * Checks the wake of every lane the registry watches, a page of lanes at a time. Call it from a
  * Worker's `scheduled` handler (or use `createWorker`, which does).
  */
-export async function checkAlarms(env: WorkerEnv): Promise<BeltReport> {
+export async function checkAlarms(env: WorkerEnv): Promise<AlarmCheckReport> {
   const registry = env.REGISTRY.getByName(REGISTRY_NAME);
-  const report: BeltReport = { checked: 0, rearmed: 0, unwatched: 0, failed: 0 };
+  const report: AlarmCheckReport = { checked: 0, rearmed: 0, unwatched: 0, failed: 0 };
   let after = 0;
   for (;;) {
     const page = await registry.watched(after, BELT_PAGE);

@@ -1,50 +1,54 @@
 /**
- * The RPC methods' bodies of dependencies between lanes (dependencies.ts, notices.ts): lane.ts delegates here.
+ * What a lane answers about dependencies between lanes (deps/dependencies.ts, deps/notices.ts): the
+ * bodies of lane.ts's methods.
  */
 import { z } from "zod";
 import { ok, type Result } from "../../shared/errors.js";
-import { type NoticeAnswer, type RegistrationAnswer, Notices, RegistrationToken, Registrations } from "./notices.js";
+import type { Dependencies } from "../deps/dependencies.js";
+import { type NoticeAnswer, type RegistrationAnswer, Notices, RegistrationToken, Registrations } from "../deps/notices.js";
 import { parse, parseId } from "../input.js";
-import type { LaneWiring } from "../wiring.js";
 
-/** How many shards a registration went through already (dependencies.ts `registerInLane`). */
+/** How many shards a registration went through already (deps/dependencies.ts `registerInLane`). */
 const Hop = z.number().int().min(0).max(2);
 
-export class DependencyCalls {
-  constructor(private readonly rooms: LaneWiring) {}
+/** The parts dependencies' calls reach. */
+export interface DependencyParts {
+  readonly dependencies: Dependencies;
+}
+
+export class DependencyRpc {
+  constructor(private readonly parts: DependencyParts) {}
 
   dependents(id: unknown): Result<{ dependents: { lane: string; id: string }[] }> {
     const name = parseId(id);
     if (!name.ok) return name;
-    const listed = this.rooms.dependencies.dependents(name.value);
+    const listed = this.parts.dependencies.dependents(name.value);
     return listed.ok ? ok({ dependents: listed.value }) : listed;
   }
 
-  /** On a sharded lane, a job may live on another shard: the registration goes there (dependencies.ts `registerInLane`). */
+  /** On a sharded lane, a job may live on another shard: the registration goes there (deps/dependencies.ts `registerInLane`). */
   async registerDependents(input: unknown, hop: unknown = 0, token?: unknown): Promise<Result<RegistrationAnswer[]>> {
     const registrations = parse(Registrations, input);
     if (!registrations.ok) return registrations;
     const hops = parse(Hop, hop);
     if (!hops.ok) return hops;
     const owner = parse(RegistrationToken, token);
-    return owner.ok ? this.rooms.dependencies.registerInLane(registrations.value, hops.value, owner.value ?? null) : owner;
+    return owner.ok ? this.parts.dependencies.registerInLane(registrations.value, hops.value, owner.value ?? null) : owner;
   }
 
-  /** Withdraws what the enqueue of `token` registered (dependencies.ts `unregister`). */
+  /** Withdraws what the enqueue of `token` registered (deps/dependencies.ts `unregister`). */
   async unregisterDependents(input: unknown, hop: unknown = 0, token?: unknown): Promise<Result<{ removed: number }>> {
     const registrations = parse(Registrations, input);
     if (!registrations.ok) return registrations;
     const hops = parse(Hop, hop);
     if (!hops.ok) return hops;
     const owner = parse(RegistrationToken, token);
-    return owner.ok ? this.rooms.dependencies.unregisterInLane(registrations.value, hops.value, owner.value ?? null) : owner;
+    return owner.ok ? this.parts.dependencies.unregisterInLane(registrations.value, hops.value, owner.value ?? null) : owner;
   }
 
   notifyDependencies(input: unknown): Result<NoticeAnswer[]> {
     const notices = parse(Notices, input);
     if (!notices.ok) return notices;
-    const answers = this.rooms.dependencies.apply(notices.value);
-    this.rooms.wake.afterChange();
-    return ok(answers);
+    return ok(this.parts.dependencies.apply(notices.value));
   }
 }

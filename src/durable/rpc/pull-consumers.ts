@@ -1,6 +1,6 @@
 /**
- * The pull consumers' RPC methods' bodies (the claim and the fenced writes, held claims, batch acks):
- * lane.ts delegates here.
+ * What a lane answers its pull consumers (the claim and the fenced writes, held claims, batch acks):
+ * the bodies of lane.ts's methods, which declare each a change (rpc/gate.ts flushes after it).
  */
 import * as S from "../../shared/schemas.js";
 import type { AcksAnswer } from "../../shared/answers.js";
@@ -8,13 +8,31 @@ import { DEFAULT_LEASE_MS, MAX_PROGRESS_BYTES } from "../../shared/defaults.js";
 import { ok, type Result } from "../../shared/errors.js";
 import type { Job, Lease, PulledJob } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
-import { applyAcks } from "./acks.js";
-import type { ClaimAsk } from "./claim.js";
+import { applyAcks } from "../attempts/acks.js";
+import type { ClaimAsk, Claims } from "../attempts/claim.js";
+import type { Dispatcher } from "../attempts/dispatcher.js";
+import type { FencedWrites } from "../attempts/fenced-writes.js";
+import type { Waiters } from "../attempts/waiters.js";
+import type { SwitchyardEnv } from "../env.js";
 import { HoldName, parse, parseJobCall } from "../input.js";
-import type { LaneWiring } from "../wiring.js";
+import type { CheckpointStore } from "../steps/checkpoints.js";
+import type { JobStore } from "../store/job-store.js";
+import type { Wake } from "../wake/wake.js";
 
-export class FenceCalls {
-  constructor(private readonly rooms: LaneWiring) {}
+/** The parts a pull consumer's calls reach. */
+export interface PullConsumerParts {
+  readonly claims: Claims;
+  readonly dispatcher: Dispatcher<SwitchyardEnv>;
+  readonly waiters: Waiters<PulledJob>;
+  readonly fenced: FencedWrites;
+  readonly checkpoints: CheckpointStore;
+  readonly store: JobStore;
+  /** The claim flushes itself: before a held claim waits (rpc/gate.ts `flush.inBody`). */
+  readonly wake: Wake;
+}
+
+export class PullConsumerRpc {
+  constructor(private readonly parts: PullConsumerParts) {}
 
   async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: PulledJob[] }>> {
     const request = parse(S.ClaimRequest, input ?? {});
@@ -22,13 +40,13 @@ export class FenceCalls {
     const name = hold === undefined ? ok(null) : parse(HoldName, hold);
     if (!name.ok) return name;
     const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS };
-    const jobs = this.rooms.claims.forConsumer(ask, this.rooms.dispatcher);
-    if (jobs.length > 0) this.rooms.wake.afterChange();
+    const jobs = this.parts.claims.forConsumer(ask, this.parts.dispatcher);
+    if (jobs.length > 0) this.parts.wake.afterChange();
     const waitMs = request.value.waitMs ?? 0;
     if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
-    const held = this.rooms.waiters.hold(ask, waitMs, name.value);
+    const held = this.parts.waiters.hold(ask, waitMs, name.value);
     // A claim held while a bucket is empty waits for its next token, a term of the wake.
-    if (held && this.rooms.store.settings.read().rateLimit !== null) this.rooms.wake.afterChange(false);
+    if (held && this.parts.store.settings.read().rateLimit !== null) this.parts.wake.afterChange(false);
     return ok({ jobs: held ? await held : [] });
   }
 
@@ -38,8 +56,7 @@ export class FenceCalls {
     const { token, leaseMs, progress } = call.value.request;
     const progressJson = progress === undefined ? ok(null) : serializeJson(progress, "progress", MAX_PROGRESS_BYTES);
     if (!progressJson.ok) return progressJson;
-    const lease = this.rooms.fenced.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS, progressJson.value);
-    this.rooms.wake.afterChange();
+    const lease = this.parts.fenced.renew(call.value.id, token, leaseMs ?? DEFAULT_LEASE_MS, progressJson.value);
     return lease.ok ? ok({ lease: lease.value }) : lease;
   }
 
@@ -48,33 +65,32 @@ export class FenceCalls {
     if (!call.ok) return call;
     const result = serializeJson(call.value.request.result, "result");
     if (!result.ok) return result;
-    return this.rooms.jobChanged(this.rooms.fenced.complete(call.value.id, call.value.request.token, result.value));
+    return jobAnswer(this.parts.fenced.complete(call.value.id, call.value.request.token, result.value));
   }
 
   fail(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.FailRequest, input);
     if (!call.ok) return call;
     const { token, error, retry, retryAfterMs } = call.value.request;
-    return this.rooms.jobChanged(this.rooms.fenced.fail(call.value.id, token, error, retry !== false, retryAfterMs ?? null));
+    return jobAnswer(this.parts.fenced.fail(call.value.id, token, error, retry !== false, retryAfterMs ?? null));
   }
 
   snooze(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.SnoozeRequest, input);
     if (!call.ok) return call;
-    return this.rooms.jobChanged(this.rooms.fenced.snooze(call.value.id, call.value.request.token, call.value.request.delayMs));
+    return jobAnswer(this.parts.fenced.snooze(call.value.id, call.value.request.token, call.value.request.delayMs));
   }
 
   release(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.ReleaseRequest, input);
     if (!call.ok) return call;
-    return this.rooms.jobChanged(this.rooms.fenced.release(call.value.id, call.value.request.token));
+    return jobAnswer(this.parts.fenced.release(call.value.id, call.value.request.token));
   }
 
   abandonClaim(hold: unknown): Result<{ released: number }> {
     const name = parse(HoldName, hold);
     if (!name.ok) return name;
-    const released = this.rooms.waiters.abandon(name.value);
-    if (released > 0) this.rooms.wake.afterChange();
+    const released = this.parts.waiters.abandon(name.value);
     return ok({ released });
   }
 
@@ -82,15 +98,19 @@ export class FenceCalls {
     const request = parse(S.AcksRequest, input);
     if (!request.ok) return request;
     const results = applyAcks(request.value.acks, {
-      complete: (id, token, json) => this.rooms.fenced.complete(id, token, json),
+      complete: (id, token, json) => this.parts.fenced.complete(id, token, json),
       // A pull consumer may have recorded checkpoints: the batch deletes them with the completion.
-      completeBatch: (items) => this.rooms.fenced.completeBatch(items.map((item) => ({ ...item, checkpoints: true }))),
-      fail: (id, token, message, retry, after) => this.rooms.fenced.fail(id, token, message, retry, after),
-      release: (id, token) => this.rooms.fenced.release(id, token),
-      snooze: (id, token, delayMs) => this.rooms.fenced.snooze(id, token, delayMs),
-      progress: (id, token, json) => this.rooms.checkpoints.progress(id, token, json),
+      completeBatch: (items) => this.parts.fenced.completeBatch(items.map((item) => ({ ...item, checkpoints: true }))),
+      fail: (id, token, message, retry, after) => this.parts.fenced.fail(id, token, message, retry, after),
+      release: (id, token) => this.parts.fenced.release(id, token),
+      snooze: (id, token, delayMs) => this.parts.fenced.snooze(id, token, delayMs),
+      progress: (id, token, json) => this.parts.checkpoints.progress(id, token, json),
     });
-    this.rooms.wake.afterChange();
     return results.ok ? ok({ results: results.value }) : results;
   }
+}
+
+/** A fenced write's answer about one job, as its RPC method answers it. */
+export function jobAnswer(answer: Result<Job>): Result<{ job: Job }> {
+  return answer.ok ? ok({ job: answer.value }) : answer;
 }

@@ -1,17 +1,18 @@
 /**
- * The lane's side of the belt over lost alarms (docs/api.md "Schedules", docs/concepts.md "The wake terms").
- * Alarms can be lost on deploys; the front worker's cron asks the registry which lanes to check,
- * and each checks its own wake (`Lane.checkWake`). The registry learns which lanes need it without
- * asking every lane: eager up, lazy down. A lane whose computed wake is set (pending work or a
- * schedule) while the registry does not watch it tells the registry once, and remembers that in its
- * own row; only the belt, finding the lane idle, clears it. So a lane calls the registry at most once
- * per belt run (a minute), however busy it is, and never on an enqueue that finds it watched.
+ * The lane's side of the cron's check of lost alarms (docs/api.md "Schedules", docs/concepts.md "The
+ * wake terms"). Alarms can be lost on deploys; the front worker's cron asks the registry which lanes
+ * to check, and each checks its own wake (`Lane.checkWake`, worker/alarm-check.ts). The registry
+ * learns which lanes need it without asking every lane: eager up, lazy down. A lane whose computed
+ * wake is set (pending work or a schedule) while the registry does not watch it tells the registry
+ * once, and remembers that in its own row; only the check, finding the lane idle, clears it. So a lane
+ * calls the registry at most once per check (a minute), however busy it is, and never on an enqueue
+ * that finds it watched.
  */
 import { describeError } from "../../shared/describe-error.js";
 import { log } from "../../shared/log.js";
 import type { RegistryPeer } from "../env.js";
 
-/** What `checkWake` answers the belt. */
+/** What `checkWake` answers the cron's check. */
 export interface WakeCheck {
   /** The computed wake (null: the lane has nothing the alarm must do). */
   wakeAt: number | null;
@@ -19,18 +20,19 @@ export interface WakeCheck {
   alarmWas: number | null;
   /** The alarm was missing or later than the wake, and was set again. */
   rearmed: boolean;
-  /** Whether the belt should go on watching the lane (false: idle, it may stop). */
+  /** Whether the registry should go on watching the lane (false: idle, it may stop). */
   watch: boolean;
 }
 
-export interface BeltHost {
+export interface AlarmWatchHost {
   lane: string;
   /** The registry, when the Worker binds one. */
   registry(): RegistryPeer | undefined;
   waitUntil(promise: Promise<unknown>): void;
 }
 
-export class Belt {
+/** Whether the registry watches this lane for the cron's check, told once when work comes. */
+export class AlarmWatch {
   private readonly sql: SqlStorage;
   /** Whether the registry watches this lane, as the lane's row says (undefined: read it). */
   private watched: boolean | undefined = undefined;
@@ -39,7 +41,7 @@ export class Belt {
 
   constructor(
     storage: DurableObjectStorage,
-    private readonly host: BeltHost,
+    private readonly host: AlarmWatchHost,
   ) {
     this.sql = storage.sql;
   }
@@ -63,7 +65,7 @@ export class Belt {
     await this.telling;
   }
 
-  /** The belt found the lane idle: it stops watching, and the next work tells the registry again. */
+  /** The check found the lane idle: the registry stops watching it, and the next work tells the registry again. */
   idle(): void {
     if (this.isWatched()) this.write(false);
   }

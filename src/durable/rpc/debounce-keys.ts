@@ -1,6 +1,6 @@
 /**
- * The RPC bodies of a sharded lane's debounce keys (key-state.ts, key-moves.ts): lane.ts validates
- * nothing itself and delegates here. A call about a key whose move this shard owes finishes it first.
+ * What a shard of a sharded lane answers about debounce keys (shards/key-state.ts, shards/key-moves.ts):
+ * the bodies of lane.ts's methods. A call about a key whose move this shard owes finishes it first.
  */
 import { z } from "zod";
 import { fail, ok, type Result } from "../../shared/errors.js";
@@ -8,16 +8,22 @@ import type { Job } from "../../shared/job.js";
 import { shardOf } from "../../shared/shards.js";
 import { Name } from "../../shared/schemas.js";
 import { parse, parseEnqueue, parseId, ReservationNonce as Nonce, ShardIndex } from "../input.js";
-import type { LaneWiring } from "../wiring.js";
-import type { HandOver } from "./key-moves.js";
-import type { KeyReservation } from "./key-state.js";
+import type { HandOver, KeyMoves } from "../shards/key-moves.js";
+import type { KeyReservation } from "../shards/key-state.js";
+import type { ShardState } from "../shards/shard-state.js";
 
 const Key = Name;
 /** A moved job's row and its dependents' rows, as JSON text (its sender's own `SELECT *`). */
 const RowText = z.string().min(2).max(4 * 1024 * 1024);
 
-export class KeyCalls {
-  constructor(private readonly rooms: LaneWiring) {}
+/** The parts debounce keys' calls reach. */
+export interface DebounceKeyParts {
+  readonly shard: ShardState;
+  readonly keyMoves: KeyMoves;
+}
+
+export class DebounceKeyRpc {
+  constructor(private readonly parts: DebounceKeyParts) {}
 
   /** On the key's own shard: where a write of `key` for shard `target` goes (`replacing`: a nonce its shard gave up). */
   async reserveKey(key: unknown, target: unknown, replacing?: unknown): Promise<Result<KeyReservation>> {
@@ -27,7 +33,7 @@ export class KeyCalls {
     if (!shard.ok) return shard;
     const replaced = replacing === undefined || replacing === null ? ok(null) : parse(Nonce, replacing);
     if (!replaced.ok) return replaced;
-    const { shard: state, keyMoves } = this.rooms;
+    const { shard: state, keyMoves } = this.parts;
     const shards = state.count();
     if (shardOf(name.value, shards) !== state.index) return fail("wrong_shard", `shard ${state.index} of lane ${state.lane} is not debounce key ${name.value}'s own (${shards} shards)`, { shards });
     const owed = keyMoves.pendingKey(name.value);
@@ -52,7 +58,7 @@ export class KeyCalls {
     const parsed = parseEnqueue(spec);
     if (!parsed.ok) return parsed;
     if (parsed.value.debounce?.key !== name.value) return fail("invalid_request", `invalid request: the request is not of debounce key ${name.value}`);
-    return this.rooms.keyMoves.handOver(name.value, given.value, shard.value, parsed.value);
+    return this.parts.keyMoves.handOver(name.value, given.value, shard.value, parsed.value);
   }
 
   /** On the receiving shard: a moved job taken once. */
@@ -67,7 +73,7 @@ export class KeyCalls {
     if (!dependentsText.ok) return dependentsText;
     const sender = parse(ShardIndex, from);
     if (!sender.ok) return sender;
-    return this.rooms.keyMoves.accept(moved.value, name.value, rowText.value, dependentsText.value, sender.value);
+    return this.parts.keyMoves.accept(moved.value, name.value, rowText.value, dependentsText.value, sender.value);
   }
 
   /** On the key's own shard: its job now on `to` under `nonce`, if its reservation is still `from`. */
@@ -80,7 +86,7 @@ export class KeyCalls {
     if (!shard.ok) return shard;
     const moved = parse(Nonce, nonce);
     if (!moved.ok) return moved;
-    this.rooms.shard.keys.advance(name.value, old.value, shard.value, moved.value, this.rooms.shard.index);
+    this.parts.shard.keys.advance(name.value, old.value, shard.value, moved.value, this.parts.shard.index);
     return ok(null);
   }
 
@@ -92,7 +98,7 @@ export class KeyCalls {
     if (!sender.ok) return sender;
     const shard = parse(ShardIndex, to);
     if (!shard.ok) return shard;
-    this.rooms.shard.repoint(name.value, sender.value, shard.value);
+    this.parts.shard.repoint(name.value, sender.value, shard.value);
     return ok(null);
   }
 }

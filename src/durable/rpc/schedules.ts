@@ -1,6 +1,7 @@
 /**
- * The schedules' RPC methods' bodies (schedules.ts): lane.ts delegates here. Also `enqueueFire`, by
- * which shard 0 of a sharded lane writes a fire on the shard that owns its job (shard-fires.ts).
+ * What a lane answers about its schedules (schedules/schedules.ts): the bodies of lane.ts's methods.
+ * Also `enqueueFire`, by which shard 0 of a sharded lane writes a fire on the shard that owns its job
+ * (schedules/shard-fires.ts).
  */
 import { z } from "zod";
 import type { EnqueueAnswer } from "../../shared/answers.js";
@@ -8,9 +9,13 @@ import * as S from "../../shared/schemas.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../../shared/schedule.js";
 import { MAX_SHARDS } from "../../shared/shards.js";
+import type { Dispatcher } from "../attempts/dispatcher.js";
 import { enqueueAnswer } from "../enqueue/enqueue-text.js";
+import type { SwitchyardEnv } from "../env.js";
 import { parse, parseScheduleName, ReservationNonce } from "../input.js";
-import type { LaneWiring } from "../wiring.js";
+import type { ScheduleStore } from "../schedules/schedules.js";
+import type { ShardState } from "../shards/shard-state.js";
+import type { Wake } from "../wake/wake.js";
 
 /** A schedule's fire as its job's shard takes it: the schedule's job, its id `<name>@<T>` and `runAt` T, routed by a count of 2 or more. */
 const FireRequest = S.ScheduleJob.extend({
@@ -23,8 +28,18 @@ const FireRequest = S.ScheduleJob.extend({
   keyReservation: ReservationNonce.optional(),
 }).refine((fire) => fire.id.endsWith(`@${fire.runAt}`), { message: "a fire's runAt is the instant its id names", path: ["runAt"] });
 
-export class ScheduleCalls {
-  constructor(private readonly rooms: LaneWiring) {}
+/** The parts schedules' calls reach. */
+export interface ScheduleParts {
+  readonly lane: string;
+  readonly shard: ShardState;
+  readonly schedules: ScheduleStore;
+  readonly dispatcher: Dispatcher<SwitchyardEnv>;
+  /** A fire flushes itself: shard 0 answers its own in place, not through the gate (rpc/gate.ts `flush.inBody`). */
+  readonly wake: Wake;
+}
+
+export class ScheduleRpc {
+  constructor(private readonly parts: ScheduleParts) {}
 
   putSchedule(name: unknown, input: unknown): Result<SchedulePut> {
     const schedule = parseScheduleName(name);
@@ -32,28 +47,24 @@ export class ScheduleCalls {
     const request = parse(S.ScheduleRequest, input);
     if (!request.ok) return request;
     // A sharded lane's schedules live on its shard 0, the object named after the lane (docs/concepts.md "Sharded lanes").
-    if (this.rooms.shard.index > 0) return fail("invalid_request", `a sharded lane's schedules live on its shard 0 (the object ${this.rooms.lane}), not on shard ${this.rooms.shard.index}`, [{ path: ["lane"], message: "not shard 0" }]);
-    const put = this.rooms.schedules.put(schedule.value, request.value);
-    if (put.ok) this.rooms.wake.afterChange(false);
-    return put;
+    if (this.parts.shard.index > 0) return fail("invalid_request", `a sharded lane's schedules live on its shard 0 (the object ${this.parts.lane}), not on shard ${this.parts.shard.index}`, [{ path: ["lane"], message: "not shard 0" }]);
+    return this.parts.schedules.put(schedule.value, request.value);
   }
 
   getSchedule(name: unknown): Result<Schedule> {
     const schedule = parseScheduleName(name);
-    return schedule.ok ? this.rooms.schedules.get(schedule.value) : schedule;
+    return schedule.ok ? this.parts.schedules.get(schedule.value) : schedule;
   }
 
   listSchedules(input?: unknown): Result<SchedulePage> {
     const query = parse(S.ScheduleListQuery, input ?? {});
-    return query.ok ? ok(this.rooms.schedules.list(query.value.cursor ?? null, query.value.limit)) : query;
+    return query.ok ? ok(this.parts.schedules.list(query.value.cursor ?? null, query.value.limit)) : query;
   }
 
   deleteSchedule(name: unknown): Result<{ deleted: true }> {
     const schedule = parseScheduleName(name);
     if (!schedule.ok) return schedule;
-    const deleted = this.rooms.schedules.delete(schedule.value);
-    if (deleted.ok) this.rooms.wake.afterChange(false);
-    return deleted;
+    return this.parts.schedules.delete(schedule.value);
   }
 
   /**
@@ -63,9 +74,9 @@ export class ScheduleCalls {
   enqueueFire(input: unknown): Result<EnqueueAnswer> {
     const fire = parse(FireRequest, input);
     if (!fire.ok) return fire;
-    const done = this.rooms.schedules.insertFire(fire.value);
+    const done = this.parts.schedules.insertFire(fire.value);
     if (!done.ok) return done;
-    if (done.value.inserted.status !== "duplicate") this.rooms.wake.afterChange(this.rooms.dispatcher.kinds.includes(done.value.spec.kind));
-    return ok(enqueueAnswer(done.value, this.rooms.lane));
+    if (done.value.inserted.status !== "duplicate") this.parts.wake.afterChange(this.parts.dispatcher.kinds.includes(done.value.spec.kind));
+    return ok(enqueueAnswer(done.value, this.parts.lane));
   }
 }

@@ -1,5 +1,6 @@
 /**
- * The readers' RPC methods' bodies (a job, a page of jobs, the per-minute history): lane.ts delegates here.
+ * What a lane answers its readers (a job, a page of jobs, the per-minute history): the bodies of
+ * lane.ts's methods.
  */
 import * as S from "../../shared/schemas.js";
 import type { JobPage } from "../../shared/answers.js";
@@ -7,17 +8,24 @@ import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Job } from "../../shared/job.js";
 import { DEFAULT_HISTORY_WINDOW_MS, HistoryRequest, type HistoryAnswer } from "../../shared/history.js";
 import { parse, parseId } from "../input.js";
-import { decodeCursor, encodeCursor } from "./cursor.js";
-import type { LaneWiring } from "../wiring.js";
+import type { History } from "../history/history.js";
+import { decodeCursor, encodeCursor } from "../store/cursor.js";
+import type { JobStore } from "../store/job-store.js";
 
-export class ReaderCalls {
-  constructor(private readonly rooms: LaneWiring) {}
+/** The parts readers' calls reach. */
+export interface ReaderParts {
+  readonly store: JobStore;
+  readonly history: History;
+}
+
+export class ReaderRpc {
+  constructor(private readonly parts: ReaderParts) {}
 
   getJob(id: unknown): Result<Job> {
     const name = parseId(id);
     if (!name.ok) return name;
-    const job = this.rooms.store.getJob(name.value);
-    return job ? ok(job) : fail("job_not_found", `no job ${name.value} in lane ${this.rooms.store.lane}`);
+    const job = this.parts.store.getJob(name.value);
+    return job ? ok(job) : fail("job_not_found", `no job ${name.value} in lane ${this.parts.store.lane}`);
   }
 
   listJobs(input: unknown): Result<JobPage> {
@@ -29,13 +37,13 @@ export class ReaderCalls {
       if (seq === null) return fail("invalid_request", "cursor is not one this API gave", [{ path: ["cursor"], message: "unknown cursor" }]);
       afterSeq = seq;
     }
-    const { jobs, lastSeq, more } = this.rooms.store.listJobs({ ...query.value, afterSeq });
+    const { jobs, lastSeq, more } = this.parts.store.listJobs({ ...query.value, afterSeq });
     return ok({ jobs, cursor: more && lastSeq !== null ? encodeCursor(lastSeq) : null });
   }
 
   history(input?: unknown): Result<HistoryAnswer> {
     const request = parse(HistoryRequest, input ?? {});
     if (!request.ok) return request;
-    return ok({ buckets: this.rooms.history.read(request.value.windowMs ?? DEFAULT_HISTORY_WINDOW_MS) });
+    return ok({ buckets: this.parts.history.read(request.value.windowMs ?? DEFAULT_HISTORY_WINDOW_MS) });
   }
 }
