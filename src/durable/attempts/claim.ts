@@ -16,7 +16,7 @@ import type { TransitionSink } from "../store/job-store.js";
 import { withinBytes, type Candidate } from "../store/page.js";
 import type { LaneSettingsStore } from "../store/settings.js";
 import { laneRoom } from "../flow/may-start.js";
-import { QUEUES_STARTED_SQL } from "../flow/queue-statements.js";
+import { queuesStarted } from "../flow/starts.js";
 import * as Q from "./claim-statements.js";
 
 /** What a claim asks for (`Claims.take`): a page of due jobs to lease. */
@@ -130,7 +130,7 @@ export class Claims {
     const order = new Map(page.map(({ seq }, i) => [seq, i]));
     const rows = jobRows(this.sql.exec(Q.CLAIM_SQL, JSON.stringify(leases), now + filter.leaseMs, filter.holder, now, this.host.version))
       .sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
-    this.started(rows, now);
+    queuesStarted(this.sql, this.host.settings, () => this.host.queuesMatter(), rows, now);
     return rows;
   }
 
@@ -154,19 +154,6 @@ export class Claims {
     }
     if (seen) seen.all = claimed.length < limit && round.all;
     return claimed;
-  }
-
-  /** What the queues of just-claimed jobs owe: their buckets drawn, their last start (round-robin). */
-  private started(rows: readonly JobRow[], now: number): void {
-    const perQueue = new Map<string, number>();
-    let unqueued = false;
-    for (const row of rows) {
-      if (row.queue === null) unqueued = true;
-      else perQueue.set(row.queue, (perQueue.get(row.queue) ?? 0) + 1);
-    }
-    const { fairness } = this.host.settings.read();
-    if (perQueue.size > 0 && (fairness === "round-robin" || this.host.queuesMatter())) this.sql.exec(QUEUES_STARTED_SQL, now, JSON.stringify([...perQueue]));
-    if (unqueued && fairness === "round-robin") this.host.settings.unqueuedStarted(now);
   }
 
   /** A pull consumer's claim: kinds without an in-process executor, with their checkpoints and dependencies, at most 4 MiB of jobs. */
