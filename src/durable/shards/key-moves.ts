@@ -27,6 +27,8 @@ import type { TracedEnqueueRequest } from "../input.js";
 import { firstJobRow, toJob, type JobRow } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import type { ShardState } from "./shard-state.js";
+import * as K from "./key-statements.js";
+import * as R from "./reservation-statements.js";
 
 /** How long the router has to deliver a move it made before the alarm does (a delivery twice is harmless). */
 export const KEY_MOVE_IN_FLIGHT_MS = 5_000;
@@ -74,12 +76,12 @@ export class KeyMoves {
 
   /** The move owed of `key`'s job, if any. */
   pendingKey(key: string): KeyMove | undefined {
-    return this.sql.exec<KeyMove>(`SELECT * FROM key_moves WHERE key = ?1 LIMIT 1`, key).toArray()[0];
+    return this.sql.exec<KeyMove>(K.KEY_MOVE_OF_SQL, key).toArray()[0];
   }
 
   /** Whether the job `id` is being moved from here (it exists, on its way). */
   pendingId(id: string): boolean {
-    return this.sql.exec(`SELECT 1 FROM key_moves WHERE job_id = ?1 LIMIT 1`, id).toArray().length > 0;
+    return this.sql.exec(K.JOB_MOVING_SQL, id).toArray().length > 0;
   }
 
   /** Whether this shard holds `key`'s queued, not yet started job. */
@@ -130,20 +132,20 @@ export class KeyMoves {
     if (held.blocked > 0) return fail("internal", `the queued job ${held.id} of debounce key ${key} is blocked: it cannot move`);
     const replaced = debouncer.replace(spec.value, now);
     if (!replaced?.ok) return fail("internal", `the queued job ${held.id} of debounce key ${key} could not be replaced`);
-    const row = this.sql.exec<Record<string, SqlStorageValue>>(`SELECT * FROM jobs WHERE seq = ?1`, held.seq).one();
-    const dependents = this.sql.exec(`SELECT * FROM dependents WHERE dep_seq = ?1`, held.seq).toArray();
+    const row = this.sql.exec<Record<string, SqlStorageValue>>(K.JOB_ROW_SQL, held.seq).one();
+    const dependents = this.sql.exec(K.DEPENDENT_ROWS_SQL, held.seq).toArray();
     // Its dependents go with it: no notice of a deletion is owed to them.
-    this.sql.exec(`UPDATE jobs SET has_dependents = 0 WHERE seq = ?1`, held.seq);
-    this.sql.exec(`DELETE FROM dependents WHERE dep_seq = ?1`, held.seq);
-    this.sql.exec(`DELETE FROM jobs WHERE seq = ?1`, held.seq);
+    this.sql.exec(K.CLEAR_HAS_DEPENDENTS_SQL, held.seq);
+    this.sql.exec(K.DROP_DEPENDENTS_SQL, held.seq);
+    this.sql.exec(K.DROP_JOB_SQL, held.seq);
     const idShard = shardOf(held.id, shards);
     const keyShard = shardOf(key, shards);
     const moved = crypto.randomUUID();
-    if (idShard === shard.index) this.sql.exec(`INSERT INTO reservations (id, shard, queue, nonce) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (id) DO UPDATE SET shard = ?2, queue = ?3, nonce = ?4`, held.id, target, spec.value.queue, crypto.randomUUID());
+    if (idShard === shard.index) this.sql.exec(R.RESERVE_SQL, held.id, target, spec.value.queue, crypto.randomUUID());
     if (keyShard === shard.index) shard.keys.point(key, target, moved);
     const move: KeyMove = { nonce: moved, key, job_id: held.id, to_shard: target, key_shard: keyShard, old_nonce: nonce, id_shard: idShard, row: JSON.stringify(row), dependents: JSON.stringify(dependents), attempts: 0 };
     this.sql.exec(
-      `INSERT INTO key_moves (nonce, key, job_id, to_shard, key_shard, old_nonce, id_shard, row, dependents, next_at, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)`,
+      K.OWE_KEY_MOVE_SQL,
       move.nonce, key, held.id, target, keyShard, nonce, idShard, move.row, move.dependents, now + KEY_MOVE_IN_FLIGHT_MS, now,
     );
     return ok(move);
@@ -171,7 +173,7 @@ export class KeyMoves {
     // shard take the key over while that shard still points here, and the moving job be forgotten.
     this.host.store.transactionSync(() => {
       if (move.old_nonce !== null) shard.keys.refuse(move.key, move.old_nonce);
-      this.sql.exec(`DELETE FROM key_moves WHERE nonce = ?1`, move.nonce);
+      this.sql.exec(K.DROP_KEY_MOVE_SQL, move.nonce);
     });
     this.host.changed();
     return accepted;
@@ -188,24 +190,24 @@ export class KeyMoves {
     if (row.debounce_key !== key || typeof row.id !== "string") return fail("invalid_request", `invalid request: the moved job is not of debounce key ${key}`);
     const id = row.id;
     const job = store.transactionSync(() => {
-      if (this.sql.exec(`SELECT 1 FROM key_arrivals WHERE nonce = ?1`, nonce).toArray().length > 0) return null;
+      if (this.sql.exec(K.KEY_ARRIVED_SQL, nonce).toArray().length > 0) return null;
       // A queued job of the key written here without its reservation (a sharded batch's) keeps its
       // place as a job of its own, no longer of the key: the one the key's requests were answered with arrives.
-      this.sql.exec(`UPDATE jobs SET debounce_key = NULL WHERE debounce_key = ?1 AND state = 'queued' AND generation = 0`, key);
+      this.sql.exec(K.UNKEY_QUEUED_SQL, key);
       const { seq: _seq, ...columns } = row;
       const names = Object.keys(columns);
-      const seq = this.sql.exec<{ seq: number }>(`INSERT INTO jobs (${names.join(", ")}) VALUES (${names.map((_, i) => `?${i + 1}`).join(", ")}) RETURNING seq`, ...(names.map((n) => columns[n]) as SqlStorageValue[])).one().seq;
+      const seq = this.sql.exec<{ seq: number }>(K.insertMovedJobSql(names), ...(names.map((n) => columns[n]) as SqlStorageValue[])).one().seq;
       const dependents = JSON.parse(dependentsText) as Record<string, SqlStorageValue>[];
       if (dependents.length > 0) this.host.dependentsArrived();
       for (const dependent of dependents) {
         const fields = Object.keys(dependent);
         const values = fields.map((f) => (f === "dep_seq" ? seq : dependent[f]!));
-        this.sql.exec(`INSERT INTO dependents (${fields.join(", ")}) VALUES (${fields.map((_, i) => `?${i + 1}`).join(", ")}) ON CONFLICT DO NOTHING`, ...values);
+        this.sql.exec(K.insertMovedDependentSql(fields), ...values);
       }
-      this.sql.exec(`UPDATE lane_counts SET total_enqueued = total_enqueued - 1 WHERE id = 1`);
-      this.sql.exec(`INSERT INTO key_arrivals (nonce) VALUES (?1)`, nonce);
+      this.sql.exec(K.UNCOUNT_ARRIVAL_SQL);
+      this.sql.exec(K.KEY_ARRIVAL_SQL, nonce);
       shard.repoint(id, from, shard.index);
-      return toJob(this.sql.exec<JobRow>(`SELECT * FROM jobs WHERE seq = ?1`, seq).one(), store.lane);
+      return toJob(this.sql.exec<JobRow>(K.JOB_ROW_SQL, seq).one(), store.lane);
     });
     if (job !== null) this.host.changed();
     return ok(job);
@@ -213,19 +215,19 @@ export class KeyMoves {
 
   /** When the next owed move is due (null: none); a wake term. */
   nextAt(): number | null {
-    return this.sql.exec<{ at: number | null }>(`SELECT MIN(next_at) AS at FROM key_moves`).one().at;
+    return this.sql.exec<{ at: number | null }>(K.NEXT_KEY_MOVE_AT_SQL).one().at;
   }
 
   /** The alarm's step: the owed moves due, delivered; one that fails is due again after a backoff. */
   async deliverDue(): Promise<void> {
     const now = this.clock.now();
-    const due = this.sql.exec<KeyMove>(`SELECT * FROM key_moves WHERE next_at <= ?1 ORDER BY next_at LIMIT +?2`, now, KEY_MOVE_BATCH).toArray();
-    for (const move of due) this.sql.exec(`UPDATE key_moves SET next_at = ?2, attempts = attempts + 1 WHERE nonce = ?1`, move.nonce, now + KEY_MOVE_IN_FLIGHT_MS);
+    const due = this.sql.exec<KeyMove>(K.DUE_KEY_MOVES_SQL, now, KEY_MOVE_BATCH).toArray();
+    for (const move of due) this.sql.exec(K.KEY_MOVE_ATTEMPTED_SQL, move.nonce, now + KEY_MOVE_IN_FLIGHT_MS);
     await Promise.all(due.map(async (move) => {
       const done = await this.deliver(move).catch((error: unknown) => fail("internal", describeError(error)));
       if (done.ok) return;
       const backoff = backoffCeilingMs(move.attempts + 1, OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_MAX_MS);
-      this.sql.exec(`UPDATE key_moves SET next_at = ?2 WHERE nonce = ?1`, move.nonce, this.clock.now() + backoff);
+      this.sql.exec(K.KEY_MOVE_BACKOFF_SQL, move.nonce, this.clock.now() + backoff);
       log({ event: "lane.key_move_failed", lane: shardObjectName(this.host.store.lane, this.host.shard.index), key: move.key, jobId: move.job_id, to: move.to_shard, message: done.error.message });
     }));
     if (due.length > 0) this.host.changed();

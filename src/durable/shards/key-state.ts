@@ -9,6 +9,7 @@
  */
 import { fail, ok, type Result } from "../../shared/errors.js";
 import { shardOf } from "../../shared/shards.js";
+import * as K from "./key-statements.js";
 
 /**
  * What a key's own shard answers: `new` or `same` (write on the target, carrying `nonce`), or `other`
@@ -38,7 +39,7 @@ export class KeyState {
     if (row && row.nonce !== replacing) return row.shard === target ? { status: "same", nonce: row.nonce } : { status: "other", shard: row.shard, nonce: row.nonce };
     if (!row && heldHere) return target === index ? { status: "same", nonce: null } : { status: "other", shard: index, nonce: null };
     if (target === index) {
-      this.sql.exec(`DELETE FROM key_reservations WHERE key = ?1`, key);
+      this.sql.exec(K.DROP_KEY_RESERVATION_SQL, key);
       return { status: "new", nonce: null };
     }
     const nonce = crypto.randomUUID();
@@ -52,7 +53,7 @@ export class KeyState {
    * reserved elsewhere; elsewhere, one without a nonce or under one given up.
    */
   check(key: string, nonce: string | undefined, index: number, shards: number): Result<null> {
-    const moving = this.sql.exec<{ to_shard: number }>(`SELECT to_shard FROM key_moves WHERE key = ?1 LIMIT 1`, key).toArray()[0];
+    const moving = this.sql.exec<{ to_shard: number }>(K.KEY_MOVING_TO_SQL, key).toArray()[0];
     if (moving) return fail("wrong_shard", `debounce key ${key}'s job is moving to shard ${moving.to_shard}`, { shards, key: true, keyReservedFor: moving.to_shard } satisfies KeyRefusal);
     if (shardOf(key, shards) === index) {
       const row = this.row(key);
@@ -66,18 +67,18 @@ export class KeyState {
 
   /** Gives `nonce` up for good (this shard keeps no queued job of `key` under it). */
   refuse(key: string, nonce: string): void {
-    this.sql.exec(`INSERT INTO refused_keys (key, nonce) VALUES (?1, ?2) ON CONFLICT DO NOTHING`, key, nonce);
+    this.sql.exec(K.REFUSE_KEY_SQL, key, nonce);
   }
 
   /** On the key's own shard `index`: the key's job now on `to` under `nonce`, if the row still has `from` (a move delivered again changes nothing). */
   advance(key: string, from: string, to: number, nonce: string, index: number): void {
-    if (to === index) this.sql.exec(`DELETE FROM key_reservations WHERE key = ?1 AND nonce = ?2`, key, from);
-    else this.sql.exec(`UPDATE key_reservations SET shard = ?2, nonce = ?3 WHERE key = ?1 AND nonce = ?4`, key, to, nonce, from);
+    if (to === index) this.sql.exec(K.DROP_KEY_RESERVATION_UNDER_SQL, key, from);
+    else this.sql.exec(K.ADVANCE_KEY_RESERVATION_SQL, key, to, nonce, from);
   }
 
   /** The key's job is on `shard` under `nonce` (on its own shard). */
   point(key: string, shard: number, nonce: string): void {
-    this.sql.exec(`INSERT INTO key_reservations (key, shard, nonce) VALUES (?1, ?2, ?3) ON CONFLICT (key) DO UPDATE SET shard = ?2, nonce = ?3`, key, shard, nonce);
+    this.sql.exec(K.POINT_KEY_SQL, key, shard, nonce);
   }
 
   /** Holds keys as being written here until `done`: meanwhile this shard keeps them (a hand-over is asked again). */
@@ -99,15 +100,15 @@ export class KeyState {
   }
 
   clear(): void {
-    this.sql.exec(`DELETE FROM key_reservations`);
-    this.sql.exec(`DELETE FROM refused_keys`);
+    this.sql.exec(K.CLEAR_KEY_RESERVATIONS_SQL);
+    this.sql.exec(K.CLEAR_REFUSED_KEYS_SQL);
   }
 
   private row(key: string): { shard: number; nonce: string } | undefined {
-    return this.sql.exec<{ shard: number; nonce: string }>(`SELECT shard, nonce FROM key_reservations WHERE key = ?1`, key).toArray()[0];
+    return this.sql.exec<{ shard: number; nonce: string }>(K.KEY_RESERVATION_SQL, key).toArray()[0];
   }
 
   private refused(key: string, nonce: string): boolean {
-    return this.sql.exec(`SELECT 1 FROM refused_keys WHERE key = ?1 AND nonce = ?2`, key, nonce).toArray().length > 0;
+    return this.sql.exec(K.KEY_REFUSED_SQL, key, nonce).toArray().length > 0;
   }
 }

@@ -7,6 +7,7 @@
 import { fail, ok, type Result } from "../../shared/errors.js";
 import { shardOf } from "../../shared/shards.js";
 import { KeyState } from "./key-state.js";
+import * as R from "./reservation-statements.js";
 
 /**
  * What a reservation answers: `new` or `same` (go on to the target, the write carrying `nonce`),
@@ -37,14 +38,14 @@ export class ShardState {
 
   /** The lane's shard count as this object stores it (1 until told otherwise). */
   count(): number {
-    this.cachedCount ??= this.sql.exec<{ shards: number }>(`SELECT shards FROM lane WHERE id = 1`).one().shards;
+    this.cachedCount ??= this.sql.exec<{ shards: number }>(R.SHARD_COUNT_SQL).one().shards;
     return this.cachedCount;
   }
 
   setCount(shards: number): void {
-    this.sql.exec(`UPDATE lane SET shards = ?1 WHERE id = 1`, shards);
-    this.sql.exec(`DELETE FROM reservations`);
-    this.sql.exec(`DELETE FROM refused_reservations`);
+    this.sql.exec(R.SET_SHARD_COUNT_SQL, shards);
+    this.sql.exec(R.CLEAR_RESERVATIONS_SQL);
+    this.sql.exec(R.CLEAR_REFUSED_RESERVATIONS_SQL);
     this.keys.clear();
     this.cachedCount = shards;
   }
@@ -84,12 +85,12 @@ export class ShardState {
 
   /** The reservation of `id` for shard `from` now for `to` (its job moved there); any other left as it is. */
   repoint(id: string, from: number, to: number): void {
-    if (to === this.index) this.sql.exec(`DELETE FROM reservations WHERE id = ?1 AND shard = ?2`, id, from);
-    else this.sql.exec(`UPDATE reservations SET shard = ?3 WHERE id = ?1 AND shard = ?2`, id, from, to);
+    if (to === this.index) this.sql.exec(R.DROP_RESERVATION_FOR_SQL, id, from);
+    else this.sql.exec(R.REPOINT_RESERVATION_SQL, id, from, to);
   }
 
   reservedFor(id: string): number | null {
-    return this.sql.exec<{ shard: number }>(`SELECT shard FROM reservations WHERE id = ?1`, id).toArray()[0]?.shard ?? null;
+    return this.sql.exec<{ shard: number }>(R.RESERVED_SHARD_SQL, id).toArray()[0]?.shard ?? null;
   }
 
   /**
@@ -104,16 +105,16 @@ export class ShardState {
   reserve(id: string, target: number, queue: string | null, jobHere: boolean, replacing: string | null, writing = false): Reservation {
     if (jobHere) return { status: "conflict" };
     if (writing && target !== this.index) return { status: "busy" };
-    const row = this.sql.exec<{ shard: number; nonce: string }>(`SELECT shard, nonce FROM reservations WHERE id = ?1`, id).toArray()[0];
+    const row = this.sql.exec<{ shard: number; nonce: string }>(R.RESERVATION_SQL, id).toArray()[0];
     const refused = row !== undefined && row.nonce === replacing;
     if (row && !refused && row.shard === target) return { status: "same", nonce: row.nonce };
     if (row && !refused) return { status: "other", shard: row.shard, nonce: row.nonce };
     if (target === this.index) {
-      this.sql.exec(`DELETE FROM reservations WHERE id = ?1`, id);
+      this.sql.exec(R.DROP_RESERVATION_SQL, id);
       return { status: "new", nonce: null };
     }
     const nonce = crypto.randomUUID();
-    this.sql.exec(`INSERT INTO reservations (id, shard, queue, nonce) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (id) DO UPDATE SET shard = ?2, queue = ?3, nonce = ?4`, id, target, queue, nonce);
+    this.sql.exec(R.RESERVE_SQL, id, target, queue, nonce);
     return { status: "new", nonce };
   }
 
@@ -125,11 +126,11 @@ export class ShardState {
   refuse(id: string, nonce: string, jobHere: boolean, writing: boolean): Refusal {
     if (jobHere) return { status: "job" };
     if (writing) return { status: "busy" };
-    this.sql.exec(`INSERT INTO refused_reservations (id, nonce) VALUES (?1, ?2) ON CONFLICT DO NOTHING`, id, nonce);
+    this.sql.exec(R.REFUSE_RESERVATION_SQL, id, nonce);
     return { status: "refused" };
   }
 
   private refused(id: string, nonce: string): boolean {
-    return this.sql.exec(`SELECT 1 FROM refused_reservations WHERE id = ?1 AND nonce = ?2`, id, nonce).toArray().length > 0;
+    return this.sql.exec(R.RESERVATION_REFUSED_SQL, id, nonce).toArray().length > 0;
   }
 }
