@@ -6,7 +6,7 @@
 import { z, type ZodType } from "zod";
 import { fail, ok, type Result } from "../shared/errors.js";
 import { MAX_SHARDS } from "../shared/shards.js";
-import { BatchEnqueueRequest, EnqueueRequest, JobId, Name, ScheduleName, simpleEnqueueRequest, toIssues } from "../shared/schemas.js";
+import { BatchEnqueueRequest, EnqueueRequest, JobId, Name, ScheduleName, simpleBatchEnqueueRequest, simpleEnqueueRequest, toIssues } from "../shared/schemas.js";
 import { parseTraceparent, TRACEPARENT_FORMAT } from "../shared/trace.js";
 
 export function parse<T>(schema: ZodType<T>, input: unknown): Result<T> {
@@ -39,9 +39,12 @@ export function parseEnqueue(input: unknown): Result<TracedEnqueueRequest> {
   }))));
 }
 
-/** A batch enqueue request, and the `traceparent` beside its `jobs` (for every job of it), if any. */
+/** A batch enqueue request, and the `traceparent` beside its `jobs` (for every job of it), if any; plain jobs only without zod (`simpleBatchEnqueueRequest`). */
 export function parseBatchEnqueue(input: unknown): Result<TracedBatchRequest> {
-  return withShards(input, (input) => withReservations(input, (input) => withTrace(input, (request) => parse(BatchEnqueueRequest, request))));
+  return withShards(input, (input) => withReservations(input, (input) => withTrace(input, (request) => {
+    const simple = simpleBatchEnqueueRequest(request);
+    return simple ? ok(simple) : parse(BatchEnqueueRequest, request);
+  })));
 }
 
 /** A reservation's nonce beside a request's fields (not a body field): what a sharded lane's router reserved its id under on the id's own shard. */

@@ -157,6 +157,26 @@ export const BatchEnqueueRequest = z
   .openapi("BatchEnqueueRequest");
 export type BatchEnqueueRequest = z.infer<typeof BatchEnqueueRequest>;
 
+/**
+ * A batch whose every job is a simple request (`simpleEnqueueRequest`), checked without zod, or null
+ * for zod to judge: zod's interpreted path costs a batch several µs a job, this a fraction of one.
+ * Whatever it accepts, `BatchEnqueueRequest` accepts with the same value (a property test holds it to that).
+ */
+export function simpleBatchEnqueueRequest(input: unknown): BatchEnqueueRequest | null {
+  if (typeof input !== "object" || input === null || Object.getPrototypeOf(input) !== Object.prototype) return null;
+  const keys = Object.keys(input);
+  if (keys.length !== 1 || keys[0] !== "jobs") return null;
+  const { jobs } = input as { jobs: unknown };
+  if (!Array.isArray(jobs) || jobs.length < 1 || jobs.length > MAX_BATCH_JOBS) return null;
+  const simple: EnqueueRequest[] = [];
+  for (const job of jobs) {
+    const one = simpleEnqueueRequest(job);
+    if (one === null) return null;
+    simple.push(one);
+  }
+  return { jobs: simple };
+}
+
 export const ListQuery = z.strictObject({
   state: z.enum(JOB_STATES).optional(),
   outcome: z.enum(OUTCOMES).optional(),

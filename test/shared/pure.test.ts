@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { backoffBoundsMs, backoffDelayMs } from "../../src/shared/backoff.js";
 import { canonicalJson, exceedsBytes, serializeJson, utf8Length } from "../../src/shared/json.js";
 import { MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
-import { EnqueueRequest, simpleEnqueueRequest } from "../../src/shared/schemas.js";
+import { BatchEnqueueRequest, EnqueueRequest, simpleBatchEnqueueRequest, simpleEnqueueRequest } from "../../src/shared/schemas.js";
 import { bearerToken, configuredTokens, tokenMatches } from "../../src/worker/auth.js";
 import { base64url, systemEntropy } from "../../src/shared/clock.js";
 
@@ -83,6 +83,23 @@ describe("auth helpers", () => {
   });
 });
 
+/** A check made without zod accepts only what `schema` accepts, with the same value, and accepts more than 100 of the inputs. */
+function sameAsZod<T>(fast: (input: unknown) => T | null, schema: { safeParse(input: unknown): { success: boolean; data?: unknown } }, inputs: fc.Arbitrary<unknown>, seed: number, numRuns: number): void {
+  let accepted = 0;
+  fc.assert(
+    fc.property(inputs, (input) => {
+      const checked = fast(input);
+      if (checked === null) return;
+      accepted++;
+      const parsed = schema.safeParse(input);
+      expect(parsed.success).toBe(true);
+      expect(checked).toEqual(parsed.data);
+    }),
+    { seed, numRuns },
+  );
+  expect(accepted).toBeGreaterThan(100); // the fast path was exercised, not only skipped
+}
+
 describe("the simple enqueue request, checked without zod", () => {
   const names = fc.oneof(fc.constantFrom("email.send", "a", "A-1:b_c.d", "x".repeat(128)), fc.constantFrom("", "bad kind", "-x", "x".repeat(129), "é"));
   const values = fc.oneof(names, fc.anything(), fc.constant(undefined));
@@ -95,19 +112,7 @@ describe("the simple enqueue request, checked without zod", () => {
   );
 
   it("accepts only what EnqueueRequest accepts, with the same value (fast-check seed 20261201)", () => {
-    let accepted = 0;
-    fc.assert(
-      fc.property(requests, (input) => {
-        const simple = simpleEnqueueRequest(input);
-        if (simple === null) return;
-        accepted++;
-        const parsed = EnqueueRequest.safeParse(input);
-        expect(parsed.success).toBe(true);
-        expect(simple).toEqual(parsed.data);
-      }),
-      { seed: 20261201, numRuns: 2000 },
-    );
-    expect(accepted).toBeGreaterThan(100); // the fast path was exercised, not only skipped
+    sameAsZod(simpleEnqueueRequest, EnqueueRequest, requests, 20261201, 2000);
   });
 
   it("leaves every other shape to zod", () => {
@@ -115,6 +120,29 @@ describe("the simple enqueue request, checked without zod", () => {
       expect(simpleEnqueueRequest(input)).toBeNull();
     }
     expect(simpleEnqueueRequest({ kind: "a", payload: { b: 1 }, id: "j-1" })).toEqual({ kind: "a", payload: { b: 1 }, id: "j-1" });
+  });
+});
+
+describe("the batch of simple enqueue requests, checked without zod", () => {
+  const simple = fc.record({ id: fc.constantFrom("j-1", "j-2", "a"), kind: fc.constantFrom("email.send", "a"), payload: fc.jsonValue() }, { requiredKeys: ["kind"], noNullPrototype: true });
+  const other = fc.oneof(fc.record({ kind: fc.constant("a"), queue: fc.constantFrom("q", "") }), fc.record({ kind: fc.constantFrom("", "bad kind") }), fc.anything());
+  const batches = fc.oneof(
+    fc.record({ jobs: fc.array(simple, { minLength: 0, maxLength: 5 }) }, { noNullPrototype: true }),
+    fc.record({ jobs: fc.array(fc.oneof(simple, other), { minLength: 1, maxLength: 5 }) }, { noNullPrototype: true }),
+    fc.record({ jobs: fc.array(simple, { minLength: 1, maxLength: 3 }), extra: fc.anything() }, { requiredKeys: ["jobs"], noNullPrototype: true }),
+    fc.constant({ jobs: Array.from({ length: 1001 }, () => ({ kind: "a" })) }),
+    fc.anything(),
+  );
+
+  it("accepts only what BatchEnqueueRequest accepts, with the same value (fast-check seed 20261207)", () => {
+    sameAsZod(simpleBatchEnqueueRequest, BatchEnqueueRequest, batches, 20261207, 1000);
+  });
+
+  it("leaves every other shape to zod", () => {
+    for (const input of [null, [], { jobs: [] }, { jobs: [{ kind: "a" }, { kind: "a", queue: "q" }] }, { jobs: [{ kind: "a" }], traceparent: "x" }, { jobs: "x" }, Object.create({ jobs: [{ kind: "a" }] })]) {
+      expect(simpleBatchEnqueueRequest(input)).toBeNull();
+    }
+    expect(simpleBatchEnqueueRequest({ jobs: [{ kind: "a", payload: 1 }, { id: "j-1", kind: "b" }] })).toEqual({ jobs: [{ kind: "a", payload: 1 }, { id: "j-1", kind: "b" }] });
   });
 });
 
