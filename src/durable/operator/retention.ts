@@ -10,31 +10,7 @@ import type { Clock } from "../../shared/clock.js";
 import { RETENTION_BATCH, RETENTION_SLACK_MS } from "../../shared/defaults.js";
 import { OUTCOMES, type Outcome, type Retention } from "../../shared/job.js";
 import { deleteJobs, type DeletedJob } from "../store/deletion.js";
-
-/**
- * A settled job is kept while its dependents have not all been told (its outbox rows, which read its
- * result, are not all acknowledged): one probe of `outbox_by_dependency`, an empty range for almost all.
- */
-const UNTOLD = `EXISTS (SELECT 1 FROM outbox o WHERE o.dep_seq = jobs.seq)`;
-
-/** The settled jobs of one outcome settled before a cutoff, oldest first, on `jobs_settled_by_outcome`. */
-const settledBefore = (outcome: Outcome, cutoff: string) => `SELECT * FROM (SELECT seq, id, settled_at FROM jobs
-  WHERE state = 'settled' AND outcome = '${outcome}' AND settled_at < ${cutoff} AND NOT ${UNTOLD} ORDER BY settled_at, seq LIMIT +?5)`;
-
-/**
- * Settled jobs settled before their outcome's cutoff, oldest first (then in enqueue order): ?1 completed, ?2 failed,
- * ?3 cancelled, ?4 interrupted (null: none of that outcome), ?5 limit. One range per outcome, merged.
- */
-export const EXPIRED_SQL = `SELECT seq, id FROM (
-  ${settledBefore("completed", "?1")} UNION ALL ${settledBefore("failed", "?2")}
-  UNION ALL ${settledBefore("cancelled", "?3")} UNION ALL ${settledBefore("interrupted", "?4")}
-) ORDER BY settled_at, seq LIMIT +?5`;
-
-const oldest = (outcome: Outcome) =>
-  `(SELECT settled_at FROM jobs WHERE state = 'settled' AND outcome = '${outcome}' AND NOT ${UNTOLD} ORDER BY settled_at LIMIT 1) AS ${outcome}`;
-
-/** When the oldest settled job of each outcome settled (null: none), in one statement. */
-export const OLDEST_SETTLED_SQL = `SELECT ${oldest("completed")}, ${oldest("failed")}, ${oldest("cancelled")}, ${oldest("interrupted")}`;
+import * as O from "./operator-statements.js";
 
 type Cutoffs = [completed: number | null, failed: number | null, cancelled: number | null, interrupted: number | null];
 
@@ -76,7 +52,7 @@ export class RetentionStore {
 
   /** The retention wake term (wake.ts): one statement on `jobs_settled_by_outcome`. */
   nextPass(retention: Retention): number | null {
-    const oldestOf = this.sql.exec<Record<Outcome, number | null>>(OLDEST_SETTLED_SQL).one();
+    const oldestOf = this.sql.exec<Record<Outcome, number | null>>(O.OLDEST_SETTLED_SQL).one();
     let first: number | null = null;
     for (const outcome of OUTCOMES) {
       const ms = outcome === "completed" ? retention.completedMs : retention.failedMs;
@@ -87,6 +63,6 @@ export class RetentionStore {
   }
 
   private deleteSettled(cutoff: Cutoffs, limit: number): number {
-    return this.storage.transactionSync(() => deleteJobs(this.sql, this.sql.exec<DeletedJob>(EXPIRED_SQL, ...cutoff, limit).toArray()));
+    return this.storage.transactionSync(() => deleteJobs(this.sql, this.sql.exec<DeletedJob>(O.EXPIRED_SQL, ...cutoff, limit).toArray()));
   }
 }
