@@ -12,8 +12,8 @@ import { QueueError, unwrap, type Result } from "../shared/errors.js";
 import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
 import { Name, toIssues } from "../shared/schemas.js";
 import { GroupCommit } from "./group-commit.js";
-import { ShardRouter } from "./shard-router.js";
-import type { LaneNamespace } from "./shard-routes.js";
+import type { PeerDirectory } from "../routing/peer.js";
+import { ShardRouter } from "../routing/router.js";
 import type { LaneClient } from "./types.js";
 
 export interface LaneNamespaceClient {
@@ -62,8 +62,9 @@ export async function sendGroup(stub: { enqueueText(text: string): string | Prom
 
 export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespace<L>, options: LaneClientOptions = {}): LaneNamespaceClient {
   const grouped = options.groupCommit !== false;
-  // The client's router: the shard counts it has read, per lane (client/shard-router.ts).
-  const router = new ShardRouter(namespace as unknown as LaneNamespace);
+  // The client's router: the shard counts it has read, per lane (routing/router.ts). A namespace of
+  // any lane class `L` hands out stubs of `L`, which have every method of `Lane`: seen as `Lane`'s.
+  const router = new ShardRouter(namespace as unknown as PeerDirectory<DurableObjectStub<Lane>>);
   return {
     lane(name) {
       const parsed = Name.safeParse(name);

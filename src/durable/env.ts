@@ -7,6 +7,7 @@
 
 import type { DependencyPeer } from "./deps/dependencies.js";
 import type { NoticePeer } from "./deps/outbox.js";
+import type { FirePeer } from "./schedules/shard-fires.js";
 import type { LaneReport } from "./metrics/exposition.js";
 
 /** The registry's one object, by name. */
@@ -23,10 +24,11 @@ export interface RegistryPeer {
 }
 
 /**
- * What a lane calls on another lane: registrations of dependents (deps/dependencies.ts) and the
- * outbox's notices (deps/outbox.ts). Any lane class's stub satisfies it.
+ * What a lane calls on another lane: registrations of dependents (deps/dependencies.ts), the
+ * outbox's notices (deps/outbox.ts), and, from shard 0 of a sharded lane, its schedule fires'
+ * routing on the other shards (schedules/shard-fires.ts). Any lane class's stub satisfies it.
  */
-export type LanePeer = DependencyPeer & NoticePeer;
+export type LanePeer = DependencyPeer & NoticePeer & FirePeer;
 
 /**
  * A namespace of Durable Objects as the lane uses it: a stub by name, typed by what the lane calls on

@@ -2,7 +2,7 @@
  * How a route reaches its lane: the stub of the route's `{lane}` (validated by the route's params),
  * and the call that unwraps the lane's answer, its value or its refusal thrown as a `QueueError` for
  * the app's one error handler. Every route reaches lanes through here, and through the router
- * (client/shard-router.ts) the shards of a sharded lane.
+ * (routing/router.ts) the shards of a sharded lane.
  */
 import type { Context } from "hono";
 import type { Lane } from "../durable/lane.js";
@@ -11,9 +11,10 @@ import { GroupCommit } from "../client/group-commit.js";
 import { sendGroup } from "../client/rpc.js";
 import type { EnqueueAnswer } from "../shared/answers.js";
 import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
-import { unwrap, type Result } from "../shared/errors.js";
+import { ok, unwrap, type Result } from "../shared/errors.js";
+import { laneExposition } from "../durable/metrics/merge.js";
 import type { AppEnv } from "./openapi.js";
-import { ShardRouter } from "../client/shard-router.js";
+import { ShardRouter } from "../routing/router.js";
 import type { EnqueueRequest } from "../shared/schemas.js";
 
 export type LaneStub = DurableObjectStub<Lane>;
@@ -28,11 +29,14 @@ export async function callLane<T>(c: Context<AppEnv>, call: (lane: LaneStub) => 
   return unwrap(await call(laneOf(c, name)));
 }
 
-/** This isolate's router of each lanes' namespace: the shard counts it has read (client/shard-router.ts). */
-const routers = new WeakMap<object, ShardRouter>();
+/** The front worker's router: its calls reach the lane class's whole stubs. */
+export type LaneRouter = ShardRouter<LaneStub>;
+
+/** This isolate's router of each lanes' namespace: the shard counts it has read (routing/router.ts). */
+const routers = new WeakMap<object, LaneRouter>();
 
 /** The router of the app's lanes: how a route reaches the shards of a lane (docs/concepts.md "Sharded lanes"). */
-export function routerOf(c: Context<AppEnv>): ShardRouter {
+export function routerOf(c: Context<AppEnv>): LaneRouter {
   let router = routers.get(c.env.LANE);
   if (!router) routers.set(c.env.LANE, (router = new ShardRouter(c.env.LANE)));
   return router;
@@ -44,8 +48,23 @@ export function laneName(c: Context<AppEnv>): string {
 }
 
 /** Calls the route's lane through its router: the answer's value, or its refusal thrown as a `QueueError`. */
-export async function route<T>(c: Context<AppEnv>, call: (router: ShardRouter, lane: string) => Promise<Result<T>>): Promise<T> {
+export async function route<T>(c: Context<AppEnv>, call: (router: LaneRouter, lane: string) => Promise<Result<T>>): Promise<T> {
   return unwrap(await call(routerOf(c), laneName(c)));
+}
+
+/**
+ * The lane's metrics (Prometheus text): one shard's as it renders them; a sharded lane's shards'
+ * reports merged as the registry merges them for `GET /v1/metrics` (`laneExposition`): every count,
+ * counter and histogram summed, the oldest due age from the earliest queued runAt of any shard, at
+ * shard 0's clock.
+ */
+export async function readLaneMetrics(router: LaneRouter, lane: string): Promise<Result<string>> {
+  const count = await router.shards(lane, false);
+  if (!count.ok) return count;
+  if (count.value === 1) return router.stub(lane, 0).metrics();
+  const readings = await router.all(lane, (stub) => stub.metricsReport(), false);
+  if (!readings.ok) return readings;
+  return ok(laneExposition(lane, readings.value.map((r) => r.report), readings.value[0]!.nowMs));
 }
 
 /** This isolate's group commit of single enqueues, by lane (client/group-commit.ts). */

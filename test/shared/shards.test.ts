@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { decodeMergedCursor, encodeMergedCursor, sumInfo } from "../../src/client/shard-fanout.js";
+import { decodeMergedCursor, encodeMergedCursor, sumInfo } from "../../src/routing/lane-wide-routing.js";
 import { divideAmong, fnv1a32, parseShardObjectName, routingKey, shardObjectName, shardOf, shardOfToken, tokenPrefix } from "../../src/shared/shards.js";
 
 describe("shards: the shared functions", () => {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ShardRouter } from "../../src/client/shard-router.js";
+import { ShardRouter } from "../../src/routing/router.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_FAILED_RETENTION_MS } from "../../src/shared/defaults.js";
 import { call, enqueue, enqueueAndClaim, expectError, get, post, PULL_KIND, setup, T0 } from "../helpers/http.js";
 

@@ -1,8 +1,9 @@
 /**
  * A sharded lane's schedule fires (docs/concepts.md "Sharded lanes", docs/api.md "Schedules"). The
  * schedules live on shard 0; a fire whose job belongs on another shard (by its routing key), or whose
- * id must be reserved on another shard first, goes through the router's own routing of one enqueue
- * (client/shard-routes.ts), shard 0 answering its own part in place rather than calling itself.
+ * id must be reserved on another shard first, goes through the routing of one enqueue
+ * (routing/enqueue-routing.ts), which reaches shard 0 as the peer the lane hands it for itself
+ * (rpc/self-shard.ts: answered in place, not by a call to itself) and the other shards by their stubs.
  *
  * Exactly once: the job is enqueued first (idempotent by its id `<name>@<T>`) and the schedule
  * advances only once the job's shard answered; a crash in between fires the same instant again, a
@@ -10,7 +11,6 @@
  * (unreachable, or refusing every call) is sent again after a backoff. Both are terms of the lane's
  * one wake. They are kept in memory only: after a restart the row, still due, fires again.
  */
-import { ShardRoutes, type LaneStub } from "../../client/shard-routes.js";
 import type { EnqueueAnswer } from "../../shared/answers.js";
 import type { Clock } from "../../shared/clock.js";
 import { describeError } from "../../shared/describe-error.js";
@@ -18,11 +18,9 @@ import type { Result } from "../../shared/errors.js";
 import { log } from "../../shared/log.js";
 import type { EnqueueRequest } from "../../shared/schemas.js";
 import { routingKey, shardOf } from "../../shared/shards.js";
-import type { Job } from "../../shared/job.js";
-import type { Namespace } from "../env.js";
-import type { HandOver } from "../shards/key-moves.js";
-import type { KeyReservation } from "../shards/key-state.js";
-import type { Located, Refusal, Reservation, ShardState } from "../shards/shard-state.js";
+import { EnqueueRouting } from "../../routing/enqueue-routing.js";
+import type { Answer, EnqueuePeer, PeerDirectory } from "../../routing/peer.js";
+import type { ShardState } from "../shards/shard-state.js";
 
 /** One fire: its schedule, the instant its row waited for (`due`), the instant fired (`at`), the next one, and its job. */
 export type Fire = { name: string; due: number; at: number; next: number | null; request: EnqueueRequest };
@@ -38,24 +36,19 @@ export const FIRE_RETRY_MAX_MS = 60_000;
 /** Refusals that say the shard cannot take any job now (not this job's own fault): the fire is sent again later. */
 const NOT_NOW = new Set(["wrong_shard", "lane_schema_too_new"]);
 
-/** What a shard answers the routing of one enqueue with: shard 0 answers these in place (rpc/self-shard.ts). */
-export interface SelfShard {
-  shardState(): Result<{ shards: number; index: number; empty: boolean }>;
-  reserve(id: unknown, target: unknown, queue: unknown, replacing?: unknown): Result<Reservation>;
-  refuseReservation(id: unknown, nonce: unknown): Result<Refusal>;
-  enqueueFire(input: unknown): Result<EnqueueAnswer>;
-  hasJob(id: unknown): Result<boolean>;
-  locate(id: unknown): Result<Located>;
-  reserveKey(key: unknown, target: unknown, replacing?: unknown): Promise<Result<KeyReservation>>;
-  handOverKey(key: unknown, nonce: unknown, target: unknown, request: unknown): Promise<Result<HandOver>>;
-  getJob(id: unknown): Result<Job>;
+/** What a fire's routing calls on a shard of its lane: one enqueue's routing, and the fire's own write. */
+export interface FirePeer extends EnqueuePeer {
+  enqueueFire(request: object): Answer<EnqueueAnswer>;
 }
+
+/** Shard 0 itself, as its lane hands it to its fires' routing (rpc/self-shard.ts). */
+export type SelfShard = FirePeer;
 
 /** How a lane's schedules reach its other shards (lane-parts.ts). */
 export interface FireRouting {
   readonly shard: ShardState;
   /** The lanes' namespace: a shard by its object name. */
-  lanes(): Namespace<unknown>;
+  lanes(): PeerDirectory<FirePeer>;
   /** Shard 0 itself (`selfShard`). */
   self(): SelfShard;
   /** Rows or held fires changed: flush. */
@@ -74,8 +67,8 @@ export class ShardFires {
   /** Schedules whose fire is put off: until when, after how many tries. */
   private readonly retries = new Map<string, { until: number; tries: number }>();
   private readonly sending = new Set<Promise<void>>();
-  private routes: ShardRoutes | undefined;
-  private selfStub: SelfShard | undefined;
+  private routes: EnqueueRouting<FirePeer> | undefined;
+  private ownShard: FirePeer | undefined;
 
   constructor(
     private readonly clock: Clock,
@@ -138,10 +131,10 @@ export class ShardFires {
     this.retries.delete(name);
   }
 
-  private async sendOne(routes: ShardRoutes, fire: Fire): Promise<void> {
+  private async sendOne(routes: EnqueueRouting<FirePeer>, fire: Fire): Promise<void> {
     let answer: Result<EnqueueAnswer>;
     try {
-      answer = await routes.enqueue(this.host.lane, fire.request, async (stub, _objectName, routed) => (await (stub as unknown as SelfShard).enqueueFire(routed)) as Result<EnqueueAnswer>);
+      answer = await routes.enqueue(this.host.lane, fire.request, async (shard, _objectName, routed) => shard.enqueueFire(routed));
     } catch (error) {
       return this.putOff(fire, describeError(error));
     }
@@ -163,9 +156,9 @@ export class ShardFires {
   }
 
   /** The router, shard 0 answered in place, told the count this object holds (no call to read it). */
-  private router(shards: number): ShardRoutes {
-    this.routes ??= new ShardRoutes({
-      getByName: (name) => (name === this.host.lane ? (this.selfStub ??= this.host.self()) : this.host.lanes().getByName(name)) as LaneStub,
+  private router(shards: number): EnqueueRouting<FirePeer> {
+    this.routes ??= new EnqueueRouting<FirePeer>({
+      getByName: (name) => (name === this.host.lane ? (this.ownShard ??= this.host.self()) : this.host.lanes().getByName(name)),
     });
     this.routes.remember(this.host.lane, shards);
     return this.routes;

@@ -81,8 +81,7 @@ export function consumerRoutes() {
       // `enable_request_signal`); the lane cannot see an RPC caller leave.
       const hold = crypto.randomUUID();
       const signal = c.req.raw.signal;
-      // (On a sharded lane the router stops its watches on the signal instead: it holds no claim.)
-      const abandon = () => c.executionCtx.waitUntil(routerOf(c).stub(laneName(c), 0).abandonClaim(hold));
+      const abandon = () => c.executionCtx.waitUntil(routerOf(c).abandonClaim(laneName(c), hold));
       signal.addEventListener("abort", abandon, { once: true });
       try {
         return c.json(await route(c, (router, lane) => router.claim(lane, request, hold, signal)), 200);

@@ -6,7 +6,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { REGISTRY_NAME } from "../../durable/registry.js";
 import { EXPOSITION_CONTENT_TYPE } from "../../durable/metrics/exposition.js";
 import { bearerAuth, createRouter, errorResponses, LaneParams } from "../openapi.js";
-import { route } from "../lane-call.js";
+import { readLaneMetrics, route } from "../lane-call.js";
 
 const tags = ["metrics"];
 
@@ -47,7 +47,7 @@ export function metricsRoutes() {
       return c.text(text, 200, headers);
     })
     .openapi(laneMetrics, async (c) => {
-      const text = await route(c, (router, lane) => router.metrics(lane));
+      const text = await route(c, readLaneMetrics);
       return c.text(text, 200, headers);
     });
 }

@@ -8,7 +8,7 @@ import { fail, ok, type Result } from "../shared/errors.js";
 import type { JobRef } from "../shared/job.js";
 import type { EnqueueRequest } from "../shared/schemas.js";
 import { shardOf } from "../shared/shards.js";
-import type { LaneStub } from "./shard-routes.js";
+import type { ShardPeer } from "./peer.js";
 
 /** The most waves a sharded batch is written in: a deeper chain of dependencies between shards is refused (400). */
 export const MAX_BATCH_WAVES = 32;
@@ -71,7 +71,7 @@ export function dependencyWaves(lane: string, routed: readonly Routed[]): Result
 /** How the look-up reaches lanes: a lane's shard count (`fresh`: read again) and its shards' stubs. */
 export interface LaneReach {
   shards(lane: string, fresh?: boolean): Promise<Result<number>>;
-  stub(lane: string, index?: number): LaneStub;
+  stub(lane: string, index?: number): Pick<ShardPeer, "knownIds">;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The debounce keys of a sharded lane's batch (docs/concepts.md "Sharded lanes"): each job's key is
  * reserved on the key's own shard for the job's shard before any shard checks its part, as a single
- * enqueue's is (shard-routes.ts); a job whose key's queued job is on another shard is handed over
+ * enqueue's is (enqueue-routing.ts); a job whose key's queued job is on another shard is handed over
  * there once every part is checked (that job replaced by it and moved to its shard, answered
  * `debounced`), and written by no shard. A key named by two jobs of one batch, or a job whose id names
  * a job already, is not reserved: its job is written on its own shard, which debounces it alone.
@@ -9,7 +9,8 @@
 import { ok, type Result } from "../shared/errors.js";
 import type { EnqueueRequest } from "../shared/schemas.js";
 import { shardOf } from "../shared/shards.js";
-import type { ShardRoutes } from "./shard-routes.js";
+import type { EnqueueRouting } from "./enqueue-routing.js";
+import type { EnqueuePeer } from "./peer.js";
 
 /**
  * What a job whose key was reserved for the key's own shard carries as its key's nonce (that shard
@@ -23,7 +24,7 @@ export type RoutedJob = { job: EnqueueRequest & { id: string }; target: number }
 /** The keys' nonces by job, and the jobs whose key's job is on another shard (to hand over). */
 export type BatchKeys = { nonces: Map<number, string>; handOver: number[] };
 
-export async function reserveBatchKeys(routes: ShardRoutes, lane: string, routed: readonly RoutedJob[], given: readonly EnqueueRequest[], shards: number): Promise<Result<BatchKeys>> {
+export async function reserveBatchKeys(routes: EnqueueRouting<EnqueuePeer>, lane: string, routed: readonly RoutedJob[], given: readonly EnqueueRequest[], shards: number): Promise<Result<BatchKeys>> {
   const byKey = new Map<string, number[]>();
   for (const [i, { job }] of routed.entries()) {
     if (job.debounce === undefined) continue;
@@ -50,7 +51,7 @@ export async function reserveBatchKeys(routes: ShardRoutes, lane: string, routed
 }
 
 /** The hand-overs, once every part is checked: each job's answer (`debounced`), or its key's nonce where its key's job was gone meanwhile. */
-export async function handOverBatchKeys(routes: ShardRoutes, lane: string, routed: readonly RoutedJob[], keys: BatchKeys, shards: number): Promise<Result<Map<number, { id: string; status: "debounced" }>>> {
+export async function handOverBatchKeys(routes: EnqueueRouting<EnqueuePeer>, lane: string, routed: readonly RoutedJob[], keys: BatchKeys, shards: number): Promise<Result<Map<number, { id: string; status: "debounced" }>>> {
   const handed = new Map<number, { id: string; status: "debounced" }>();
   for (const i of keys.handOver) {
     const { job, target } = routed[i]!;

@@ -1,6 +1,6 @@
 /**
  * A sharded lane's lane-wide calls (docs/concepts.md "Sharded lanes"): every shard's answer fanned out
- * and merged (info, settings, job lists, counts, metrics, failing, sweeping, history).
+ * and merged (info, settings, job lists, counts, failing, sweeping, history).
  */
 import type { FailLaneAnswer, JobPage } from "../shared/answers.js";
 import { fail, ok, type Result } from "../shared/errors.js";
@@ -9,8 +9,8 @@ import type { Job, LaneInfo } from "../shared/job.js";
 import { FailLaneRequest, SweepRequest, type LanePatch, type ListQuery } from "../shared/schemas.js";
 import { DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH } from "../shared/defaults.js";
 import { divideAmong } from "../shared/shards.js";
-import { laneExposition } from "../durable/metrics/merge.js";
-import { ShardRoutes, type LaneStub } from "./shard-routes.js";
+import { JobRouting } from "./job-routing.js";
+import type { LanePeer } from "./peer.js";
 
 /** The sum of a lane's shards, with each shard's counts: what `GET /v1/lanes/{lane}` answers for a sharded lane. */
 export type ShardedLaneInfo = LaneInfo;
@@ -31,12 +31,12 @@ export function decodeMergedCursor(cursor: string, shards: number): number[] | n
   return encodeMergedCursor(positions) === cursor ? positions : null;
 }
 
-/** Lane-wide calls: on top of the count cache and one job's routing (shard-routes.ts). */
-export class ShardFanout extends ShardRoutes {
+/** Lane-wide calls: on top of the routing of one job (job-routing.ts). */
+export class LaneWideRouting<P extends LanePeer> extends JobRouting<P> {
   // ---- lane-wide ----
 
   /** Every shard's answer, shard 0 first (`fresh`: the count read again, as a lane-wide write does). */
-  async all<T>(lane: string, call: (stub: LaneStub, shard: number, shards: number) => Promise<Result<T>>, fresh = true): Promise<Result<T[]>> {
+  async all<T>(lane: string, call: (stub: P, shard: number, shards: number) => Promise<Result<T>>, fresh = true): Promise<Result<T[]>> {
     const count = await this.shards(lane, fresh);
     if (!count.ok) return count;
     const answers = await Promise.all(Array.from({ length: count.value }, (_, i) => call(this.stub(lane, i), i, count.value)));
@@ -152,21 +152,6 @@ export class ShardFanout extends ShardRoutes {
       for (const [k, v] of Object.entries(answer.value)) sum[k as keyof typeof sum] += v;
     }
     return ok(sum);
-  }
-
-  /**
-   * The lane's metrics (Prometheus text): one shard's as it renders them; a sharded lane's shards'
-   * reports merged as the registry merges them for `GET /v1/metrics` (`laneExposition`): every count,
-   * counter and histogram summed, the oldest due age from the earliest queued runAt of any shard, at
-   * shard 0's clock.
-   */
-  async metrics(lane: string): Promise<Result<string>> {
-    const count = await this.shards(lane, false);
-    if (!count.ok) return count;
-    if (count.value === 1) return this.stub(lane, 0).metrics();
-    const readings = await this.all(lane, (stub) => stub.metricsReport(), false);
-    if (!readings.ok) return readings;
-    return ok(laneExposition(lane, readings.value.map((r) => r.report), readings.value[0]!.nowMs));
   }
 
   /**

@@ -1,11 +1,15 @@
 /**
  * How a caller reaches the shards of a lane (docs/concepts.md "Sharded lanes"): the front worker and
- * the RPC client both go through `ShardRouter`, which is the count cache and one job's routing
- * (shard-routes.ts), the lane-wide fan-outs and merges (shard-fanout.ts), and, here, claims across shards.
+ * the RPC client both go through `ShardRouter`, which is the count cache and one enqueue's routing
+ * (enqueue-routing.ts), the routing of batches and of calls about one job (job-routing.ts), the
+ * lane-wide fan-outs and merges (lane-wide-routing.ts), and, here, claims across shards. A lane's own
+ * schedule fires use one enqueue's routing alone (durable/schedules/shard-fires.ts), and its
+ * dependency registrations the hops of registrations.ts.
  */
 import { ok, type Result } from "../shared/errors.js";
 import type { PulledJob } from "../shared/job.js";
-import { ShardFanout } from "./shard-fanout.js";
+import { LaneWideRouting } from "./lane-wide-routing.js";
+import type { LanePeer } from "./peer.js";
 
 /**
  * How long a sharded lane's claims go first to the shard that last gave the most jobs, before they
@@ -14,7 +18,7 @@ import { ShardFanout } from "./shard-fanout.js";
  */
 export const CLAIM_LOOK_EVERY_MS = 100;
 
-export class ShardRouter extends ShardFanout {
+export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
   /** Per sharded lane: the shard its claims go to first, and when every shard was last looked at. */
   private readonly hot = new Map<string, { shard: number; lookedAt: number }>();
 
@@ -84,5 +88,14 @@ export class ShardRouter extends ShardFanout {
       // The watches still held on other shards are dropped (they claim nothing either way).
       if (watching.size > 0) await Promise.all([...watching.keys()].map((shard) => this.stub(lane, shard).stopWatching(name)));
     }
+  }
+
+  /**
+   * A held claim whose caller went away: dropped, and what it was just given released. Only a lane
+   * of one shard holds a claim (its shard 0 does); a sharded lane's claims hold none (the router
+   * stops its watches on the caller's signal), so there shard 0 finds none of that name.
+   */
+  abandonClaim(lane: string, hold: string): Promise<Result<{ released: number }>> {
+    return this.stub(lane, 0).abandonClaim(hold);
   }
 }
