@@ -6,8 +6,7 @@
 import type { LaneCounts } from "../store/counts.js";
 import { EARLIEST_QUEUED_RUN_AT_SQL } from "../store/counts.js";
 import { HISTOGRAM_BOUNDS_MS, type Histogram, type LaneReport } from "./exposition.js";
-
-const HISTOGRAMS_SQL = `SELECT name, outcome, bucket, count, sum_ms FROM job_histograms ORDER BY name DESC, outcome, bucket`;
+import { HISTOGRAMS_SQL } from "./report-statements.js";
 
 type HistogramRow = { name: "wait" | "run"; outcome: string; bucket: number; count: number; sum_ms: number };
 
