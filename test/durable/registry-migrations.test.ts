@@ -78,4 +78,20 @@ describe("the registry's migrations", () => {
     expect(rows.versions).toEqual(REGISTRY_MIGRATIONS.map((m) => m.version));
     expect(await tables(stub)).toEqual(["lane_metrics", "lanes", "object_reports", "schema_migrations", "watched"]);
   });
+
+  it("serve a registry written by a newer version as it is (a rolled-back deploy): its migrations only add", async () => {
+    const stub = freshRegistry();
+    await stub.register("before", 1);
+    const newer = REGISTRY_MIGRATIONS.at(-1)!.version + 1;
+    await runInDurableObject(stub, (_registry, state) => {
+      state.storage.sql.exec(`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?1, 'from a newer release', 2)`, newer);
+    });
+    await evictDurableObject(stub);
+    await stub.register("after", 3);
+    expect(await stub.list(null, 10)).toEqual({ lanes: ["after", "before"], more: false });
+    const versions = await runInDurableObject(stub, (_registry, state) =>
+      state.storage.sql.exec<{ version: number }>(`SELECT version FROM schema_migrations ORDER BY version`).toArray().map((r) => r.version),
+    );
+    expect(versions).toEqual([...REGISTRY_MIGRATIONS.map((m) => m.version), newer]);
+  });
 });
