@@ -253,9 +253,9 @@ export class Enqueue {
 
   /**
    * Starts a new job in its enqueue's turn when nothing can pass it: a due job of an in-process kind
-   * outside any queue, the lane not paused, a slot free, the dispatcher caught up (no due job waits)
-   * and no queued job due since its last look (the last computed wake, never later than the earliest
-   * future head while a slot is free, is still ahead). Null: enqueue it queued.
+   * outside any queue, its TTL not passed, the lane not paused, a slot free, the dispatcher caught up
+   * (no due job waits) and no queued job due since its last look (the last computed wake, never later
+   * than the earliest future head while a slot is free, is still ahead). Null: enqueue it queued.
    */
   private startAtOnce(spec: JobSpec, now: number): Result<Inserted> | null {
     const { store, dispatcher, wake } = this.host;
@@ -263,7 +263,7 @@ export class Enqueue {
     const lastWake = wake.lastComputed;
     if (spec.runAt > now || lastWake === undefined || (lastWake !== null && lastWake <= now)) return null;
     const settings = store.settings.read();
-    // A full lane: the insert's own condition refuses it (flow/may-start.ts, `laneHasSlot`).
+    // A full lane, or a TTL already passed: the insert's own condition refuses it (flow/may-start.ts, `newJobMayStart`).
     if (!startsAtOnce(settings)) return null;
     const started = store.insertStarted(spec, DISPATCH_LEASE_MS, dispatcher.heldSlots(), settings.concurrency, this.host.version, now);
     if (!started) return null;

@@ -4,13 +4,16 @@
  * and no others. Were they to disagree, the wake would name a job the claim never takes, and the
  * alarm would fire at "now" again and again while the job waits for good. The lane's own part
  * (pause, free slots, its own bucket) is `laneRoom`, and what lets a job start in its enqueue's turn
- * (enqueue/enqueue.ts) `startsAtOnce` and `laneHasSlot`; the rows' part (TTL, a queue's slots and tokens, its
+ * (enqueue/enqueue.ts) `startsAtOnce` and `newJobMayStart`; the rows' part (TTL, a queue's slots and tokens, its
  * order) is `isClaimable`; round-robin's per-queue read is `queueCandidate`, which finds a job
  * exactly when `isClaimable` holds of one. `now` is always ?1.
  */
 import { MAX_CONCURRENCY } from "../../shared/defaults.js";
 import type { Fairness, RateLimit } from "../../shared/job.js";
 import { QUEUE_BUCKET, bucketTokensSql, tokensAt, type BucketState } from "./bucket.js";
+
+/** A job of expiry `expiresAt` and start count `generation` has not expired at `now` (a TTL holds until the first start). */
+const unexpired = (expiresAt: string, generation: string, now: string) => `(${expiresAt} IS NULL OR ${generation} > 0 OR ${expiresAt} > ${now})`;
 
 /** How many more jobs the lane may run now: none while paused, else its concurrency less what runs and the slots held besides. */
 export function laneFreeSlots(settings: { concurrency: number; paused: boolean }, running: number, heldSlots: number): number {
@@ -31,14 +34,22 @@ export function laneRoom(
 /**
  * Whether the lane lets a job start in its enqueue's turn (start-at-once), by its settings: not
  * paused, and neither a bucket of its own (drawn by the claim alone) nor round-robin (which orders
- * starts in the claim). The free slot is the insert's own condition, `laneHasSlot`.
+ * starts in the claim). The rest is the insert's own condition, `newJobMayStart`.
  */
 export function startsAtOnce(settings: { paused: boolean; rateLimit: RateLimit | null; fairness: Fairness }): boolean {
   return !settings.paused && settings.rateLimit === null && settings.fairness === "fifo";
 }
 
 /** `laneFreeSlots` > 0 of a lane not paused, in SQL: the slots held besides running rows and the concurrency as given (parameters). */
-export const laneHasSlot = (heldSlots: string, concurrency: string) => `(SELECT running FROM lane_counts WHERE id = 1) + ${heldSlots} < ${concurrency}`;
+const laneHasSlot = (heldSlots: string, concurrency: string) => `(SELECT running FROM lane_counts WHERE id = 1) + ${heldSlots} < ${concurrency}`;
+
+/**
+ * A new job (never started) may be inserted running now, in a lane `startsAtOnce` allows: a slot
+ * free, and its TTL not passed (a runAt in the past can have spent it): what the claim would ask of
+ * it. Its expiry, the slots held besides running rows, the concurrency and now, as given (parameters).
+ */
+export const newJobMayStart = (p: { expiresAt: string; heldSlots: string; concurrency: string; now: string }) =>
+  `${laneHasSlot(p.heldSlots, p.concurrency)} AND ${unexpired(p.expiresAt, "0", p.now)}`;
 
 /** The whole tokens of queue `q`'s bucket at ?1 (now): bucket.ts's formula. */
 const queueTokens = (q: string) => bucketTokensSql(QUEUE_BUCKET(q));
@@ -50,7 +61,7 @@ const queueHasRoom = (q: string) => `${q}.active < ${q}.concurrency AND (${q}.ra
 const queueRoom = (q: string) => `MIN(${q}.concurrency - ${q}.active, CASE WHEN ${q}.rate_limit IS NULL THEN ${MAX_CONCURRENCY} ELSE ${queueTokens(q)} END)`;
 
 /** Job `j` has not expired (a TTL holds until the first start). */
-export const notExpired = (j: string) => `(${j}.expires_at IS NULL OR ${j}.generation > 0 OR ${j}.expires_at > ?1)`;
+export const notExpired = (j: string) => unexpired(`${j}.expires_at`, `${j}.generation`, "?1");
 
 /** The queued jobs of `j`'s queue ahead of it: higher priority, or as high and enqueued earlier. */
 const ahead = (j: string) => `h.queue = ${j}.queue AND h.state = 'queued' AND (h.priority > ${j}.priority OR (h.priority = ${j}.priority AND h.seq < ${j}.seq))`;

@@ -4,7 +4,7 @@
  * attempts/lease-statements.ts, the claim's in attempts/claim-statements.ts. `now` is always a
  * parameter; nothing here reads the clock.
  */
-import { laneHasSlot } from "../flow/may-start.js";
+import { newJobMayStart } from "../flow/may-start.js";
 import { JOB_COLUMNS } from "./job-row.js";
 
 const INSERT_COLUMNS = `id, kind, payload, queue, priority, run_at, max_attempts, backoff_base_ms, backoff_max_ms,
@@ -35,14 +35,15 @@ export const INSERT_DEPENDENT_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, blocke
 
 /**
  * One new job started at once by the lane's dispatcher: inserted running, its first lease minted,
- * when a slot is free — one statement where a queued insert and a claim take two, and none of the
- * queued-only indexes written. Returns its seq; nothing when the id exists or no slot is free (the
- * caller then enqueues it queued). ?1…?20 `specValues`, ?21 now, ?22 token, ?23 lease until,
- * ?24 slots held besides running rows, ?25 concurrency, ?26 the code's version.
+ * when it may start now (a slot free, its TTL not passed: flow/may-start.ts) — one statement where a
+ * queued insert and a claim take two, and none of the queued-only indexes written. Returns its seq;
+ * nothing when the id exists or it may not start (the caller then enqueues it queued). ?1…?20
+ * `specValues`, ?21 now, ?22 token, ?23 lease until, ?24 slots held besides running rows,
+ * ?25 concurrency, ?26 the code's version.
  */
 export const INSERT_STARTED_SQL = `INSERT INTO jobs (${INSERT_COLUMNS}, attempts, generation, lease_token, lease_until, lease_holder, claimed_at, lease_version)
   SELECT ${SPEC_VALUES}, 'running', ?21, ?21, 1, 1, ?22, ?23, 'lane', ?21, ?26
-  WHERE ${laneHasSlot("?24", "?25")}
+  WHERE ${newJobMayStart({ expiresAt: "?14", heldSlots: "?24", concurrency: "?25", now: "?21" })}
   ON CONFLICT (id) DO NOTHING RETURNING seq`;
 
 /** Many new jobs from one JSON array of `specValues` rows, in order; returns the ids it inserted. ?1 rows, ?2 now. */
