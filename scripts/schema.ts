@@ -7,7 +7,8 @@ import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 import { REGISTRY_MIGRATIONS, REGISTRY_SCHEMA_VERSION } from "../src/durable/registry-migrations.js";
-import { MIGRATIONS, SCHEMA_VERSION, runMigrations, type Migration } from "../src/durable/store/migrations.js";
+import { MIGRATIONS, SCHEMA_VERSION, runMigrations } from "../src/durable/store/migrations.js";
+import type { Migration } from "../src/durable/store/migrations/migration.js";
 import { SCHEMA_OBJECTS_SQL, schemaText, type SchemaObject } from "./schema-text.js";
 
 const ROOT = resolve(import.meta.dirname, "..");

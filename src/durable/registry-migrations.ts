@@ -3,7 +3,7 @@
  * lane's runner (store/migrations.ts `runMigrations`) into the registry's own `schema_migrations`.
  * Never edit a migration that has shipped: append a new one.
  */
-import type { Migration } from "./store/migrations.js";
+import type { Migration } from "./store/migrations/migration.js";
 
 export const REGISTRY_MIGRATIONS: readonly Migration[] = [
   {

@@ -3,17 +3,14 @@
  * `blockConcurrencyWhile` and recorded in `schema_migrations`. A lane written by an older version is
  * upgraded in place: never edit a migration that has shipped, append a new one.
  */
+import type { Migration } from "./migrations/migration.js";
 import { MIGRATIONS_V01_09 } from "./migrations/v01-09.js";
 import { MIGRATIONS_V10_18 } from "./migrations/v10-18.js";
 import { MIGRATIONS_V19 } from "./migrations/v19.js";
 import { MIGRATIONS_V20 } from "./migrations/v20.js";
 import { MIGRATIONS_V21 } from "./migrations/v21.js";
 
-export interface Migration {
-  version: number;
-  name: string;
-  statements: string[];
-}
+export type { Migration };
 
 /** Every migration, in version order (migrations/: one file per era). */
 export const MIGRATIONS: readonly Migration[] = [...MIGRATIONS_V01_09, ...MIGRATIONS_V10_18, ...MIGRATIONS_V19, ...MIGRATIONS_V20, ...MIGRATIONS_V21];

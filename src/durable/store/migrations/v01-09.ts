@@ -1,5 +1,5 @@
 /** The lane's schema migrations 1 to 9 (migrations.ts applies them; never edit one that has shipped). */
-import type { Migration } from "../migrations.js";
+import type { Migration } from "./migration.js";
 
 /** The indexes of the jobs table as of version 1. Frozen like the migrations: a change of index is a new migration. */
 const JOB_INDEXES_V1 = [

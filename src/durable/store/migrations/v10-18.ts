@@ -1,5 +1,5 @@
 /** The lane's schema migrations 10 to 18 (migrations.ts applies them; never edit one that has shipped). */
-import type { Migration } from "../migrations.js";
+import type { Migration } from "./migration.js";
 
 /**
  * The upper bounds (ms) of version 16's histogram buckets (its `bucket` numbers them). Frozen like

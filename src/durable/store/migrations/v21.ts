@@ -1,5 +1,5 @@
 /** The lane's schema migration 21 (migrations.ts applies it; never edit one that has shipped). */
-import type { Migration } from "../migrations.js";
+import type { Migration } from "./migration.js";
 
 export const MIGRATIONS_V21: readonly Migration[] = [
   {
