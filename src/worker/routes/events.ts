@@ -1,15 +1,16 @@
 /**
  * Live events (docs/api.md "Live events"): `POST /v1/tickets` mints a ticket under bearer auth, and
  * `GET /v1/lanes/{lane}/events?ticket=…` checks it and hands the WebSocket upgrade to the lane, which
- * accepts the socket itself. The events route carries no bearer token (a browser cannot set one on a
+ * accepts the socket itself; a sharded lane's shards each accept one, which the front worker relays
+ * into the client's one socket (events-relay.ts). The events route carries no bearer token (a browser cannot set one on a
  * WebSocket), so the app's bearer middleware skips it: `EVENTS_PATH`.
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import { QueueError, type ErrorBody } from "../../shared/errors.js";
+import { QueueError, unwrap, type ErrorBody } from "../../shared/errors.js";
 import { Name } from "../../shared/schemas.js";
 import { accessConfig, reachesLane } from "../access.js";
-import { laneOf } from "../lane-call.js";
-import { MAX_SHARDS, shardObjectName } from "../../shared/shards.js";
+import { routerOf } from "../lane-call.js";
+import { relayShards } from "../events-relay.js";
 import { bearerAuth, createRouter, errorResponses, jsonRequest, jsonResponse } from "../openapi.js";
 import { checkTicket, issueTicket, TICKET_TTL_MS, type TicketCheck } from "../tickets.js";
 
@@ -69,20 +70,22 @@ export function eventRoutes() {
         }
         const name = Name.safeParse(lane);
         if (!name.success) throw new QueueError("invalid_request", "invalid lane name", [{ path: ["lane"], message: name.error.issues[0]!.message }]);
-        // A sharded lane has a socket per shard: `?shard=i` (default 0) opens shard i's (docs/api.md "Live events").
-        const shardParam = c.req.query("shard");
-        const shard = shardParam === undefined ? 0 : Number(shardParam);
-        if (!Number.isInteger(shard) || shard < 0 || shard >= MAX_SHARDS || (shardParam !== undefined && String(shard) !== shardParam)) {
-          throw new QueueError("invalid_request", `shard must be an integer 0..${MAX_SHARDS - 1}`, [{ path: ["shard"], message: `must be 0..${MAX_SHARDS - 1}` }]);
-        }
         // The lane never sees the ticket: it has done its work here.
         const url = new URL(c.req.url);
         url.searchParams.delete("ticket");
-        url.searchParams.delete("shard");
-        const answer = await laneOf(c, shardObjectName(name.data, shard)).fetch(new Request(url, c.req.raw));
-        if (answer.status === 101) return answer;
+        const router = routerOf(c);
+        // Read afresh: a socket opened on a lane resharded a moment ago hears every shard of it.
+        const shards = unwrap(await router.shards(name.data, true));
+        const answers = await Promise.all(Array.from({ length: shards }, (_, i) => router.stub(name.data, i).fetch(new Request(url, c.req.raw))));
+        const refused = answers.find((answer) => answer.status !== 101);
+        if (refused === undefined) {
+          if (shards === 1) return answers[0]!;
+          return new Response(null, { status: 101, webSocket: relayShards(answers.map((answer) => answer.webSocket!)) });
+        }
+        for (const answer of answers) answer.webSocket?.accept();
+        for (const answer of answers) answer.webSocket?.close(1000, "refused");
         // A refusal of the lane (say, lane_schema_too_new) at its code's status.
-        const body = (await answer.json()) as { error: ErrorBody };
+        const body = (await refused.json()) as { error: ErrorBody };
         throw QueueError.from(body.error);
       })
   );

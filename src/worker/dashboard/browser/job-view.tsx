@@ -6,8 +6,7 @@
  */
 import { useCallback, useEffect, useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
-import { ApiError, describe, jobPath, lanePath, type Api } from "./api.js";
-import { shardOf } from "../../../shared/shards.js";
+import { ApiError, describe, jobPath, type Api } from "./api.js";
 import { Checkpoints } from "./checkpoints.js";
 import { Dependencies } from "./dependencies.js";
 import { Alert, Json, Notice, Section, StateBadge, When } from "./components.js";
@@ -44,26 +43,10 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
     }
   }, [api, path]);
   useEffect(() => void reload(), [reload]);
-  // The socket of the job's shard: on a sharded lane, that of its queue, else of its id (docs/concepts.md
-  // "Sharded lanes"; a job whose id and debounce key live on two shards is heard on its id's, wrongly:
-  // it reloads on its timer while it runs).
-  const [shards, setShards] = useState(1);
-  useEffect(() => {
-    api.get<{ shards?: number }>(lanePath(lane)).then(
-      (info) => alive.current && setShards(info.shards ?? 1),
-      () => undefined, // a token that may read the job but not the lane hears shard 0
-    );
-  }, [api, lane]);
-  const shard = job === null ? 0 : shardOf(job.queue ?? job.id, shards);
-  const live = useLaneEvents(
-    api,
-    lane,
-    shards,
-    (message) => {
-      if ((message.type === "transition" && message.id === id) || message.type === "hello") void reload();
-    },
-    shard,
-  );
+  // The lane's socket hears every shard of a sharded lane: the job's transitions, wherever it is.
+  const live = useLaneEvents(api, lane, (message) => {
+    if ((message.type === "transition" && message.id === id) || message.type === "hello") void reload();
+  });
   const running = job?.state === "running";
   useEffect(() => {
     if (!running) return;

@@ -3,7 +3,7 @@
  * read again whenever counts arrive), the transitions as they happen, the controls, the job table
  * (which reloads its page when a transition arrives), a queue's head, and the schedules.
  */
-import { useCallback, useEffect, useRef, useState } from "hono/jsx/dom";
+import { useCallback, useEffect, useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
 import { LaneCharts } from "./charts.js";
@@ -31,17 +31,6 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
   const [fires, setFires] = useState(0);
   const [problem, setProblem] = useState<string | null>(null);
   const alive = useAlive();
-  /** A sharded lane's counts as each shard's socket last said them: the view shows their sum. */
-  const shardCounts = useRef<Map<number, Counts>>(new Map());
-  const shards = info?.shards ?? 1;
-  const countsOf = (shard: number, counts: Counts): Counts => {
-    if (shards === 1) return counts;
-    shardCounts.current.set(shard, counts);
-    const sum = { ...counts };
-    for (const key of Object.keys(sum) as (keyof Counts)[]) sum[key] = 0;
-    for (const c of shardCounts.current.values()) for (const key of Object.keys(sum) as (keyof Counts)[]) sum[key] += c[key] ?? 0;
-    return sum;
-  };
 
   const reload = useCallback(async () => {
     try {
@@ -65,18 +54,18 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
     }
   }, STATS_EVERY_MS);
 
-  const live = useLaneEvents(api, lane, shards, (message: LaneMessage, shard: number) => {
+  const live = useLaneEvents(api, lane, (message: LaneMessage) => {
     if (message.type === "hello") {
       const { type: _, ...hello } = message;
       // Merged into the lane's own read (read again: a hello lacks the stats and the retention); a
-      // shard's hello speaks for its shard alone, so a sharded lane takes its counts only.
-      if (shards === 1) setInfo((old) => (old === null ? old : { ...old, ...hello }));
+      // sharded lane's hello speaks for the whole lane, as its read does.
+      setInfo((old) => (old === null ? old : { ...old, ...hello }));
       refresh.soon();
-      setCounts(countsOf(shard, message.counts));
+      setCounts(message.counts);
       setChanges((n) => n + 1); // a reconnect may have missed transitions
       setFires((n) => n + 1);
     } else if (message.type === "counts") {
-      setCounts(countsOf(shard, message.counts));
+      setCounts(message.counts);
       refresh.soon();
     } else if (message.type === "transition") {
       setFeed((old) => [message, ...old].slice(0, FEED_LENGTH));

@@ -2,7 +2,7 @@
  * A lane's events socket (docs/api.md "Live events"). A browser cannot send a bearer token on a WebSocket,
  * so each connection first mints a short-lived ticket with the token (POST /v1/tickets) and puts the
  * ticket, never the token, in the socket's URL. A dropped socket reconnects with a fresh ticket.
- * A sharded lane has a socket per shard (`?shard=i`): each message says its shard.
+ * A sharded lane is heard through the same one socket, its hello and counts the whole lane's.
  */
 import { useEffect, useRef, useState } from "hono/jsx/dom";
 import { lanePath, type Api } from "./api.js";
@@ -40,8 +40,7 @@ const MAX_RETRY_MS = 10_000;
  */
 const BATCH_MS = 50;
 
-/** `only`: the one shard of a sharded lane to hear (a job's page); otherwise every shard's socket. */
-export function useLaneEvents(api: Api, lane: string, shards: number, onMessage: (message: LaneMessage, shard: number) => void, only?: number): LiveState {
+export function useLaneEvents(api: Api, lane: string, onMessage: (message: LaneMessage) => void): LiveState {
   const [state, setState] = useState<LiveState>("connecting");
   const handler = useRef(onMessage);
   handler.current = onMessage;
@@ -49,45 +48,37 @@ export function useLaneEvents(api: Api, lane: string, shards: number, onMessage:
     // Tickets are minted for viewers and admins only (docs/api.md "Access"): other tokens never go live.
     if (!api.can("POST", "/v1/tickets", lane)) return setState("denied");
     let stopped = false;
-    let batch: [LaneMessage, number][] = [];
+    let batch: LaneMessage[] = [];
     let flush: ReturnType<typeof setTimeout> | undefined;
     const deliver = () => {
       flush = undefined;
       const messages = batch;
       batch = [];
-      for (const [message, shard] of messages) handler.current(message, shard);
+      for (const message of messages) handler.current(message);
     };
-    // The view is live when every socket it opened is.
-    const heard = only === undefined ? Array.from({ length: shards }, (_, shard) => shard) : [only];
-    const states = new Map<number, LiveState>(heard.map((shard) => [shard, "connecting"]));
-    const tell = (shard: number, state: LiveState) => {
-      states.set(shard, state);
-      const all = [...states.values()];
-      setState(all.includes("offline") ? "offline" : all.includes("connecting") ? "connecting" : "live");
-    };
-    const sockets = heard.map((shard) => openShard(shard));
+    const opened = open();
     const ping = setInterval(() => {
-      for (const s of sockets) if (s.socket?.readyState === WebSocket.OPEN) s.socket.send("ping");
+      if (opened.socket?.readyState === WebSocket.OPEN) opened.socket.send("ping");
     }, PING_EVERY_MS);
     return () => {
       stopped = true;
       clearTimeout(flush);
       clearInterval(ping);
-      for (const s of sockets) s.stop();
+      opened.stop();
     };
 
-    function openShard(shard: number): { socket: WebSocket | null; stop(): void } {
+    function open(): { socket: WebSocket | null; stop(): void } {
       const handle: { socket: WebSocket | null; stop(): void } = { socket: null, stop: () => undefined };
       let socket: WebSocket | null = null;
       let failures = 0;
       let retry: ReturnType<typeof setTimeout> | undefined;
       const reconnect = () => {
         if (stopped) return;
-        tell(shard, "offline");
+        setState("offline");
         retry = setTimeout(connect, Math.min(MAX_RETRY_MS, 500 * 2 ** failures++));
       };
       const connect = async () => {
-        tell(shard, "connecting");
+        setState("connecting");
         let ticket: string;
         try {
           ticket = (await api.post<{ ticket: string }>("/v1/tickets", { lane })).ticket;
@@ -98,11 +89,10 @@ export function useLaneEvents(api: Api, lane: string, shards: number, onMessage:
         const url = new URL(`${lanePath(lane)}/events`, location.href);
         url.protocol = url.protocol === "https:" ? "wss:" : "ws:";
         url.searchParams.set("ticket", ticket);
-        if (shards > 1) url.searchParams.set("shard", String(shard));
         socket = handle.socket = new WebSocket(url);
         socket.onopen = () => {
           failures = 0;
-          tell(shard, "live");
+          setState("live");
         };
         socket.onmessage = (event) => {
           if (typeof event.data !== "string" || event.data === "pong") return;
@@ -112,7 +102,7 @@ export function useLaneEvents(api: Api, lane: string, shards: number, onMessage:
           } catch {
             return; // not JSON: nothing this page understands
           }
-          batch.push([message, shard]);
+          batch.push(message);
           flush ??= setTimeout(deliver, BATCH_MS);
         };
         socket.onclose = reconnect;
@@ -127,6 +117,6 @@ export function useLaneEvents(api: Api, lane: string, shards: number, onMessage:
       };
       return handle;
     }
-  }, [api, lane, shards, only]);
+  }, [api, lane]);
   return state;
 }
