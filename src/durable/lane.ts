@@ -226,12 +226,12 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   // ---- pull consumers: the fence ----
 
-  // Flushes in its body: when it took jobs, and before a held claim waits (an empty poll changes nothing).
   /**
    * Claims due jobs for a pull consumer, each with its lease token and what its earlier attempts
    * recorded. With `waitMs` and nothing claimable, the claim is held until a flush finds it a job or
    * `waitMs` passes (waiters.ts). `hold` is the front worker's name for a held claim, so that it can
    * `abandonClaim` it when its client leaves.
+   * Flushes in its body: when it took jobs, and before a held claim waits (an empty poll changes nothing).
    */
   async claim(input?: unknown, hold?: unknown): Promise<Result<{ jobs: PulledJob[] }>> { return this.gate.change(() => this.consumers.claim(input, hold), flush.inBody); }
 
@@ -251,8 +251,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** The lane's shard count as this object stores it, and whether it holds no job (`empty`: its count may change). */
   async shardState(): Promise<Result<{ shards: number; index: number; empty: boolean }>> { return this.gate.read(() => this.shards.shardState()); }
 
-  // No flush: an id's reservation is no term of the wake.
-  /** On the id's own shard: reserves `id` for the shard `target` that owns its job's routing key. */
+  /** On the id's own shard: reserves `id` for the shard `target` that owns its job's routing key. No flush: an id's reservation is no term of the wake. */
   async reserve(id: unknown, target: unknown, queue: unknown, replacing?: unknown): Promise<Result<Reservation>> { return this.gate.change(() => this.shards.reserve(id, target, queue, replacing), flush.never); }
 
   /**
@@ -270,28 +269,22 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Where each of `ids` is as this shard knows (here, reserved here for another shard, or null): a sharded batch's dependencies, looked up before it writes. */
   async knownIds(ids: unknown): Promise<Result<(number | null)[]>> { return this.gate.read(() => this.shards.knownIds(ids)); }
 
-  // A key's owed move, delivered first, flushes in shards/key-moves.ts (the alarm delivers moves too); a reservation is no term.
-  /** On a debounce key's own shard: where a write of the key for shard `target` goes (shards/key-state.ts). */
+  /** On a debounce key's own shard: where a write of the key for shard `target` goes (shards/key-state.ts). A key's owed move, delivered first, flushes in shards/key-moves.ts (the alarm delivers moves too); a reservation is no term. */
   async reserveKey(key: unknown, target: unknown, replacing?: unknown): Promise<Result<KeyReservation>> { return this.gate.change(() => this.keys.reserveKey(key, target, replacing), flush.inBody); }
 
-  // The move flushes in shards/key-moves.ts, which the alarm runs too.
-  /** On the shard a key's reservation names: its queued job replaced by `request` and moved to `target`, or the nonce given up (shards/key-moves.ts). */
+  /** On the shard a key's reservation names: its queued job replaced by `request` and moved to `target`, or the nonce given up (shards/key-moves.ts). The move flushes in shards/key-moves.ts, which the alarm runs too. */
   async handOverKey(key: unknown, nonce: unknown, target: unknown, request: unknown): Promise<Result<HandOver>> { return this.gate.change(() => this.keys.handOverKey(key, nonce, target, request), flush.inBody); }
 
-  // The moved job's arrival flushes in shards/key-moves.ts, which the alarm runs too.
-  /** On the shard a key's job moves to: the job taken once. */
+  /** On the shard a key's job moves to: the job taken once. The moved job's arrival flushes in shards/key-moves.ts, which the alarm runs too. */
   async acceptKeyMove(nonce: unknown, key: unknown, row: unknown, dependents: unknown, from: unknown): Promise<Result<Job | null>> { return this.gate.change(() => this.keys.acceptKeyMove(nonce, key, row, dependents, from), flush.inBody); }
 
-  // No flush: a key's reservation is no term of the wake.
-  /** On a debounce key's own shard: its job now on another shard. */
+  /** On a debounce key's own shard: its job now on another shard. No flush: a key's reservation is no term of the wake. */
   async advanceKey(key: unknown, from: unknown, to: unknown, nonce: unknown): Promise<Result<null>> { return this.gate.change(() => this.keys.advanceKey(key, from, to, nonce), flush.never); }
 
-  // No flush: an id's reservation is no term of the wake.
-  /** On a job id's own shard: its reservation follows its job's move. */
+  /** On a job id's own shard: its reservation follows its job's move. No flush: an id's reservation is no term of the wake. */
   async repointId(id: unknown, from: unknown, to: unknown): Promise<Result<null>> { return this.gate.change(() => this.keys.repointId(id, from, to), flush.never); }
 
-  // No flush: an id's reservation is no term of the wake.
-  /** On a shard a reservation names: its job is here, or the reservation (its `nonce`) is refused for good, so that its id's own shard may hand the id to another. */
+  /** On a shard a reservation names: its job is here, or the reservation (its `nonce`) is refused for good, so that its id's own shard may hand the id to another. No flush: an id's reservation is no term of the wake. */
   async refuseReservation(id: unknown, nonce: unknown): Promise<Result<Refusal>> { return this.gate.change(() => this.shards.refuseReservation(id, nonce), flush.never); }
 
   /**
@@ -300,12 +293,10 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    */
   async due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>> { return this.gate.read(() => this.shards.due()); }
 
-  // Flushes in its body, before it waits: a rate-limited lane's next token is then a term of the wake.
-  /** A sharded lane's held claim: waits, claiming nothing, until a job is due here or `waitMs` passes. */
+  /** A sharded lane's held claim: waits, claiming nothing, until a job is due here or `waitMs` passes. Flushes in its body, before it waits: a rate-limited lane's next token is then a term of the wake. */
   async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown): Promise<Result<Watched>> { return this.gate.change(() => this.shards.awaitWork(epoch, waitMs, hold), flush.inBody); }
 
-  // No flush: a watch dropped can only move the wake later, and the stored alarm may be early.
-  /** The router of a held claim stops watching here (it claimed elsewhere, or its client left). */
+  /** The router of a held claim stops watching here (it claimed elsewhere, or its client left). No flush: a watch dropped can only move the wake later, and the stored alarm may be early. */
   async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> { return this.gate.change(() => this.shards.stopWatching(hold), flush.never); }
 
   /** A page of jobs with each one's seq: what a sharded lane's merged list is made of. */
@@ -336,12 +327,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   // ---- long-poll claims and batch acks ----
 
-  // Released jobs are queued again; a dropped held claim alone can only move the wake later.
   /**
    * The client of a held claim went away (the front worker saw its request aborted): a claim still
    * held is dropped, and the jobs of one answered a moment ago are released. Answers how many.
+   * Flushes when it released jobs (queued again): a dropped held claim alone can only move the wake later.
    */
-  async abandonClaim(hold: unknown): Promise<Result<{ released: number }>> { return this.gate.change(() => this.consumers.abandonClaim(hold), (answer) => (answer.ok && answer.value.released > 0 ? true : null)); }
+  async abandonClaim(hold: unknown): Promise<Result<{ released: number }>> {
+    return this.gate.change(() => this.consumers.abandonClaim(hold), (answer) => (answer.ok && answer.value.released > 0 ? true : null));
+  }
 
   /** Up to 100 complete, fail, release and progress items, each fenced on its own (acks.ts). */
   async acks(input: unknown): Promise<Result<AcksAnswer>> { return this.gate.change(() => this.consumers.acks(input)); }
@@ -351,15 +344,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** The jobs registered to wait for job `id`, by lane then id. */
   async dependents(id: unknown): Promise<Result<{ dependents: { lane: string; id: string }[] }>> { return this.gate.read(() => this.deps.dependents(id)); }
 
-  // No flush: a registration is no term of the wake (its settlement writes the notice, and flushes then).
   /**
    * Another lane's enqueue registers its dependents with jobs of this lane: answers, per item, whether
    * the job exists and how it settled, if it has (its settlement tells the dependent otherwise).
+   * No flush: a registration is no term of the wake (its settlement writes the notice, and flushes then).
    */
   async registerDependents(input: unknown, hop?: unknown, token?: unknown): Promise<Result<RegistrationAnswer[]>> { return this.gate.change(() => this.deps.registerDependents(input, hop, token), flush.never); }
 
-  // No flush: a registration is no term of the wake.
-  /** Another lane's enqueue, refused, withdraws the registrations it made here (those of its `token` alone). */
+  /** Another lane's enqueue, refused, withdraws the registrations it made here (those of its `token` alone). No flush: a registration is no term of the wake. */
   async unregisterDependents(input: unknown, hop?: unknown, token?: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.deps.unregisterDependents(input, hop, token), flush.never); }
 
   /** Another lane's outbox tells this one of settled dependencies: each applied at most once; answers per notice. */
@@ -413,17 +405,16 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Deletes a schedule; the jobs it enqueued stay. */
   async deleteSchedule(name: unknown): Promise<Result<{ deleted: true }>> { return this.gate.change(() => this.scheduleRpc.deleteSchedule(name), flush.scheduleRow); }
 
-  // Flushes in its body (the enqueue path's pump, and none for a duplicate): shard 0 answers its own fires there too.
-  /** On a shard of a sharded lane: a fire of its shard 0 whose job belongs here, `<name>@<T>` (schedules/shard-fires.ts). */
+  /** On a shard of a sharded lane: a fire of its shard 0 whose job belongs here, `<name>@<T>` (schedules/shard-fires.ts). Flushes in its body (the enqueue path's pump, and none for a duplicate): shard 0 answers its own fires there too. */
   async enqueueFire(input: unknown): Promise<Result<EnqueueAnswer>> { return this.gate.change(() => this.scheduleRpc.enqueueFire(input), flush.inBody); }
 
-  // ---- the belt ----
+  // ---- the cron's check of lost alarms ----
 
-  // It is the wake's own re-arm, in its body.
   /**
-   * The belt's check (the front worker's cron, worker/belt.ts), idempotent: the stored alarm becomes
+   * The check of the front worker's cron (worker/alarm-check.ts), idempotent: the stored alarm becomes
    * the computed wake, so an alarm the platform lost, or holds later than the wake, is set again. A
-   * lane with nothing to wake for tells the belt that it may stop watching it (belt.ts).
+   * lane with nothing to wake for lets the registry stop watching it (wake/alarm-watch.ts). It is the
+   * wake's own re-arm, in its body.
    */
   async checkWake(): Promise<Result<WakeCheck>> {
     return this.gate.change(async () => ok(await this.life.checkWake()), flush.inBody);

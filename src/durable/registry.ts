@@ -1,7 +1,7 @@
 /**
  * The registry: one Durable Object that remembers every lane that has ever had a job, for
  * `GET /v1/lanes`. A lane registers itself once, on its first job, so enqueue never calls it.
- * It also keeps the lanes the belt watches (belt.ts): those that said they have work for their alarm,
+ * It also keeps the lanes the cron's check of lost alarms watches (wake/alarm-watch.ts): those that said they have work for their alarm,
  * and each lane's latest metrics report, rendered (metrics/), for `GET /v1/metrics`: one call here
  * answers a scrape of every lane. Every shard of a sharded lane reports (shard i of lane L is the
  * object `L#i`): the registry keeps each object's latest report and renders the lane once, its shards'

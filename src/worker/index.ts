@@ -1,4 +1,4 @@
-/** The repo's default worker, for `wrangler dev` and `wrangler deploy`: the API, the belt, the demo executors. */
+/** The repo's default worker, for `wrangler dev` and `wrangler deploy`: the API, the cron check of lost alarms, the demo executors. */
 import { demoExecutors } from "./demo-executors.js";
 import { defineLane } from "../durable/lane.js";
 import { createWorker } from "./worker.js";

@@ -14,7 +14,7 @@
  * its commit and its hand-over to the scheduler), which then stays in the past forever. So an alarm
  * believed stored that is overdue by more than `ALARM_OVERDUE_GRACE_MS` (an alarm that runs is
  * consumed first) is taken for lost and written again, whether the belief came from storage (start-up,
- * the belt's check) or from the last write.
+ * the cron's check of lost alarms) or from the last write.
  */
 import { ALARM_OVERDUE_GRACE_MS } from "../../shared/defaults.js";
 
@@ -81,7 +81,7 @@ export class Wake {
 
   /** Learns the stored alarm (at start-up) or forgets it (a test swapped the clock). */
   know(alarm: number | null | undefined): void {
-    if (alarm !== this.armedAt) this.armedWrittenAt = null; // the belt's check finds the alarm this object wrote: still its own
+    if (alarm !== this.armedAt) this.armedWrittenAt = null; // the cron's check finds the alarm this object wrote: still its own
     this.armedAt = alarm;
   }
 
