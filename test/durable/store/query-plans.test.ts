@@ -12,6 +12,8 @@ import { DEPENDENCY_HOT_STATEMENTS, DUE_NOTICES_SQL, REGISTRATIONS_OF_SQL } from
 import { EXPIRED_DUE_SQL } from "../../../src/durable/flow/expiry.js";
 import { DEBOUNCE_TARGET_SQL } from "../../../src/durable/flow/debounce.js";
 import { JOB_BY_ID_SQL } from "../../../src/durable/store/job-statements.js";
+import { DUE_KEY_MOVES_SQL, JOB_MOVING_SQL, KEY_MOVE_OF_SQL } from "../../../src/durable/shards/key-statements.js";
+import { DUE_SCHEDULES_SQL } from "../../../src/durable/schedules/schedule-statements.js";
 import { T0, claim, setup, value } from "../../helpers/lane.js";
 
 const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS];
@@ -165,11 +167,12 @@ describe("query plans of dependencies", () => {
   });
 });
 
-describe("every index on jobs earns its place", () => {
+describe("every index of the lane earns its place", () => {
   /**
-   * Each index of `jobs` a write keeps up (every one but the row's own key), and the statements of
-   * the code whose plans read it: an index no statement reads costs every insert and state change
-   * for nothing. Found in the live schema, so that a new index without a statement here fails.
+   * Each index a write keeps up (on `jobs` and every other table, all but a table's own key), and the
+   * statements of the code whose plans read it: an index no statement reads costs every insert and
+   * change of its table for nothing. Found in the live schema, so that a new index without a
+   * statement here fails.
    */
   const USES: Record<string, [what: string, sql: string, bindings: unknown[]][]> = {
     sqlite_autoindex_jobs_1: [["a job by id", JOB_BY_ID_SQL, ["a"]]],
@@ -199,13 +202,25 @@ describe("every index on jobs earns its place", () => {
       ["the wake: next expiry", WAKE_STATE_SQL, []],
     ],
     jobs_debounce: [["a debounce key's queued job", DEBOUNCE_TARGET_SQL, ["k"]]],
+    outbox_due: [["due outbox notices", DUE_NOTICES_SQL, [T0, 500]]],
+    outbox_by_dependency: [["the retention wake: a settled job's untold notices", OLDEST_SETTLED_SQL, []]],
+    queues_rate_limited: [["a rate-limited queue's next token", QUEUE_NEXT_TOKEN_SQL, [T0]]],
+    queues_round_robin: [["the claim, round-robin: the queue that started least recently", CLAIM_ROUND_ROBIN_SQL, [T0, '["a"]', "[]", 10, 1]]],
+    schedules_next_run: [["the due schedules", DUE_SCHEDULES_SQL, [T0, 500, "[]"]]],
+    key_moves_due: [["a sharded lane's due key moves", DUE_KEY_MOVES_SQL, [T0, 100]]],
+    key_moves_key: [["a key's move under way", KEY_MOVE_OF_SQL, ["k"]]],
+    key_moves_job: [["a job's move under way", JOB_MOVING_SQL, ["j"]]],
   };
 
-  it("names every index of jobs but its key, and no other", async () => {
+  it("names every index of the lane but its tables' keys, and no other", async () => {
     const { stub } = await setup();
     const indexes = await runInDurableObject(stub, (_lane, state) =>
-      // origin "c": CREATE INDEX; "u": a UNIQUE constraint; "pk" (the row's key) is no choice of ours
-      state.storage.sql.exec<{ name: string; origin: string }>(`SELECT name, origin FROM pragma_index_list('jobs')`).toArray().filter((i) => i.origin !== "pk").map((i) => i.name),
+      // origin "c": CREATE INDEX; "u": a UNIQUE constraint; "pk" (a table's key) is no choice of ours
+      state.storage.sql
+        .exec<{ name: string }>(`SELECT i.name FROM sqlite_master AS t, pragma_index_list(t.name) AS i
+          WHERE t.type = 'table' AND t.name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND t.name NOT LIKE '\\_cf\\_%' ESCAPE '\\' AND i.origin <> 'pk'`)
+        .toArray()
+        .map((i) => i.name),
     );
     expect(indexes.sort()).toEqual(Object.keys(USES).sort());
   });
