@@ -14,7 +14,8 @@
  * it is. In a queue it keeps its place, so the queue's later jobs wait behind it (queue order holds).
  */
 import type { Clock } from "../../shared/clock.js";
-import { parseShardObjectName, shardObjectName, shardOf } from "../../shared/shards.js";
+import { parseShardObjectName } from "../../shared/shards.js";
+import { registerAmongShards, unregisterAmongShards, type RegisteringShard } from "../../routing/registrations.js";
 import { BLOCKED_RUN_AT } from "../../shared/defaults.js";
 import { describeError } from "../../shared/describe-error.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
@@ -30,7 +31,7 @@ export const MAX_DEPENDENTS_LISTED = 10_000;
 
 /**
  * What a lane calls on another lane about dependencies (env.ts's `LanePeer`). `hop`: how many shards
- * of a sharded lane the registrations went through already (see `registerInLane`).
+ * of a sharded lane the registrations went through already (routing/registrations.ts).
  */
 export interface DependencyPeer {
   registerDependents(registrations: unknown, hop?: number, token?: string): Promise<Result<RegistrationAnswer[]>>;
@@ -103,7 +104,7 @@ export class Dependencies {
   async registerRemote(specs: readonly JobSpec[]): Promise<Result<{ known: Known; registered: Registered }>> {
     const byLane = new Map<string, Registration[]>();
     // On a sharded lane, a job of its own lane is local when it is in this object (or an earlier job
-    // of the same call); any other goes through the lane's shards (`registerInLane`).
+    // of the same call); any other goes through the lane's shards (`registerInLane`: the routing layer's hops).
     const sharded = this.host.shard.count() > 1;
     const earlier = new Set<string>();
     for (const spec of specs) {
@@ -176,55 +177,32 @@ export class Dependencies {
   }
 
   /**
-   * Registrations with jobs of this lane, wherever they live among its shards (docs/concepts.md
-   * "Sharded lanes"): a job in this object registers here; another goes to its id's own shard (`hop`
-   * 1), which holds it or knows the shard it is reserved for (`hop` 2, which only looks at itself).
-   * Answers in order; a lane of one shard registers here. A refusal withdraws what this call
-   * registered here. `token`: the registering enqueue's (see `register`).
+   * Registrations with jobs of this lane, wherever they live among its shards: routed from this
+   * object by the routing layer (routing/registrations.ts), which registers here the jobs this object
+   * holds. `hop`: how many shards they went through already; `token`: the registering enqueue's.
    */
-  async registerInLane(registrations: readonly Registration[], hop: number, token: string | null): Promise<Result<RegistrationAnswer[]>> {
-    if (this.host.shard.count() === 1) return ok(this.register(registrations, token));
-    const { here, away } = this.route(registrations, hop);
-    const answers: RegistrationAnswer[] = new Array(registrations.length);
-    const mine = here.map((i) => registrations[i]!);
-    if (mine.length > 0) this.register(mine, token).forEach((answer, k) => (answers[here[k]!] = answer));
-    const forwarded = await Promise.all([...away].map(async ([name, at]) => ({ at, answer: await this.host.peer(name).registerDependents(at.map((i) => registrations[i]!), hop + 1, token ?? undefined) })));
-    for (const { at, answer } of forwarded) {
-      if (!answer.ok) {
-        this.unregister(mine, token);
-        return answer;
-      }
-      answer.value.forEach((a, k) => (answers[at[k]!] = a));
-    }
-    return ok(answers);
+  registerInLane(registrations: readonly Registration[], hop: number, token: string | null): Promise<Result<RegistrationAnswer[]>> {
+    return registerAmongShards(this.asShard(token), registrations, hop, token);
   }
 
   /** Withdraws registrations with jobs of this lane, routed among its shards as `registerInLane` routed them. */
-  async unregisterInLane(registrations: readonly Registration[], hop: number, token: string | null): Promise<Result<{ removed: number }>> {
-    if (this.host.shard.count() === 1) return ok({ removed: this.unregister(registrations, token) });
-    const { here, away } = this.route(registrations, hop);
-    let removed = this.unregister(here.map((i) => registrations[i]!), token);
-    const forwarded = await Promise.all([...away].map(([name, at]) => this.host.peer(name).unregisterDependents(at.map((i) => registrations[i]!), hop + 1, token ?? undefined).catch(() => null)));
-    for (const answer of forwarded) if (answer?.ok) removed += answer.value.removed;
-    return ok({ removed });
+  unregisterInLane(registrations: readonly Registration[], hop: number, token: string | null): Promise<Result<{ removed: number }>> {
+    return unregisterAmongShards(this.asShard(token), registrations, hop, token);
   }
 
-  /** Which registrations (by index) this object takes, and which go to which other shard's object. */
-  private route(registrations: readonly Registration[], hop: number): { here: number[]; away: Map<string, number[]> } {
-    const { shard } = this.host;
-    const shards = shard.count();
-    const here: number[] = [];
-    const away = new Map<string, number[]>();
-    registrations.forEach((r, i) => {
-      const home = shardOf(r.id, shards);
-      const target = hop >= 2 || this.store.row(r.id) ? shard.index : home !== shard.index ? home : (shard.reservedFor(r.id) ?? shard.index);
-      if (target === shard.index) return here.push(i);
-      const name = shardObjectName(this.host.lane, target);
-      const list = away.get(name);
-      if (list) list.push(i);
-      else away.set(name, [i]);
-    });
-    return { here, away };
+  /** This object as the routing of registrations sees it: its shard, its jobs, and its own side of a registration. */
+  private asShard(token: string | null): RegisteringShard<Registration, RegistrationAnswer> {
+    const { lane, shard } = this.host;
+    return {
+      lane,
+      index: shard.index,
+      count: () => shard.count(),
+      holds: (id) => this.store.row(id) !== undefined,
+      reservedFor: (id) => shard.reservedFor(id),
+      register: (registrations) => this.register(registrations, token),
+      unregister: (registrations) => this.unregister(registrations, token),
+      peer: (name) => this.host.peer(name),
+    };
   }
 
   /**
