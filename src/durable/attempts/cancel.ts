@@ -9,6 +9,7 @@ import type { Job } from "../../shared/job.js";
 import { oneJobRow, stateOf, toJob, type JobRow } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import * as L from "./lease-statements.js";
+import { keepUpkeep } from "../store/upkeep.js";
 
 export type CancelAnswer = { status: "cancelled" | "cancelling"; job: Job };
 
@@ -52,6 +53,7 @@ export class Cancels {
   settle(row: JobRow, now: number, reason: string | null = null): Job {
     const to = this.store.endState();
     const updated = oneJobRow(this.sql.exec(L.SETTLE_CANCELLED_SQL, row.seq, row.state, to, reason, to === "settled" ? now : null, now));
+    keepUpkeep(this.sql, [{ old: row, new: updated }], now);
     this.store.emit(updated, stateOf(row), row.state === "running" ? now - (row.claimed_at ?? now) : null, now);
     return toJob(updated, this.store.lane);
   }

@@ -78,6 +78,9 @@ export const CLAIM_SQL = `UPDATE jobs SET state = 'running', attempts = attempts
   WHERE jobs.seq = c.c_seq AND jobs.state = 'queued'
   RETURNING ${JOB_COLUMNS}`;
 
+/** When each job about to be claimed was last queued, for its wait (store/upkeep.ts). ?1 JSON [[seq, token], …]. */
+export const QUEUED_AT_SQL = `SELECT seq, updated_at FROM jobs WHERE seq IN (SELECT value->>0 FROM json_each(?1))`;
+
 /** The claim's statements, with bindings for a plan, for the query-plan test. */
 export const CLAIM_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [
   ["the claim (any kind)", CLAIM_CANDIDATES_SQL, (now) => [now, '["c"]', "[]", 10]],

@@ -14,6 +14,7 @@ import type { Cancels } from "./cancel.js";
 import { explainMiss, type FenceOp } from "./fence.js";
 import * as L from "./lease-statements.js";
 import { decideRetry } from "./policy.js";
+import { fromRunning, keepUpkeep, subjectSnap } from "../store/upkeep.js";
 
 export class FencedWrites {
   private readonly sql: SqlStorage;
@@ -48,6 +49,7 @@ export class FencedWrites {
     return this.storage.transactionSync(() => {
       const row = firstJobRow(this.sql.exec(L.COMPLETE_SQL, id, token, now, to, resultJson, to === "settled" ? now : null));
       if (!row) return this.missed(id, token, "complete");
+      keepUpkeep(this.sql, [fromRunning(row)], now);
       deleteCompletedCheckpoints(this.sql, [row]);
       this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
       return ok(toJob(row, this.store.lane));
@@ -65,10 +67,13 @@ export class FencedWrites {
     const to = this.store.endState();
     const settledAt = to === "settled" ? now : null;
     const one = items.length === 1 ? items[0]! : null;
-    const complete = () =>
-      seqSubjectRows(one
+    const complete = () => {
+      const rows = seqSubjectRows(one
         ? this.sql.exec(L.COMPLETE_ONE_SQL, one.id, one.token, now, to, one.resultJson, settledAt)
         : this.sql.exec(L.COMPLETE_MANY_SQL, JSON.stringify(items.map((i) => [i.id, i.token, i.resultJson])), to, settledAt, now));
+      keepUpkeep(this.sql, rows.map((row) => fromRunning(subjectSnap(row, now))), now);
+      return rows;
+    };
     const stepped = new Set(items.filter((i) => i.checkpoints).map((i) => i.id));
     // A batch of jobs that cannot have checkpoints (most of them) costs no more than it did without them.
     const rows = stepped.size === 0 ? complete() : this.storage.transactionSync(() => {
@@ -96,6 +101,7 @@ export class FencedWrites {
       const row = decision.retry
         ? oneJobRow(this.sql.exec(L.RETRY_SQL, held.seq, decision.runAt, message, now))
         : oneJobRow(this.sql.exec(L.FAIL_SQL, held.seq, to, message, to === "settled" ? now : null, now));
+      keepUpkeep(this.sql, [fromRunning(row)], now);
       this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
       return ok(toJob(row, this.store.lane));
     });
@@ -106,6 +112,7 @@ export class FencedWrites {
     const now = this.clock.now();
     const row = firstJobRow(this.sql.exec(L.RELEASE_SQL, id, token, now));
     if (!row) return this.missed(id, token, "release");
+    keepUpkeep(this.sql, [fromRunning(row)], now);
     this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
     return ok(toJob(row, this.store.lane));
   }
@@ -118,6 +125,7 @@ export class FencedWrites {
     const now = this.clock.now();
     const row = firstJobRow(this.sql.exec(L.SNOOZE_SQL, id, token, now, now + delayMs));
     if (!row) return this.missed(id, token, "snooze");
+    keepUpkeep(this.sql, [fromRunning(row)], now);
     this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
     return ok(toJob(row, this.store.lane));
   }

@@ -114,7 +114,7 @@ export const INTERRUPT_SQL = `UPDATE jobs SET state = ?3, outcome = 'interrupted
  */
 export const GIVE_BACK_LANE_LEASES_SQL = `UPDATE jobs SET state = 'queued', attempts = attempts - 1, updated_at = ?1, attempt_end = 'release'
   WHERE state = 'running' AND lease_holder = 'lane' AND lease_version IS NOT ?2 AND cancel_requested = 0
-  RETURNING ${SUBJECT_COLUMNS}`;
+  RETURNING ${SUBJECT_COLUMNS}, blocked, run_at, updated_at, created_at, attempt_end, lease_token`;
 
 /** Ends, as of now, every unexpired lease held by the lane's own dispatcher. ?1 now. */
 export const EXPIRE_LANE_LEASES_SQL = `UPDATE jobs SET lease_until = ?1 WHERE state = 'running' AND lease_holder = 'lane' AND lease_until > ?1`;

@@ -12,6 +12,7 @@ import { log } from "../../shared/log.js";
 import { firstJobRow, jobRows, toJob } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import * as L from "./lease-statements.js";
+import { keepUpkeep } from "../store/upkeep.js";
 
 export interface OutcomeHost<E> {
   readonly store: JobStore;
@@ -73,8 +74,10 @@ export class OutcomeDelivery<E> {
 
   /** Second phase of an outcome: delivered, now settled. Idempotent. */
   private markSettled(id: string): Job | null {
-    const row = firstJobRow(this.sql.exec(L.MARK_SETTLED_SQL, id, this.host.clock.now()));
+    const now = this.host.clock.now();
+    const row = firstJobRow(this.sql.exec(L.MARK_SETTLED_SQL, id, now));
     if (!row) return null;
+    keepUpkeep(this.sql, [{ old: { ...row, state: "completing" }, new: row }], now);
     this.host.store.emit(row, "completing", null);
     return toJob(row, this.host.store.lane);
   }

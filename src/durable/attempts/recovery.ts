@@ -12,6 +12,7 @@ import { jobRows, oneJobRow, type SubjectRow } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import type { Cancels } from "./cancel.js";
 import * as L from "./lease-statements.js";
+import { fromRunning, keepUpkeep, type Change, type Snap } from "../store/upkeep.js";
 import { decideRecovery } from "./policy.js";
 
 export class Recovery {
@@ -37,6 +38,7 @@ export class Recovery {
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
       const expired = jobRows(this.sql.exec(L.EXPIRED_LEASES_SQL, now, limit));
+      const changes: Change[] = [];
       for (const row of expired) {
         if (row.cancel_requested === 1) {
           this.cancels.settle(row, now);
@@ -47,8 +49,10 @@ export class Recovery {
         const updated = decision.recover
           ? oneJobRow(this.sql.exec(L.RECOVER_SQL, row.seq, now, decision.count, decision.windowStart, decision.message))
           : oneJobRow(this.sql.exec(L.INTERRUPT_SQL, row.seq, now, to, decision.message, to === "settled" ? now : null));
+        changes.push({ old: row, new: updated });
         this.store.emit(updated, "running", now - (row.claimed_at ?? now), now);
       }
+      keepUpkeep(this.sql, changes, now);
       return expired.length;
     });
   }
@@ -61,7 +65,8 @@ export class Recovery {
   afterRestart(): { givenBack: number; expired: number } {
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
-      const givenBack = this.sql.exec<SubjectRow>(L.GIVE_BACK_LANE_LEASES_SQL, now, this.version).toArray();
+      const givenBack = this.sql.exec<SubjectRow & Snap>(L.GIVE_BACK_LANE_LEASES_SQL, now, this.version).toArray();
+      keepUpkeep(this.sql, givenBack.map(fromRunning), now);
       for (const row of givenBack) this.store.emit(row, "running", now - (row.claimed_at ?? now), now);
       const expired = this.sql.exec(L.EXPIRE_LANE_LEASES_SQL, now).rowsWritten;
       return { givenBack: givenBack.length, expired };

@@ -24,6 +24,7 @@ import { oneJobRow, specValues, stateOf, toJob, type Inserted, type JobRow, type
 import type { JobStore } from "../store/job-store.js";
 import * as Q from "../store/job-statements.js";
 import * as D from "./dependency-statements.js";
+import { keepUpkeep } from "../store/upkeep.js";
 import type { Notice, NoticeAnswer, Registration, RegistrationAnswer, Settlement } from "./notices.js";
 
 /** How many dependents `GET …/dependents` lists at most. */
@@ -272,6 +273,7 @@ export class Dependencies {
     this.sql.exec(D.INSERT_DEPENDENCIES_SQL, seq, JSON.stringify(values));
     if (local.length > 0) this.registerLocal(local.map((ref) => rows.get(ref.id)!.seq), spec.id, now);
     let row = oneJobRow(this.sql.exec(Q.JOB_BY_ID_SQL, spec.id));
+    keepUpkeep(this.sql, [{ old: null, new: row }], now);
     this.store.emit({ ...row, state: stateOf(row) }, null, null);
     const failedBy = spec.dependencyFailure === "fail" ? refs.findIndex((_, i) => settlements[i] && settlements[i]!.outcome !== "completed") : -1;
     if (failedBy >= 0) row = this.failDependent(row, refs[failedBy]!, settlements[failedBy]!.outcome, now);
@@ -343,6 +345,7 @@ export class Dependencies {
       return "applied";
     }
     const released = oneJobRow(this.sql.exec(D.RELEASE_ONE_SQL, row.seq, now));
+    keepUpkeep(this.sql, [{ old: row, new: released }], now);
     if (released.blocked === 0) this.store.emit(released, "blocked", null);
     return "applied";
   }
@@ -352,6 +355,7 @@ export class Dependencies {
     const to = this.store.endState();
     const error = `dependency ${ref.lane}/${ref.id} ${outcome}`;
     const failed = oneJobRow(this.sql.exec(D.FAIL_DEPENDENT_SQL, row.seq, to, error, to === "settled" ? now : null, now));
+    keepUpkeep(this.sql, [{ old: row, new: failed }], now);
     this.store.emit(failed, stateOf(row), null);
     return failed;
   }

@@ -9,6 +9,7 @@ import { ok, type Result } from "../../shared/errors.js";
 import type { Job } from "../../shared/job.js";
 import { JOB_COLUMNS, firstJobRow, oneJobRow, toJob, type JobSpec } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
+import { keepUpkeep } from "../store/upkeep.js";
 
 /** The queued, not yet started job of a key. ?1 key. */
 export const DEBOUNCE_TARGET_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE debounce_key = ?1 AND state = 'queued' AND generation = 0`;
@@ -50,6 +51,7 @@ export class Debouncer {
     const expiresAt = spec.ttlMs === null ? null : runAt + spec.ttlMs;
     const row = oneJobRow(this.sql.exec(REPLACE_SQL, target.seq, spec.kind, spec.payload, spec.queue, spec.priority, runAt, spec.maxAttempts,
       spec.backoffBaseMs, spec.backoffMaxMs, spec.timeoutMs, spec.maxRecoveries, spec.recoveryWindowMs, spec.ttlMs, expiresAt, spec.debounce, deadline, now, spec.traceparent));
+    keepUpkeep(this.sql, [{ old: target, new: row }], now);
     this.sql.exec(COUNT_DEBOUNCED_SQL);
     return ok({ status: "debounced", job: toJob(row, this.store.lane) });
   }

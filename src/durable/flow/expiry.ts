@@ -10,6 +10,7 @@ import type { Clock } from "../../shared/clock.js";
 import { EXPIRY_BATCH } from "../../shared/defaults.js";
 import { SUBJECT_COLUMNS, type SubjectRow } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
+import { keepUpkeep, subjectSnap } from "../store/upkeep.js";
 
 /** Queued jobs not yet started whose expiry has come, soonest first. ?1 now, ?2 limit. */
 export const EXPIRED_DUE_SQL = `SELECT seq FROM jobs WHERE state = 'queued' AND generation = 0 AND expires_at <= ?1
@@ -41,6 +42,10 @@ export class Expiry {
       if (due.length === 0) return 0;
       const to = this.store.endState();
       const rows = this.sql.exec<SubjectRow & { blocked: number }>(EXPIRE_SQL, now, to, to === "settled" ? now : null, JSON.stringify(due.map((r) => r.seq))).toArray();
+      keepUpkeep(this.sql, rows.map((row) => {
+        const to = subjectSnap(row, now);
+        return { old: { ...to, state: "queued", outcome: null, blocked: row.blocked }, new: to };
+      }), now);
       this.sql.exec(COUNT_EXPIRED_SQL, rows.length);
       for (const row of rows) this.store.emit(row, row.blocked > 0 ? "blocked" : "queued", null);
       return rows.length;

@@ -4,12 +4,12 @@
  * when its slot is written again), written in the same transaction as the transitions it counts,
  * never a row per job.
  *
- * What a minute counts is what the lane's lifetime totals (`lane_counts`, kept by the count triggers
- * in every transition's statement) grew by over it, so counting costs a transition no write of its
- * own: the lane's counts row remembers the minute being counted and the totals when it began
- * (`history_minute`, `history_base_*`), and the first transition of a later minute moves that
- * minute to the ring, in its own statement, before the transition changes anything (a BEFORE
- * trigger, which reads one row in every other transition). So a minute's counts are:
+ * What a minute counts is what the lane's lifetime totals (`lane_counts`, kept by the store with
+ * every statement that changes jobs: store/upkeep.ts) grew by over it, so counting costs a transition
+ * no write of its own: the lane's counts row remembers the minute being counted and the totals when
+ * it began (`history_minute`, `history_base_*`), and the first statement of a later minute moves
+ * that minute to the ring as it stood before that statement (the counts' write answers what it
+ * needs). So a minute's counts are:
  * - `enqueued`: new rows (`stats.enqueued`; a debounced enqueue that replaces its queued job is not
  *   a new one, nor is a requeue);
  * - `started`: a job moved into running (`stats.claimed`: claims and starts, every attempt);
@@ -19,49 +19,14 @@
  *   minute being counted. A job deleted while queued (a purge) has no instant of its own: it lowers
  *   the minute being counted.
  *
- * The triggers belong to the lane's start-up, not to a migration: with recording on (history/
- * recording.ts) the lane makes sure they exist as defined here, with it off it drops them, so that a
- * lane that records nothing pays nothing per transition. Either change starts the history afresh.
+ * Recording (history/recording.ts) is the lane's start-up's: on, a minute is counted (`history_minute`
+ * is set); off, none is, and a transition pays nothing for it. Either change starts the history afresh.
  */
 import { HISTORY_MINUTES, MINUTE_MS, type HistoryBucket } from "../../shared/history.js";
 import type { Clock } from "../../shared/clock.js";
 
-/** Moves the minute being counted to the ring (added, if its slot holds that minute already) and starts counting minute `m`. */
-const roll = (m: string) => `
-      INSERT INTO history (slot, minute, enqueued, started, completed, failed, depth)
-        SELECT history_minute % ${HISTORY_MINUTES}, history_minute, total_enqueued - history_base_enqueued, total_claimed - history_base_started,
-          total_completed - history_base_completed, total_failed - history_base_failed, queued - blocked
-        FROM lane_counts WHERE id = 1 AND history_minute IS NOT NULL
-        ON CONFLICT (slot) DO UPDATE SET
-          enqueued = excluded.enqueued + IIF(minute = excluded.minute, enqueued, 0),
-          started = excluded.started + IIF(minute = excluded.minute, started, 0),
-          completed = excluded.completed + IIF(minute = excluded.minute, completed, 0),
-          failed = excluded.failed + IIF(minute = excluded.minute, failed, 0),
-          depth = excluded.depth, minute = excluded.minute;
-      UPDATE lane_counts SET history_minute = ${m}, history_base_enqueued = total_enqueued, history_base_started = total_claimed,
-        history_base_completed = total_completed, history_base_failed = total_failed
-      WHERE id = 1;`;
-
-const MINUTE_NEW = `(NEW.updated_at / ${MINUTE_MS})`;
-/** Whether this transition is the first of another minute: one row read. */
-const NEW_MINUTE = `(SELECT history_minute FROM lane_counts WHERE id = 1) IS NOT ${MINUTE_NEW}`;
-
-/** The triggers recording keeps, by name; their text is compared with the stored one at start-up. */
-export const HISTORY_TRIGGERS: readonly { name: string; sql: string }[] = [
-  {
-    name: "jobs_history_insert",
-    sql: `CREATE TRIGGER jobs_history_insert BEFORE INSERT ON jobs WHEN ${NEW_MINUTE} BEGIN${roll(MINUTE_NEW)}
-    END`,
-  },
-  {
-    // Every update that may move the totals or the depth (a BEFORE trigger changes no job row).
-    name: "jobs_history_update",
-    sql: `CREATE TRIGGER jobs_history_update BEFORE UPDATE OF state, outcome, blocked ON jobs WHEN ${NEW_MINUTE} BEGIN${roll(MINUTE_NEW)}
-    END`,
-  },
-];
-
-const STORED_TRIGGERS_SQL = `SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'jobs_history_%'`;
+/** The minute being counted: NULL while the lane records no history. */
+const COUNTING_MINUTE_SQL = `SELECT history_minute AS minute FROM lane_counts WHERE id = 1`;
 const CLEAR_SQL = `DELETE FROM history`;
 const OFF_SQL = `UPDATE lane_counts SET history_minute = NULL WHERE id = 1`;
 /** Recording starts: counting from now, and the depth now as the minute before's, for the minutes before to carry. */
@@ -91,17 +56,14 @@ export class History {
   }
 
   /**
-   * At start-up: with recording on, the triggers as defined here; with it off, none. When that changes
-   * anything, the history starts afresh (what happened while nothing counted is unknown). Writes
-   * nothing when all is already so.
+   * At start-up: with recording on, a minute counted; with it off, none. When that changes anything,
+   * the history starts afresh (what happened while nothing counted is unknown). Writes nothing when
+   * all is already so.
    */
   start(on: boolean): void {
-    const stored = this.sql.exec<{ name: string; sql: string }>(STORED_TRIGGERS_SQL).toArray();
-    const wanted = on ? HISTORY_TRIGGERS : [];
-    if (stored.length === wanted.length && wanted.every((t) => stored.some((s) => s.name === t.name && s.sql === t.sql))) return;
+    const counting = this.sql.exec<{ minute: number | null }>(COUNTING_MINUTE_SQL).one().minute !== null;
+    if (counting === on) return;
     this.storage.transactionSync(() => {
-      for (const { name } of stored) this.sql.exec(`DROP TRIGGER "${name}"`);
-      for (const { sql } of wanted) this.sql.exec(sql);
       this.sql.exec(CLEAR_SQL);
       if (!on) return void this.sql.exec(OFF_SQL);
       const minute = Math.floor(this.clock.now() / MINUTE_MS);

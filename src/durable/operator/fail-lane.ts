@@ -13,6 +13,7 @@ import type { Clock } from "../../shared/clock.js";
 import type { JobState } from "../../shared/job.js";
 import { SUBJECT_COLUMNS, type SubjectRow } from "../store/job-row.js";
 import type { StoreOptions } from "../store/job-store.js";
+import { keepUpkeep, subjectSnap } from "../store/upkeep.js";
 
 /**
  * Running jobs, in enqueue order: the few of them, from `jobs_lease`, sorted. Named, since the
@@ -26,12 +27,12 @@ export const QUEUED_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs WH
 /** Settles the given queued or running jobs `failed`. ?1 JSON array of seqs, ?2 state (completing or settled), ?3 error, ?4 settled at, ?5 now. */
 const FAIL_JOBS_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed', error = ?3, lease_token = NULL, settled_at = ?4, updated_at = ?5
   WHERE seq IN (SELECT value FROM json_each(?1)) AND state IN ('queued', 'running')
-  RETURNING ${SUBJECT_COLUMNS}`;
+  RETURNING ${SUBJECT_COLUMNS}, blocked`;
 
 /** Settles the given cancel-requested running jobs `cancelled`. ?1 JSON array of seqs, ?2 state, ?3 settled at, ?4 now. */
 const CANCEL_JOBS_SQL = `UPDATE jobs SET state = ?2, outcome = 'cancelled', settled_at = ?3, updated_at = ?4
   WHERE seq IN (SELECT value FROM json_each(?1)) AND state = 'running' AND cancel_requested = 1
-  RETURNING ${SUBJECT_COLUMNS}`;
+  RETURNING ${SUBJECT_COLUMNS}, blocked`;
 
 type Candidate = { seq: number; id: string; cancel_requested: number };
 
@@ -65,10 +66,14 @@ export class LaneFailure {
       const failing = [...running.filter((job) => job.cancel_requested === 0), ...queued];
       const seqs = (jobs: Candidate[]) => JSON.stringify(jobs.map((job) => job.seq));
       const changed = [
-        ...(failing.length > 0 ? this.sql.exec<SubjectRow>(FAIL_JOBS_SQL, seqs(failing), to, reason, settledAt, now).toArray() : []),
-        ...(cancelling.length > 0 ? this.sql.exec<SubjectRow>(CANCEL_JOBS_SQL, seqs(cancelling), to, settledAt, now).toArray() : []),
+        ...(failing.length > 0 ? this.sql.exec<SubjectRow & { blocked: number }>(FAIL_JOBS_SQL, seqs(failing), to, reason, settledAt, now).toArray() : []),
+        ...(cancelling.length > 0 ? this.sql.exec<SubjectRow & { blocked: number }>(CANCEL_JOBS_SQL, seqs(cancelling), to, settledAt, now).toArray() : []),
       ];
       const wasRunning = new Set(running.map((job) => job.id));
+      keepUpkeep(this.sql, changed.map((row) => {
+        const snap = subjectSnap(row, now);
+        return { old: { ...snap, state: wasRunning.has(row.id) ? "running" : "queued", outcome: null, blocked: row.blocked }, new: snap };
+      }), now);
       const sink = this.options.transitions;
       if (sink?.wanted) {
         for (const row of changed) {

@@ -26,6 +26,7 @@ import { toSpec } from "../enqueue/spec.js";
 import type { TracedEnqueueRequest } from "../input.js";
 import { firstJobRow, toJob, type JobRow } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
+import { keepUpkeep, type Snap } from "../store/upkeep.js";
 import type { ShardState } from "./shard-state.js";
 import * as K from "./key-statements.js";
 import * as R from "./reservation-statements.js";
@@ -138,6 +139,7 @@ export class KeyMoves {
     this.sql.exec(K.CLEAR_HAS_DEPENDENTS_SQL, held.seq);
     this.sql.exec(K.DROP_DEPENDENTS_SQL, held.seq);
     this.sql.exec(K.DROP_JOB_SQL, held.seq);
+    keepUpkeep(this.sql, [{ old: row as unknown as Snap, new: null }], null);
     const idShard = shardOf(held.id, shards);
     const keyShard = shardOf(key, shards);
     const moved = crypto.randomUUID();
@@ -204,10 +206,12 @@ export class KeyMoves {
         const values = fields.map((f) => (f === "dep_seq" ? seq : dependent[f]!));
         this.sql.exec(K.insertMovedDependentSql(fields), ...values);
       }
+      const arrived = this.sql.exec<JobRow>(K.JOB_ROW_SQL, seq).one();
+      keepUpkeep(this.sql, [{ old: null, new: arrived }], this.clock.now());
       this.sql.exec(K.UNCOUNT_ARRIVAL_SQL);
       this.sql.exec(K.KEY_ARRIVAL_SQL, nonce);
       shard.repoint(id, from, shard.index);
-      return toJob(this.sql.exec<JobRow>(K.JOB_ROW_SQL, seq).one(), store.lane);
+      return toJob(arrived, store.lane);
     });
     if (job !== null) this.host.changed();
     return ok(job);

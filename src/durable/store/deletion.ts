@@ -5,14 +5,15 @@
  * same transaction, so nothing outlives its job. A job deleted before it settled tells its
  * dependents first (the outbox trigger of migration 13 reads its registrations as it goes). A completion deletes its job's
  * checkpoints through `deleteCompletedCheckpoints`, in its own transaction. The lane's counts follow
- * the deleted jobs by themselves (the triggers of the counts' migration).
+ * the deleted jobs in the same transaction (upkeep.ts, from the rows the delete answers).
  */
+import { keepUpkeep, SNAP_COLUMNS, type Snap } from "./upkeep.js";
 
 /** A job about to be deleted: its primary key and its id. */
 export type DeletedJob = { seq: number; id: string };
 
-/** Deletes the jobs of the JSON array of seqs ?1. */
-const DELETE_JOBS_SQL = `DELETE FROM jobs WHERE seq IN (SELECT value FROM json_each(?1))`;
+/** Deletes the jobs of the JSON array of seqs ?1, answering what the upkeep reads of each. */
+const DELETE_JOBS_SQL = `DELETE FROM jobs WHERE seq IN (SELECT value FROM json_each(?1)) RETURNING ${SNAP_COLUMNS}`;
 
 /**
  * A completed job's checkpoints, those written up to the completing lease's generation only: run in
@@ -36,7 +37,7 @@ export function deleteJobs(sql: SqlStorage, jobs: readonly DeletedJob[]): number
   if (jobs.length === 0) return 0;
   const seqs = JSON.stringify(jobs.map((job) => job.seq));
   sql.exec(DELETE_OWNED_CHECKPOINTS_SQL, seqs);
-  sql.exec(DELETE_JOBS_SQL, seqs);
+  keepUpkeep(sql, sql.exec<Snap>(DELETE_JOBS_SQL, seqs).toArray().map((old) => ({ old, new: null })), null);
   // After the jobs: an unsettled one's trigger reads its registrations to tell its dependents.
   sql.exec(DELETE_OWNED_DEPENDENCIES_SQL, seqs);
   sql.exec(DELETE_OWNED_DEPENDENTS_SQL, seqs);

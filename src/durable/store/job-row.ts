@@ -175,7 +175,7 @@ function namedRow(v: SqlStorageValue[]): JobRow {
 }
 
 /** The columns a transition needs: enough for a log line, without parsing payload or result. */
-export const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at, traceparent`;
+export const SUBJECT_COLUMNS = `id, kind, state, outcome, attempts, generation, claimed_at, traceparent, queue`;
 
 /** The rows of a statement that answers `seq, ${SUBJECT_COLUMNS}`, read by position as `jobRows` reads whole rows. */
 export function seqSubjectRows(cursor: Cursor): (SubjectRow & { seq: number })[] {
@@ -183,7 +183,7 @@ export function seqSubjectRows(cursor: Cursor): (SubjectRow & { seq: number })[]
   for (const v of cursor.raw()) {
     rows.push({
       seq: v[0] as number, id: v[1] as string, kind: v[2] as string, state: v[3] as RowState, outcome: v[4] as Outcome | null,
-      attempts: v[5] as number, generation: v[6] as number, claimed_at: v[7] as number | null, traceparent: v[8] as string | null,
+      attempts: v[5] as number, generation: v[6] as number, claimed_at: v[7] as number | null, traceparent: v[8] as string | null, queue: v[9] as string | null,
     });
   }
   return rows;
@@ -191,7 +191,7 @@ export function seqSubjectRows(cursor: Cursor): (SubjectRow & { seq: number })[]
 
 /** What a transition says of its job (its trace context: the log line carries its trace id). */
 export type TransitionSubject = Pick<Job, "id" | "kind" | "outcome" | "attempts" | "generation" | "traceparent"> & { state: JobState };
-export type SubjectRow = TransitionSubject & { claimed_at: number | null };
+export type SubjectRow = TransitionSubject & { claimed_at: number | null; queue: string | null };
 
 /** The API's job from its row. Pure: the lane's name is given, not remembered. */
 export function toJob(row: JobRow, lane: string): Job {

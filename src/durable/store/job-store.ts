@@ -13,6 +13,7 @@ import { rowBytes, type ListFilter } from "./page.js";
 import { LaneCounts } from "./counts.js";
 import { LaneSettingsStore } from "./settings.js";
 import * as Q from "./job-statements.js";
+import { keepUpkeep, queuedSnap } from "./upkeep.js";
 
 /** One change of a job's state, for logs, hooks and events. */
 export interface Transition {
@@ -83,6 +84,7 @@ export class JobStore {
   insertJob(spec: JobSpec, now: number): Result<Inserted> {
     const inserted = this.sql.exec(Q.INSERT_ONE_SQL, ...specValues(spec), now).toArray().length > 0;
     if (!inserted) return this.existing(spec);
+    keepUpkeep(this.sql, [{ old: null, new: queuedSnap(spec, now) }], now);
     this.emit(newSubject(spec), null, null);
     return ok({ status: "queued", at: now });
   }
@@ -109,6 +111,7 @@ export class JobStore {
     if (seq === undefined) return null;
     const queued = { ...newRow(spec, now), seq };
     const row: JobRow = { ...queued, state: "running", attempts: 1, generation: 1, lease_token: lease.token, lease_until: lease.expiresAt, lease_holder: "lane", claimed_at: now };
+    keepUpkeep(this.sql, [{ old: null, new: row }], now);
     this.emit(queued, null, null); // as if enqueued, then claimed: observers see the two transitions of any job
     this.emit(row, "queued", null);
     return { job: toClaimedJob(row, this.lane), seq, at: now };
@@ -127,6 +130,7 @@ export class JobStore {
       // Read as value arrays: up to 1,000 ids, where an object per row costs several times more (job-row.ts).
       const inserted = new Set<string>();
       for (const [id] of this.sql.exec(Q.INSERT_MANY_SQL, rows, now).raw()) inserted.add(id as string);
+      this.keepInserted(inserted, first, now);
       const existing = new Map<string, JobRow>();
       if (inserted.size < first.size) {
         const others = JSON.stringify([...first.keys()].filter((id) => !inserted.has(id)));
@@ -163,6 +167,7 @@ export class JobStore {
     for (const spec of specs) if (!first.has(spec.id)) first.set(spec.id, spec);
     const inserted = new Set<string>();
     for (const [id] of this.sql.exec(Q.INSERT_MANY_SQL, JSON.stringify([...first.values()].map(specValues)), now).raw()) inserted.add(id as string);
+    this.keepInserted(inserted, first, now);
     const existing = new Map<string, JobRow>();
     if (inserted.size < first.size) {
       const others = JSON.stringify([...first.keys()].filter((id) => !inserted.has(id)));
@@ -213,11 +218,17 @@ export class JobStore {
     if (row.state !== "settled") return fail("job_not_requeueable", `job ${id} is ${row.state}`);
     if (row.outcome === "completed") return fail("job_settled", `job ${id} completed; it cannot be requeued`);
     const updated = oneJobRow(this.sql.exec(Q.REQUEUE_SQL, row.seq, now));
+    keepUpkeep(this.sql, [{ old: row, new: updated }], now);
     this.emit(updated, "settled", null);
     return ok(toJob(updated, this.lane));
   }
 
   // ---- internals ----
+
+  /** The upkeep of a batch's new jobs: one write per upkeep row they touch. */
+  private keepInserted(inserted: ReadonlySet<string>, specs: ReadonlyMap<string, JobSpec>, now: number): void {
+    if (inserted.size > 0) keepUpkeep(this.sql, [...inserted].map((id) => ({ old: null, new: queuedSnap(specs.get(id)!, now) })), now);
+  }
 
   /** A job's whole row, by id (the fence's and the cancel's reads). */
   row(id: string): JobRow | undefined {

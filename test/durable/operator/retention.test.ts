@@ -3,7 +3,9 @@
  * everything after it, in bounded batches over several alarms, re-armed at once while more remain;
  * the next horizon is a wake term of its own.
  */
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import { keepUpkeep, SNAP_COLUMNS, type Snap } from "../../../src/durable/store/upkeep.js";
 import {
   DEFAULT_COMPLETED_RETENTION_MS,
   DEFAULT_FAILED_RETENTION_MS,
@@ -15,20 +17,24 @@ import { T0, alarmAt, claim, enqueue, fireAlarm, setup, sql, value, wake, type L
 const ids = async (stub: LaneStub) => (await sql<{ id: string }>(stub, `SELECT id FROM jobs ORDER BY seq`)).map((r) => r.id);
 
 /**
- * `n` completed jobs settled at `settledAt`, `settledAt + 1`, … written as rows (the triggers count
- * them like any other): thousands of settlements without thousands of calls.
+ * `n` completed jobs settled at `settledAt`, `settledAt + 1`, … written as rows (counted by the
+ * store's upkeep like any other): thousands of settlements without thousands of calls.
  */
 async function settledRows(stub: LaneStub, prefix: string, n: number, settledAt: number): Promise<void> {
-  await sql(
-    stub,
-    `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?1)
-     INSERT INTO jobs (id, kind, payload, priority, run_at, state, outcome, attempts, generation, max_attempts,
-       backoff_base_ms, backoff_max_ms, timeout_ms, created_at, updated_at, settled_at)
-     SELECT ?3 || i, 'k', 'null', 0, ?2, 'settled', 'completed', 1, 1, 3, 1000, 300000, 60000, ?2, ?2, ?2 + i FROM n`,
-    n,
-    settledAt,
-    prefix,
-  );
+  await runInDurableObject(stub, (_lane, state) => {
+    const sql = state.storage.sql;
+    const rows = sql.exec<Snap>(
+      `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?1)
+       INSERT INTO jobs (id, kind, payload, priority, run_at, state, outcome, attempts, generation, max_attempts,
+         backoff_base_ms, backoff_max_ms, timeout_ms, created_at, updated_at, settled_at)
+       SELECT ?3 || i, 'k', 'null', 0, ?2, 'settled', 'completed', 1, 1, 3, 1000, 300000, 60000, ?2, ?2, ?2 + i FROM n
+       RETURNING ${SNAP_COLUMNS}`,
+      n,
+      settledAt,
+      prefix,
+    ).toArray();
+    keepUpkeep(sql, rows.map((row) => ({ old: null, new: row })), settledAt);
+  });
 }
 
 describe("retention", () => {

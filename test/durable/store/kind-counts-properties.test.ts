@@ -1,14 +1,15 @@
 /**
  * Counts per kind (`kinds` of the lane) are kept as the jobs change, never counted: after any random
- * sequence of enqueues (one or a batch, of several kinds), claims, completions, failures, releases,
- * cancels, requeues, lease expiries, sweeps, purges and a failed lane, they equal a tally of the rows.
+ * sequence of enqueues (one, a batch or a group, of several kinds; a debounced one replacing its
+ * key's job with another kind), claims, completions, failures, releases, snoozes, cancels, requeues,
+ * lease expiries, sweeps, purges, a failed lane and restarts, they equal a tally of the rows.
  * Deterministic: a fixed seed; a failure prints it with the shrunk path.
  */
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
 import { expect, it } from "vitest";
 import type { KindCounts } from "../../../src/shared/job.js";
-import { fireAlarm, setup, value, type LaneFixture } from "../../helpers/lane.js";
+import { evict, fireAlarm, setup, value, type LaneFixture } from "../../helpers/lane.js";
 
 const SEED = 20_261_204;
 const IDS = ["a", "b", "c", "d", "e", "f"];
@@ -17,7 +18,10 @@ const QUEUES = ["q1", "q2"];
 
 type Op =
   | { t: "enqueue"; id: number; kind: number; queue: number | null; delayMs: number }
-  | { t: "batch"; ids: number[]; kind: number }
+  | { t: "batch" | "group"; ids: number[]; kind: number }
+  | { t: "debounce"; key: number; kind: number; queue: number | null }
+  | { t: "snooze"; id: number }
+  | { t: "restart" }
   | { t: "claim"; max: number; kinds: number[] | null }
   | { t: "complete" | "release" | "cancel" | "requeue"; id: number }
   | { t: "fail"; id: number; retry: boolean }
@@ -30,7 +34,10 @@ const id = fc.nat(IDS.length - 1);
 const kind = fc.nat(KINDS.length - 1);
 const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 5, arbitrary: fc.record({ t: fc.constant("enqueue" as const), id, kind, queue: fc.option(fc.nat(QUEUES.length - 1)), delayMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2_000 })) }) },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant("batch" as const), ids: fc.array(id, { minLength: 1, maxLength: 3 }), kind }) },
+  { weight: 2, arbitrary: fc.record({ t: fc.constantFrom("batch" as const, "group" as const), ids: fc.array(id, { minLength: 1, maxLength: 3 }), kind }) },
+  { weight: 2, arbitrary: fc.record({ t: fc.constant("debounce" as const), key: fc.nat(1), kind, queue: fc.option(fc.nat(QUEUES.length - 1)) }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant("snooze" as const), id }) },
+  { weight: 1, arbitrary: fc.record({ t: fc.constant("restart" as const) }) },
   { weight: 5, arbitrary: fc.record({ t: fc.constant("claim" as const), max: fc.integer({ min: 1, max: 3 }), kinds: fc.option(fc.array(kind, { minLength: 1, maxLength: 2 })) }) },
   { weight: 4, arbitrary: fc.record({ t: fc.constantFrom("complete" as const, "release" as const, "cancel" as const, "requeue" as const), id }) },
   { weight: 2, arbitrary: fc.record({ t: fc.constant("fail" as const), id, retry: fc.boolean() }) },
@@ -61,6 +68,18 @@ async function apply(fixture: LaneFixture, step: Op, tokens: Map<string, string>
       break;
     case "batch":
       await stub.enqueueBatch({ jobs: step.ids.map((i) => ({ id: IDS[i], kind: KINDS[step.kind] })) });
+      break;
+    case "group":
+      await stub.enqueueGroup(step.ids.map((i) => JSON.stringify({ id: IDS[i], kind: KINDS[step.kind] })));
+      break;
+    case "debounce":
+      await stub.enqueue({ kind: KINDS[step.kind], queue: step.queue === null ? null : QUEUES[step.queue], debounce: { key: `key-${step.key}`, delayMs: 300 } });
+      break;
+    case "snooze":
+      await stub.snooze(IDS[step.id], { token: token(step.id), delayMs: 200 });
+      break;
+    case "restart":
+      await evict(fixture);
       break;
     case "claim": {
       const result = value(await stub.claim({ max: step.max, leaseMs: 1_000, ...(step.kinds ? { kinds: step.kinds.map((k) => KINDS[k]!) } : {}) }));
