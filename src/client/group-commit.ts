@@ -11,6 +11,8 @@
  * never resumes in another request's context and never uses another request's stub.
  */
 
+import type { Result } from "../shared/errors.js";
+
 /** How long a caller's timer keeps it waiting for its group (far more than any call takes). */
 const KEEP_WAITING_MS = 120_000;
 
@@ -130,4 +132,14 @@ export class GroupCommit<I, O> {
       }
     }
   }
+}
+
+/**
+ * One call for a group of enqueue texts: alone, as `enqueueText`; else `enqueueGroup`, whose refusal
+ * of the whole call (a lane of a newer schema) becomes every caller's answer.
+ */
+export async function sendGroup(stub: { enqueueText(text: string): string | Promise<string>; enqueueGroup(texts: string[]): Result<string[]> | Promise<Result<string[]>> }, texts: string[]): Promise<string[]> {
+  if (texts.length === 1) return [await stub.enqueueText(texts[0]!)];
+  const answer = await stub.enqueueGroup(texts);
+  return answer.ok ? answer.value : texts.map(() => JSON.stringify(answer));
 }

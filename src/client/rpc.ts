@@ -11,7 +11,7 @@ import type { Lane } from "../durable/lane.js";
 import { QueueError, unwrap, type Result } from "../shared/errors.js";
 import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
 import { Name, toIssues } from "../shared/schemas.js";
-import { GroupCommit } from "./group-commit.js";
+import { GroupCommit, sendGroup } from "./group-commit.js";
 import type { PeerDirectory } from "../routing/peer.js";
 import { ShardRouter } from "../routing/router.js";
 import type { LaneClient } from "./types.js";
@@ -48,16 +48,6 @@ function groups(namespace: object): GroupCommit<string, string> {
 /** How the group commit of `namespace` has gone in this isolate (the benchmark's figures). */
 export function groupCommitCounters(namespace: object): { calls: number; items: number; largest: number } {
   return { ...groups(namespace).counters };
-}
-
-/**
- * One call for a group of enqueue texts: alone, as `enqueueText`; else `enqueueGroup`, whose refusal
- * of the whole call (a lane of a newer schema) becomes every caller's answer.
- */
-export async function sendGroup(stub: { enqueueText(text: string): string | Promise<string>; enqueueGroup(texts: string[]): Result<string[]> | Promise<Result<string[]>> }, texts: string[]): Promise<string[]> {
-  if (texts.length === 1) return [await stub.enqueueText(texts[0]!)];
-  const answer = await stub.enqueueGroup(texts);
-  return answer.ok ? answer.value : texts.map(() => JSON.stringify(answer));
 }
 
 export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespace<L>, options: LaneClientOptions = {}): LaneNamespaceClient {

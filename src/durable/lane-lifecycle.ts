@@ -13,8 +13,7 @@ import type { ClaimedJob, LaneInfo } from "../shared/job.js";
 import { log, type LostCause, type LostEvent } from "../shared/log.js";
 import type { RegistryPeer } from "./env.js";
 import type { LaneOptions, LaneParts } from "./lane-parts.js";
-import type { LaneReport } from "./metrics/exposition.js";
-import { laneExposition } from "./metrics/merge.js";
+import { laneExposition, type LaneReport } from "./metrics/exposition.js";
 import { startHistograms } from "./metrics/histograms.js";
 import { withoutToken } from "./store/job-row.js";
 import { SCHEMA_VERSION } from "./store/migrations.js";
@@ -131,7 +130,7 @@ export class LaneLifecycle {
     return laneExposition(this.parts.lane, [this.parts.metricsReport()], this.clock.now());
   }
 
-  /** This object's report and its clock's now: a sharded lane's route merges its shards' (metrics/merge.ts). */
+  /** This object's report and its clock's now: a sharded lane's route merges its shards' (shared/metrics-report.ts). */
   metricsReading(): { report: LaneReport; nowMs: number } {
     return { report: this.parts.metricsReport(), nowMs: this.clock.now() };
   }

@@ -12,7 +12,7 @@ import type { SwitchyardEnv } from "./env.js";
 import { reachesLane } from "../shared/lane-patterns.js";
 import { MAX_SHARDS, parseShardObjectName } from "../shared/shards.js";
 import { exposition, laneFragments, type LaneReport, type RenderedLane } from "./metrics/exposition.js";
-import { mergeReports } from "./metrics/merge.js";
+import { mergeReports } from "../shared/metrics-report.js";
 import { REGISTRY_MIGRATIONS } from "./registry-migrations.js";
 import * as R from "./registry-statements.js";
 import { runMigrations } from "./store/migrations.js";

@@ -164,6 +164,11 @@ export const MAX_CLAIM_WAITERS = 256;
 export const ABANDONED_CLAIM_MEMORY = 256;
 /** Batch acks: items per request. */
 export const MAX_ACKS = 100;
+/**
+ * Live events (docs/api.md "Live events"): a socket hears the lane's counts at most this often while
+ * they change (a lane's own sockets, durable/events/sockets.ts, and a sharded lane's relay, worker/events-relay.ts).
+ */
+export const COUNTS_INTERVAL_MS = 1_000;
 
 // ---- the pull-worker runtime (src/client/worker.ts) ----
 

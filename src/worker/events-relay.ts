@@ -7,7 +7,7 @@
  * at most once a second while they change. A lane of one shard is not relayed: its object takes the
  * socket itself (and sleeps with it open).
  */
-import { COUNTS_INTERVAL_MS } from "../durable/events/sockets.js";
+import { COUNTS_INTERVAL_MS } from "../shared/defaults.js";
 import type { Counts, LaneInfo } from "../shared/job.js";
 import { sumInfo } from "../routing/lane-wide-routing.js";
 

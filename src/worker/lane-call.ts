@@ -7,12 +7,11 @@
 import type { Context } from "hono";
 import type { Lane } from "../durable/lane.js";
 import { readEnqueueAnswer } from "../durable/enqueue/enqueue-text.js";
-import { GroupCommit } from "../client/group-commit.js";
-import { sendGroup } from "../client/rpc.js";
+import { GroupCommit, sendGroup } from "../client/group-commit.js";
 import type { EnqueueAnswer } from "../shared/answers.js";
 import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
 import { ok, unwrap, type Result } from "../shared/errors.js";
-import { laneExposition } from "../durable/metrics/merge.js";
+import { laneExposition } from "../durable/metrics/exposition.js";
 import type { AppEnv } from "./openapi.js";
 import { ShardRouter } from "../routing/router.js";
 import type { EnqueueRequest } from "../shared/schemas.js";

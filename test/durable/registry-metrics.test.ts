@@ -6,8 +6,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { REGISTRY_NAME } from "../../src/durable/env.js";
-import type { LaneReport } from "../../src/durable/metrics/exposition.js";
-import { laneExposition } from "../../src/durable/metrics/merge.js";
+import { laneExposition, type LaneReport } from "../../src/durable/metrics/exposition.js";
 import { parseExposition, samplesOf } from "../helpers/prometheus.js";
 
 const registry = () => env.REGISTRY.getByName(REGISTRY_NAME);

@@ -5,12 +5,10 @@
  * the lane as `GET /v1/lanes/{lane}` shows it, every durable transition in order (the transition
  * log's, transitions.ts), and the counts at most once a second while they change.
  */
+import { COUNTS_INTERVAL_MS } from "../../shared/defaults.js";
 import type { ErrorBody, Result } from "../../shared/errors.js";
 import type { Counts } from "../../shared/job.js";
 import type { TransitionEvent } from "../../shared/log.js";
-
-/** Counts go out at most this often while they change. */
-export const COUNTS_INTERVAL_MS = 1_000;
 
 export interface LaneEventsSource {
   /** Tells every durable transition to `listener`, in order, until the returned function is called. */

@@ -6,6 +6,9 @@
  * text and writes each lane's oldest due age, which moves with the clock.
  */
 import type { Counts, LaneStats } from "../../shared/job.js";
+import { mergeReports, type Histogram, type LaneReport } from "../../shared/metrics-report.js";
+
+export type { Histogram, LaneReport };
 
 /** The content type of the exposition. */
 export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
@@ -15,32 +18,6 @@ export const EXPOSITION_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8
  * lane's migration 16, which owns them). Rendered in seconds, then `+Inf` (the count).
  */
 export const HISTOGRAM_BOUNDS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000, 300000, 900000, 3600000] as const;
-
-/** One histogram of a lane: its cumulative bucket counts (one per bound), sum and count. */
-export interface Histogram {
-  /** `wait`: due → started; `run`: started → the attempt's outcome. */
-  name: "wait" | "run";
-  /** The attempt's outcome (run); "" for wait. */
-  outcome: string;
-  count: number;
-  sumMs: number;
-  /** Cumulative: observations at or under each of `HISTOGRAM_BOUNDS_MS`. */
-  buckets: number[];
-}
-
-/** What a lane reports to the registry, and renders for its own metrics. */
-export interface LaneReport {
-  counts: Counts;
-  stats: LaneStats;
-  /** The earliest runAt of a queued job, due or not (null: none): the oldest due age follows from it and the clock. */
-  earliestRunAt: number | null;
-  histograms: Histogram[];
-  /**
-   * The lane's shard count as the reporting object holds it (absent: 1). The registry sums a lane's
-   * shards by it (registry.ts); rendering ignores it.
-   */
-  shards?: number;
-}
 
 /** A lane's rendered lines, one fragment per family (each line ends in a newline); the oldest due age apart. */
 export interface LaneFragments {
@@ -123,4 +100,10 @@ export function exposition(lanes: readonly RenderedLane[], nowMs: number): strin
     for (const r of lanes) parts.push(key === "oldest" ? oldestLine(r.lane, r.earliestRunAt, nowMs) : r.fragments[key]);
   }
   return parts.join("");
+}
+
+/** One lane's exposition at `nowMs` from its shards' reports, merged (docs/api.md "Metrics"). */
+export function laneExposition(lane: string, reports: readonly LaneReport[], nowMs: number): string {
+  const report = mergeReports(reports);
+  return exposition([{ lane, fragments: laneFragments(lane, report), earliestRunAt: report.earliestRunAt }], nowMs);
 }

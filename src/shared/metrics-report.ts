@@ -1,12 +1,38 @@
 /**
- * A sharded lane's metrics as one lane's (docs/concepts.md "Sharded lanes"): its shards' reports
- * merged into one report. The one merge of both readers of a sharded lane's metrics: the lane's own
- * route (`GET /v1/lanes/{lane}/metrics`, which fans out to every shard) and the registry (`GET
- * /v1/metrics`, from the shards' latest reports), so that both render the same lane from the same
- * reports. Pure: the RPC client imports it too.
+ * A lane's metrics report (what it sends the registry and renders for its own route,
+ * durable/metrics/exposition.ts), and a sharded lane's as one lane's (docs/concepts.md "Sharded
+ * lanes"): its shards' reports merged into one report. The one merge of both readers of a sharded
+ * lane's metrics: the lane's own route (`GET /v1/lanes/{lane}/metrics`, which fans out to every
+ * shard) and the registry (`GET /v1/metrics`, from the shards' latest reports), so that both render
+ * the same lane from the same reports.
  */
-import type { Counts, LaneStats } from "../../shared/job.js";
-import { exposition, laneFragments, type Histogram, type LaneReport } from "./exposition.js";
+import type { Counts, LaneStats } from "./job.js";
+
+/** One histogram of a lane: its cumulative bucket counts (one per bound), sum and count. */
+export interface Histogram {
+  /** `wait`: due → started; `run`: started → the attempt's outcome. */
+  name: "wait" | "run";
+  /** The attempt's outcome (run); "" for wait. */
+  outcome: string;
+  count: number;
+  sumMs: number;
+  /** Cumulative: observations at or under each bound (durable/metrics/exposition.ts `HISTOGRAM_BOUNDS_MS`). */
+  buckets: number[];
+}
+
+/** What a lane reports to the registry, and renders for its own metrics. */
+export interface LaneReport {
+  counts: Counts;
+  stats: LaneStats;
+  /** The earliest runAt of a queued job, due or not (null: none): the oldest due age follows from it and the clock. */
+  earliestRunAt: number | null;
+  histograms: Histogram[];
+  /**
+   * The lane's shard count as the reporting object holds it (absent: 1). The registry sums a lane's
+   * shards by it (durable/registry.ts); rendering ignores it.
+   */
+  shards?: number;
+}
 
 /** Adds each number of `from` into `into`, key by key (a key `into` lacks starts at 0). */
 function addInto<T extends Counts | LaneStats>(into: T, from: T): void {
@@ -53,10 +79,4 @@ export function mergeReports(reports: readonly LaneReport[]): LaneReport {
   }
   const ordered = [...histograms.values()].sort((a, b) => (a.name !== b.name ? (a.name === "wait" ? -1 : 1) : a.outcome < b.outcome ? -1 : a.outcome > b.outcome ? 1 : 0));
   return { counts, stats, earliestRunAt, histograms: ordered };
-}
-
-/** One lane's exposition at `nowMs` from its shards' reports (docs/api.md "Metrics"). */
-export function laneExposition(lane: string, reports: readonly LaneReport[], nowMs: number): string {
-  const report = mergeReports(reports);
-  return exposition([{ lane, fragments: laneFragments(lane, report), earliestRunAt: report.earliestRunAt }], nowMs);
 }
