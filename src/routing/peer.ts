@@ -12,17 +12,30 @@ import type { Result } from "../shared/errors.js";
 import type { HistoryAnswer } from "../shared/history.js";
 import type { Counts, Job, LaneInfo, PulledJob } from "../shared/job.js";
 
-/** A shard's answer to reserving an id for another shard (`new`/`same`: its nonce, none for itself). */
+/**
+ * What a reservation answers: `new` or `same` (go on to the target, the write carrying `nonce`),
+ * `conflict` (the id is a job here), `busy` (its job is being written here: ask again), or `other`
+ * (reserved for another shard, under `nonce`).
+ */
 export type Reservation = { status: "new" | "same"; nonce: string | null } | { status: "conflict" } | { status: "busy" } | { status: "other"; shard: number; nonce: string };
 
-/** A shard's answer to refusing a reservation: its job is here, it will never be written under that nonce, or it is being written now. */
+/** What a shard answers when asked to refuse a reservation: its job is here (`job`), it is written nowhere and never will be under that nonce (`refused`), or it is being written now (`busy`: ask again). */
 export type Refusal = { status: "job" | "refused" | "busy" };
 
-/** A debounce key's reservation on the key's own shard: for the asker, or held by another shard's queued job. */
+/**
+ * What a key's own shard answers: `new` or `same` (write on the target, carrying `nonce`), or `other`
+ * (its queued job may be on `shard`: that shard hands it over or gives up `nonce`; null: the key's own shard itself).
+ */
 export type KeyReservation = { status: "new" | "same"; nonce: string | null } | { status: "other"; shard: number; nonce: string | null };
 
-/** A hand-over of a debounce key's queued job to the asker's shard: moved (its job, or null once delivered meanwhile), refused, or ask again. */
+/** What a shard answers a hand-over of a key: it kept no queued job of it (nonce given up), a move of its own was finished first or a job of the key is being written here (ask again), or the job moved and is this. */
 export type HandOver = { status: "refused" | "retry" } | { status: "moved"; id: string; job: Job | null };
+
+/** Where an id's job is, as its id's shard knows: there (that index), another shard (its reservation), or nowhere (null). */
+export type Located = { shard: number | null };
+
+/** What a watcher is answered: whether a job was due, and the epoch to name in the next watch. */
+export type Watched = { due: boolean; epoch: number };
 
 /** A peer's answer: a stub's promise, or the answer itself from the object a lane hands for itself. */
 export type Answer<T> = Result<T> | Promise<Result<T>>;
@@ -34,8 +47,7 @@ export interface EnqueuePeer {
   refuseReservation(id: string, nonce: string): Answer<Refusal>;
   reserveKey(key: string, target: number, replacing?: string | null): Answer<KeyReservation>;
   handOverKey(key: string, nonce: string | null, target: number, request: object): Answer<HandOver>;
-  /** Where an id's job is, as its id's own shard knows: that shard, the shard it is reserved for, or nowhere (null). */
-  locate(id: string): Answer<{ shard: number | null }>;
+  locate(id: string): Answer<Located>;
   hasJob(id: string): Answer<boolean>;
   getJob(id: string): Answer<Job>;
 }
@@ -62,7 +74,7 @@ export interface LanePeer extends ShardPeer {
   history(request: object): Promise<Result<HistoryAnswer>>;
   claim(request: object, hold?: string): Promise<Result<{ jobs: PulledJob[] }>>;
   due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>>;
-  awaitWork(epoch: number, waitMs: number, hold: string): Promise<Result<{ due: boolean; epoch: number }>>;
+  awaitWork(epoch: number, waitMs: number, hold: string): Promise<Result<Watched>>;
   stopWatching(hold: string): Promise<Result<{ stopped: number }>>;
   abandonClaim(hold: string): Promise<Result<{ released: number }>>;
 }

@@ -30,6 +30,7 @@ import { keepUpkeep, type Snap } from "../store/upkeep.js";
 import type { ShardState } from "./shard-state.js";
 import * as K from "./key-statements.js";
 import * as R from "./reservation-statements.js";
+import type { HandOver } from "../../routing/peer.js";
 
 /** How long the router has to deliver a move it made before the alarm does (a delivery twice is harmless). */
 export const KEY_MOVE_IN_FLIGHT_MS = 5_000;
@@ -42,8 +43,8 @@ export type KeyMove = {
   row: string; dependents: string; attempts: number;
 };
 
-/** What a shard answers a hand-over of a key: it kept no queued job of it (nonce given up), a move of its own was finished first or a job of the key is being written here (ask again), or the job moved and is this. */
-export type HandOver = { status: "refused" | "retry" } | { status: "moved"; id: string; job: Job | null };
+/** A shard's answer to a hand-over of a key, declared where the router reads it (routing/peer.ts). */
+export type { HandOver };
 
 /** The calls a move makes on the other shards of its lane (lane.ts's RPC methods). */
 export interface KeyPeer {

@@ -10,12 +10,10 @@
 import { fail, ok, type Result } from "../../shared/errors.js";
 import { shardOf } from "../../shared/shards.js";
 import * as K from "./key-statements.js";
+import type { KeyReservation } from "../../routing/peer.js";
 
-/**
- * What a key's own shard answers: `new` or `same` (write on the target, carrying `nonce`), or `other`
- * (its queued job may be on `shard`: that shard hands it over or gives up `nonce`; null: H itself).
- */
-export type KeyReservation = { status: "new" | "same"; nonce: string | null } | { status: "other"; shard: number; nonce: string | null };
+/** A key's own shard's answer to the router, declared where the router reads it (routing/peer.ts). */
+export type { KeyReservation };
 
 /** Details of a write of a key refused for its reservation: the key's job is on another shard (`keyReservedFor`: perhaps on its way there from this shard, which the caller then asks to deliver it), or the nonce carried was given up. */
 export type KeyRefusal = { shards: number; key: true; keyReservedFor?: number };

@@ -8,18 +8,10 @@ import { fail, ok, type Result } from "../../shared/errors.js";
 import { shardOf } from "../../shared/shards.js";
 import { KeyState } from "./key-state.js";
 import * as R from "./reservation-statements.js";
+import type { Located, Refusal, Reservation } from "../../routing/peer.js";
 
-/**
- * What a reservation answers: `new` or `same` (go on to the target, the write carrying `nonce`),
- * `conflict` (the id is a job here), or `other` (reserved for another shard, under `nonce`).
- */
-export type Reservation = { status: "new" | "same"; nonce: string | null } | { status: "conflict" } | { status: "busy" } | { status: "other"; shard: number; nonce: string };
-
-/** What a shard answers when asked to refuse a reservation: its job is here (`job`), it is written nowhere and never will be under that nonce (`refused`), or it is being written now (`busy`: ask again). */
-export type Refusal = { status: "job" | "refused" | "busy" };
-
-/** Where an id's job is, as its id's shard knows: here (this index), another shard (its reservation), or nowhere (null). */
-export type Located = { shard: number | null };
+/** A shard's answers to the router about ids, declared where the router reads them (routing/peer.ts). */
+export type { Located, Refusal, Reservation };
 
 export class ShardState {
   private readonly sql: SqlStorage;

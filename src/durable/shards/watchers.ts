@@ -9,9 +9,10 @@
  * the router again and again.
  */
 import { MAX_CLAIM_WAITERS } from "../../shared/defaults.js";
+import type { Watched } from "../../routing/peer.js";
 
-/** What a watcher is answered: whether a job was due, and the epoch to name in the next watch. */
-export type Watched = { due: boolean; epoch: number };
+/** What a watcher is answered, declared where the router reads it (routing/peer.ts). */
+export type { Watched };
 
 interface Watcher {
   hold: string | null;
