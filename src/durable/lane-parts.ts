@@ -5,12 +5,10 @@
  * its alarm, the wake check, registration, lost attempts) is lane-lifecycle.ts, and what it answers
  * is lane.ts with the bodies of rpc/.
  */
-import { fail, ok, type Result } from "../shared/errors.js";
-import { ABORT_GRACE_MS, FAIL_LANE_BATCH, RECOVERY_BATCH } from "../shared/defaults.js";
-import type { FailLaneAnswer } from "../shared/answers.js";
+import { ABORT_GRACE_MS } from "../shared/defaults.js";
 import type { Clock, Entropy } from "../shared/clock.js";
 import { describeError } from "../shared/describe-error.js";
-import type { ClaimedJob, Job, LaneInfo, PulledJob } from "../shared/job.js";
+import type { ClaimedJob, Job, PulledJob } from "../shared/job.js";
 import { log, type LostCause, type LostEvent, type TransitionEvent } from "../shared/log.js";
 import { Cancels } from "./attempts/cancel.js";
 import { Claims } from "./attempts/claim.js";
@@ -27,8 +25,7 @@ import { Outbox } from "./deps/outbox.js";
 import { Expiry } from "./flow/expiry.js";
 import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events/sockets.js";
-import { laneExposition, type LaneReport } from "./metrics/exposition.js";
-import { startHistograms } from "./metrics/histograms.js";
+import type { LaneReport } from "./metrics/exposition.js";
 import { readLaneReport } from "./metrics/lane-report.js";
 import { MetricsReporter } from "./metrics/reporter.js";
 import { TransitionLog } from "./events/transitions.js";
@@ -38,9 +35,8 @@ import { RetentionStore } from "./operator/retention.js";
 import { ScheduleStore } from "./schedules/schedules.js";
 import type { SelfShard } from "./schedules/shard-fires.js";
 import { CheckpointStore } from "./steps/checkpoints.js";
-import { withoutToken } from "./store/job-row.js";
 import { JobStore } from "./store/job-store.js";
-import { migrate, type SchemaState, SCHEMA_VERSION } from "./store/migrations.js";
+import { migrate, type SchemaState } from "./store/migrations.js";
 import { ShardState } from "./shards/shard-state.js";
 import { Watchers } from "./shards/watchers.js";
 import { parseShardObjectName, shardObjectName } from "../shared/shards.js";
