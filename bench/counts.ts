@@ -1,6 +1,6 @@
 /**
- * The operator's lane in the bench, inside the bench worker: what keeping the counts costs per job (the
- * triggers as shipped, against a counts row kept by the store and against no counts at all), `info()`
+ * The operator's lane in the bench, inside the bench worker: what the upkeep costs per job (kept by the
+ * store, by the per-row triggers of version 21, not at all, and each kind of it apart), `info()`
  * at the growth workload's backlogs, and one retention pass over many expired jobs (how long each
  * alarm holds the lane). COUNTS_LANE is the real lane with a timed alarm and these probes.
  */
@@ -10,24 +10,28 @@ import { DEFAULT_COMPLETED_RETENTION_MS } from "../src/shared/defaults.js";
 import { unwrap } from "../src/shared/errors.js";
 import { PULL_KIND, type PlainLane } from "./lanes.js";
 import { percentile, type BenchEnv } from "./workloads.js";
+import { keepUpkeep, leaveOutUpkeep, SNAP_COLUMNS, UPKEEP_KINDS, type Snap, type UpkeepKind } from "../src/durable/store/upkeep.js";
+import { legacyUpkeepTriggers } from "./upkeep-triggers.js";
 
 type CountsEnv = BenchEnv & { COUNTS_LANE: DurableObjectNamespace<CountsLane> };
-type Strategy = "triggers" | "store" | "none";
+/**
+ * The whole upkeep by the store, by the triggers of version 21, none at all, the store's less one
+ * kind each, and the store's with the outbox's two triggers (the only ones left on jobs) dropped too.
+ */
+const STRATEGIES = ["store", "triggers", "none", ...UPKEEP_KINDS.map((k) => `without-${k}` as const), "without-outbox-triggers"] as const;
+type Strategy = (typeof STRATEGIES)[number];
 
 const BATCH = 1000;
 /** Claims per statement in the drain-shaped loop: the drain workload's concurrency. */
 const CLAIM = 16;
 const us = (ms: number, jobs: number) => Math.round(((ms * 1000) / jobs) * 100) / 100;
 
-/** What a store that kept the counts itself would run after each statement: one row, the statement's deltas. */
-const KEEP_SQL = `UPDATE lane_counts SET queued = queued + ?1, running = running + ?2, completed = completed + ?3,
-  total_enqueued = total_enqueued + ?4, total_claimed = total_claimed + ?5, total_completed = total_completed + ?6 WHERE id = 1`;
-
-/** Settled jobs, settled `?2` onwards one ms apart, in one statement. ?1 how many, ?2 settled at, ?3 id prefix. */
+/** Settled jobs, settled `?2` onwards one ms apart, in one statement, answering what the upkeep reads. ?1 how many, ?2 settled at, ?3 id prefix. */
 const FILL_SETTLED_SQL = `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < ?1)
   INSERT INTO jobs (id, kind, payload, priority, run_at, state, outcome, attempts, generation, max_attempts,
     backoff_base_ms, backoff_max_ms, timeout_ms, created_at, updated_at, settled_at, result)
-  SELECT ?3 || i, '${PULL_KIND}', '{"i":' || i || '}', 0, ?2, 'settled', 'completed', 1, 1, 3, 1000, 300000, 60000, ?2, ?2, ?2 + i, '{"ok":true}' FROM n`;
+  SELECT ?3 || i, '${PULL_KIND}', '{"i":' || i || '}', 0, ?2, 'settled', 'completed', 1, 1, 3, 1000, 300000, 60000, ?2, ?2, ?2 + i, '{"ok":true}' FROM n
+  RETURNING ${SNAP_COLUMNS}`;
 
 export class CountsLane extends defineLane({ log: false }) {
   private alarmMs: number[] = [];
@@ -49,59 +53,62 @@ export class CountsLane extends defineLane({ log: false }) {
   /** `n` completed jobs settled long enough ago to be past the default retention, then the wake re-armed. */
   async benchFillSettled(n: number): Promise<number> {
     const settledAt = Date.now() - DEFAULT_COMPLETED_RETENTION_MS - n - 60_000;
-    this.ctx.storage.transactionSync(() => this.ctx.storage.sql.exec(FILL_SETTLED_SQL, n, settledAt, "expired-"));
+    const sql = this.ctx.storage.sql;
+    this.ctx.storage.transactionSync(() => keepUpkeep(sql, sql.exec<Snap>(FILL_SETTLED_SQL, n, settledAt, "expired-").toArray().map((row) => ({ old: null, new: row })), settledAt));
     this.wake.afterChange(false);
     return n;
   }
 
   /**
    * µs per job of batch enqueue (store.insertJobs, 1000 a statement) and of a drain-shaped loop
-   * (claimDue of 16, then completeBatch of them), with the counts kept three ways, in alternating
-   * rounds: by the triggers of migration 6; by the store (the triggers dropped, one UPDATE of the
-   * counts row after each statement); not at all. This lane is a probe: its counts end up wrong.
+   * (claimDue of 16, then completeBatch of them), in alternating rounds, with the upkeep kept: by
+   * the store (as the lane does); by the per-row triggers of version 21 instead; not at all; and by
+   * the store less one kind of upkeep each (what that kind costs: the whole less it). This lane is a
+   * probe: its counts end up wrong.
    */
   async benchCountsCost(n: number, rounds: number): Promise<Record<Strategy, { enqueueUs: number; drainUs: number }>> {
     const sql = this.ctx.storage.sql;
     this.store.settings.configure({ concurrency: 1000 });
-    const triggers = sql.exec<{ name: string; sql: string }>(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'jobs'`).toArray();
-    const totals: Record<Strategy, { enqueueMs: number; drainMs: number; jobs: number }> = {
-      triggers: { enqueueMs: 0, drainMs: 0, jobs: 0 }, store: { enqueueMs: 0, drainMs: 0, jobs: 0 }, none: { enqueueMs: 0, drainMs: 0, jobs: 0 },
-    };
+    const legacy = legacyUpkeepTriggers();
+    const names = legacy.map((t) => /^CREATE TRIGGER (\w+)/.exec(t.trim())![1]!);
+    const outbox = sql.exec<{ name: string; sql: string }>(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'jobs_outbox_%'`).toArray();
+    const totals = Object.fromEntries(STRATEGIES.map((s) => [s, { enqueueMs: 0, drainMs: 0, jobs: 0 }])) as Record<Strategy, { enqueueMs: number; drainMs: number; jobs: number }>;
     const now = Date.now();
     const spec = (id: string): JobSpec => ({
       id, kind: PULL_KIND, payload: "{}", queue: null, priority: 0, runAt: now, maxAttempts: 3,
       backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 60_000, maxRecoveries: 3, recoveryWindowMs: 3_600_000, ttlMs: null, expiresAt: null, debounce: null, debounceKey: null, debounceDeadline: null, dependsOn: null, dependencyFailure: null, traceparent: null,
     });
     for (let round = 0; round < rounds; round++) {
-      for (const strategy of ["triggers", "store", "none"] as const) {
-        for (const t of triggers) sql.exec(`DROP TRIGGER IF EXISTS ${t.name}`);
-        if (strategy === "triggers") for (const t of triggers) sql.exec(t.sql);
-        const keep = (...deltas: number[]) => strategy === "store" && sql.exec(KEEP_SQL, ...deltas);
+      for (const strategy of STRATEGIES) {
+        for (const name of names) sql.exec(`DROP TRIGGER IF EXISTS ${name}`);
+        if (strategy === "triggers") for (const t of legacy) sql.exec(t);
+        for (const t of outbox) sql.exec(`DROP TRIGGER IF EXISTS ${t.name}`);
+        if (strategy !== "without-outbox-triggers") for (const t of outbox) sql.exec(t.sql);
+        const kept = strategy === "store" || strategy === "without-outbox-triggers";
+        leaveOutUpkeep(sql, kept ? [] : strategy === "triggers" || strategy === "none" ? UPKEEP_KINDS : [strategy.slice("without-".length) as UpkeepKind]);
         const t0 = Date.now();
         for (let from = 0; from < n; from += BATCH) {
           const inserted = this.store.insertJobs(Array.from({ length: BATCH }, (_, i) => spec(`${strategy}-${round}-${from + i}`)), now);
-          keep(BATCH, 0, 0, BATCH, 0, 0);
           if (!inserted.ok) throw new Error(inserted.error.message);
         }
         const t1 = Date.now();
         for (;;) {
           const claimed = this.claims.take({ kinds: null, excludeKinds: [], excludeIds: [], heldSlots: 0, max: CLAIM, leaseMs: 60_000, maxBytes: Infinity, holder: "lane" });
           if (claimed.length === 0) break;
-          keep(-claimed.length, claimed.length, 0, 0, claimed.length, 0);
-          const settled = this.fenced.completeBatch(claimed.map((job) => ({ id: job.id, token: job.lease.token, resultJson: "null", checkpoints: false })));
-          keep(0, -settled.size, settled.size, 0, 0, settled.size);
+          this.fenced.completeBatch(claimed.map((job) => ({ id: job.id, token: job.lease.token, resultJson: "null", checkpoints: false })));
         }
         const t2 = Date.now();
         totals[strategy].enqueueMs += t1 - t0;
         totals[strategy].drainMs += t2 - t1;
         totals[strategy].jobs += n;
         sql.exec(`DELETE FROM jobs`);
+        // The claim reads the kept running count: whatever a strategy left of it, the next starts from the rows.
+        sql.exec(`UPDATE lane_counts SET running = 0, queued = 0`);
       }
     }
-    for (const t of triggers) sql.exec(`DROP TRIGGER IF EXISTS ${t.name}`);
-    for (const t of triggers) sql.exec(t.sql);
-    const per = (s: Strategy) => ({ enqueueUs: us(totals[s].enqueueMs, totals[s].jobs), drainUs: us(totals[s].drainMs, totals[s].jobs) });
-    return { triggers: per("triggers"), store: per("store"), none: per("none") };
+    for (const name of names) sql.exec(`DROP TRIGGER IF EXISTS ${name}`);
+    leaveOutUpkeep(sql, []);
+    return Object.fromEntries(STRATEGIES.map((s) => [s, { enqueueUs: us(totals[s].enqueueMs, totals[s].jobs), drainUs: us(totals[s].drainMs, totals[s].jobs) }])) as Record<Strategy, { enqueueUs: number; drainUs: number }>;
   }
 }
 
@@ -110,17 +117,19 @@ const str = (params: Record<string, unknown>, key: string) => String(params[key]
 const int = (params: Record<string, unknown>, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 
 export const countsWorkloads: Record<string, (env: BenchEnv, params: Record<string, unknown>) => Promise<object>> = {
-  /** The per-job cost of keeping counts on batch enqueue and on the drain, three ways. */
+  /** The per-job cost of the upkeep on batch enqueue and on the drain: whole, by the old triggers, and per kind. */
   async countsCost(env, params) {
     const lane = (env as CountsEnv).COUNTS_LANE.getByName(`counts-cost-${str(params, "run")}`);
     const n = int(params, "n", 20_000);
     const rounds = int(params, "rounds", 3);
     const cost = await lane.benchCountsCost(n, rounds);
-    const extra = (s: "triggers" | "store") => ({
-      enqueueUs: Math.round((cost[s].enqueueUs - cost.none.enqueueUs) * 100) / 100,
-      drainUs: Math.round((cost[s].drainUs - cost.none.drainUs) * 100) / 100,
-    });
-    return { n, rounds, perJobUs: cost, keepingCostUs: { triggers: extra("triggers"), store: extra("store") } };
+    const round2 = (x: number) => Math.round(x * 100) / 100;
+    const above = (s: Strategy, base: Strategy) => ({ enqueueUs: round2(cost[s].enqueueUs - cost[base].enqueueUs), drainUs: round2(cost[s].drainUs - cost[base].drainUs) });
+    // What each kind costs: the whole upkeep less the upkeep without it.
+    const perKindUs = Object.fromEntries(UPKEEP_KINDS.map((k) => [k, above("store", `without-${k}`)]));
+    // The outbox's triggers (kept: see migrations/v10-18.ts), whose WHEN every job's update runs.
+    const outboxTriggersUs = above("store", "without-outbox-triggers");
+    return { n, rounds, perJobUs: cost, upkeepUs: { store: above("store", "none"), triggers: above("triggers", "none") }, perKindUs, outboxTriggersUs };
   },
 
   /**

@@ -253,10 +253,14 @@ function countsRows(r: Results, row: (workload: string, figure: string, value: s
   const c = r.countsCost;
   const mem = (w: any) => (w?.process ? `${fmt(w.process.peakRssMb, 0)} / ${fmt(w.process.cpuCores, 2)}` : "");
   for (const [i, s] of (["triggers", "store", "none"] as const).entries()) {
-    const keeping = s === "none" ? "no counts at all (the floor)" : `keeping counts: +${fmt(c?.keepingCostUs?.[s]?.enqueueUs, 2)} / +${fmt(c?.keepingCostUs?.[s]?.drainUs, 2)} µs`;
-    row(i === 0 ? "11 counts" : "", `batch enqueue / drain, counts kept by ${s}`, `${fmt(c?.perJobUs?.[s]?.enqueueUs, 2)} / ${fmt(c?.perJobUs?.[s]?.drainUs, 2)}`, "µs/job",
+    const keeping = s === "none" ? "no upkeep at all (the floor)" : `the upkeep: +${fmt(c?.upkeepUs?.[s]?.enqueueUs, 2)} / +${fmt(c?.upkeepUs?.[s]?.drainUs, 2)} µs`;
+    row(i === 0 ? "11 counts" : "", `batch enqueue / drain, upkeep kept by ${s}`, `${fmt(c?.perJobUs?.[s]?.enqueueUs, 2)} / ${fmt(c?.perJobUs?.[s]?.drainUs, 2)}`, "µs/job",
       i === 0 ? mem(c) : "", keeping);
   }
+  for (const [kind, cost] of Object.entries<any>(c?.perKindUs ?? {})) {
+    row("", `upkeep of ${kind} (the store's, less it)`, `${fmt(cost?.enqueueUs, 2)} / ${fmt(cost?.drainUs, 2)}`, "µs/job", "", "batch enqueue / drain");
+  }
+  row("", "the outbox's two triggers (the store's, less them)", `${fmt(c?.outboxTriggersUs?.enqueueUs, 2)} / ${fmt(c?.outboxTriggersUs?.drainUs, 2)}`, "µs/job", "", "batch enqueue / drain");
   for (const [i, level] of (r.info?.levels ?? []).entries()) row(i === 0 ? "11 info()" : "", `at ${fmt(level.queued)} queued`, fmt(level.usPerCall), "µs/call", i === 0 ? mem(r.info) : "");
   const p = r.retention;
   row("11 retention", `${fmt(p?.n)} expired jobs`, `${fmt(p?.alarmMs?.max)} max / ${fmt(p?.alarmMs?.p50)} p50`, "ms/alarm", mem(p),
