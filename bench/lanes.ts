@@ -7,7 +7,7 @@
  */
 import { defineLane, type TransitionEvent } from "../src/durable/lane.js";
 import type { JobSpec } from "../src/durable/store/job-row.js";
-import { readEnqueueAnswer } from "../src/durable/enqueue/enqueue-text.js";
+import { readEnqueueAnswer } from "../src/shared/enqueue-text.js";
 import { CLAIM_CANDIDATES_SQL, CLAIM_KINDS_CANDIDATES_SQL } from "../src/durable/attempts/claim-statements.js";
 import { serializeJson } from "../src/shared/json.js";
 import { BatchEnqueueRequest, EnqueueRequest, simpleEnqueueRequest } from "../src/shared/schemas.js";
@@ -274,11 +274,11 @@ export class PlainLane extends defineLane({ log: false }) {
       batchValidatePerJob: us(() => BatchEnqueueRequest.safeParse(batch), 1, n),
       batchInsertPerJob: us(() => this.store.insertJobs(batchSpecs, now), 1, n),
       // Group commit's path, both ends in this object: the caller's text, the lane's group call, the
-      // caller's job built from its answer (enqueue-text.ts); against `batchEnqueuePerJob`.
+      // caller's job built from its answer (shared/enqueue-text.ts); against `batchEnqueuePerJob`.
       clientRequestText: us((i) => JSON.stringify({ kind: PULL_KIND, payload: { i } })),
       enqueueTextInObject: us((i) => this.enqueueText(JSON.stringify({ kind: PULL_KIND, payload: { i } }))),
       enqueueGroupPerJob: us(() => (groupAnswers = this.enqueueGroup(groupTexts) as typeof groupAnswers), 1, n),
-      clientReadAnswer: us((i) => readEnqueueAnswer(groupTexts[i]!, groupAnswers.ok ? groupAnswers.value[i]! : "", "profile")),
+      clientReadAnswer: us((i) => readEnqueueAnswer(groupAnswers.ok ? groupAnswers.value[i]! : "", "profile", groupTexts[i]!)),
       batchEnqueuePerJob: await (async () => {
         const t0 = Date.now();
         await this.enqueueBatch(batch);

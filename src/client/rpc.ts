@@ -6,8 +6,8 @@
  * await queue.lane("tenant-7").enqueue({ kind: "email.send", payload: { to: "a@b.c" } });
  * ```
  */
-import { readEnqueueAnswer } from "../durable/enqueue/enqueue-text.js";
 import type { Lane } from "../durable/lane.js";
+import { readEnqueueAnswer } from "../shared/enqueue-text.js";
 import { QueueError, unwrap, type Result } from "../shared/errors.js";
 import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
 import { Name, toIssues } from "../shared/schemas.js";
@@ -66,7 +66,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         name,
         enqueue: async (request, options = {}) => {
           // As JSON text both ways (Lane.enqueueText): a string crosses RPC cheaper than an object, and
-          // a new job comes back as its id and creation time, the job built here from the request (enqueue-text.ts).
+          // a new job comes back as its id and creation time, the job built here from the request (shared/enqueue-text.ts).
           // A request JSON cannot carry (a BigInt) goes as it is, for the lane to say what is wrong.
           // The trace context goes beside the request's fields, where the lane looks for it (durable/input.ts).
           const sent = options.traceparent === undefined ? request : { ...request, traceparent: options.traceparent };
@@ -80,7 +80,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
               }
               if (typeof text !== "string") return target.enqueue(routed);
               const answer = grouped ? await groups(namespace).call(objectName, text, text.length, (texts) => sendGroup(target, texts)) : await target.enqueueText(text);
-              return readEnqueueAnswer(text, answer, name);
+              return readEnqueueAnswer(answer, name, text);
             }),
           );
         },

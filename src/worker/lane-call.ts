@@ -6,10 +6,10 @@
  */
 import type { Context } from "hono";
 import type { Lane } from "../durable/lane.js";
-import { readEnqueueAnswer } from "../durable/enqueue/enqueue-text.js";
 import { GroupCommit, sendGroup } from "../client/group-commit.js";
 import type { EnqueueAnswer } from "../shared/answers.js";
 import { MAX_BATCH_JOBS, MAX_BODY_BYTES } from "../shared/defaults.js";
+import { readEnqueueAnswer } from "../shared/enqueue-text.js";
 import { ok, unwrap, type Result } from "../shared/errors.js";
 import { laneExposition } from "../durable/metrics/exposition.js";
 import type { AppEnv } from "./openapi.js";
@@ -86,7 +86,9 @@ export async function enqueueOne(c: Context<AppEnv>, request: EnqueueRequest & {
       if (c.env.GROUP_COMMIT === "off") return stub.enqueue(routed);
       const text = JSON.stringify(routed);
       const answer = await enqueues.call(objectName, text, text.length, (texts) => sendGroup(stub, texts), (p) => c.executionCtx.waitUntil(p));
-      return readEnqueueAnswer(text, answer, name);
+      // The route read the request with the lane's schema and its trace context as the lane stores it:
+      // a new job is built from that, not from its text read and checked again.
+      return readEnqueueAnswer(answer, name, request);
     }),
   );
 }

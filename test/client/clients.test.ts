@@ -6,6 +6,7 @@ import { createLaneClient } from "../../src/client/rpc.js";
 import { flow } from "../../src/client/flow.js";
 import { QueueError } from "../../src/shared/errors.js";
 import { PULL_KIND, setup, T0, TOKEN } from "../helpers/http.js";
+import { requestFields, traceparents } from "../helpers/enqueue-requests.js";
 import { inject, row } from "../helpers/lane.js";
 
 /** The HTTP client, talking to the worker's own fetch. */
@@ -79,36 +80,15 @@ describe("the RPC client", () => {
     expect(stored).toMatchObject({ created_at: started.createdAt, claimed_at: started.createdAt, lease_holder: "lane" });
   });
 
-  // The client builds a new job from its request and the lane's id and creation time (enqueue-text.ts): it
+  // The client builds a new job from its request and the lane's id and creation time (shared/enqueue-text.ts): it
   // must be the job the lane's object answer gives, for any request the lane accepts. Each request
   // goes to two fresh lanes at the same time: through the client into one, as an object into the other.
   it("answers a new job, built from the request, as the lane's own enqueue answers it", async () => {
-    const names = fc.stringMatching(/^[a-z][a-z0-9.-]{0,10}$/);
-    const duration = fc.integer({ min: 1, max: 86_400_000 });
-    const request = fc.record(
-      {
-        id: names,
-        kind: fc.constantFrom(PULL_KIND, "demo.echo"), // demo.echo runs in the lane: started in its enqueue's turn
-        payload: fc.jsonValue({ maxDepth: 3 }),
-        queue: fc.option(names),
-        priority: fc.integer({ min: -100, max: 100 }),
-        runAt: fc.integer({ min: 0, max: T0 + 10_000 }),
-        delayMs: fc.nat(10_000),
-        maxAttempts: fc.integer({ min: 1, max: 20 }),
-        backoff: duration.map((baseMs) => ({ baseMs, maxMs: baseMs * 2 })),
-        timeoutMs: duration,
-        recovery: fc.record({ maxRecoveries: fc.nat(5), windowMs: duration }),
-      },
-      { requiredKeys: ["kind"] },
-    ).filter((r) => r.runAt === undefined || r.delayMs === undefined);
-    // A trace context, or none: version 00, or a later version with more after its first 55 characters (only those are kept).
-    const hex = (n: number) => fc.stringMatching(new RegExp(`^[0-9a-f]{${n}}$`)).filter((h) => /[1-9a-f]/.test(h));
-    const traceparent = fc.option(
-      fc.tuple(fc.constantFrom("00", "01", "cc"), hex(32), hex(16), fc.constantFrom("00", "01", "ff"), fc.constantFrom("", "-more")).map(
-        ([version, traceId, parentId, flags, more]) => `${version}-${traceId}-${parentId}-${flags}${version === "00" ? "" : more}`,
-      ),
-      { nil: undefined },
-    );
+    // demo.echo runs in the lane: started in its enqueue's turn.
+    const request = fc
+      .record({ kind: fc.constantFrom(PULL_KIND, "demo.echo"), ...requestFields }, { requiredKeys: ["kind"] })
+      .filter((r) => r.runAt === undefined || r.delayMs === undefined);
+    const traceparent = fc.option(traceparents, { nil: undefined });
     await fc.assert(
       // As plain JSON objects: the object side crosses RPC by structured clone, which refuses fast-check's null-prototype records.
       fc.asyncProperty(request.map((r) => JSON.parse(JSON.stringify(r)) as typeof r), traceparent, async (job, trace) => {

@@ -22,7 +22,7 @@ import { startsAtOnce } from "../flow/may-start.js";
 import type { Dependencies, Known } from "../deps/dependencies.js";
 import type { Wake } from "../wake/wake.js";
 import type { EnqueueDone } from "./enqueue-text.js";
-import { toSpec } from "./spec.js";
+import { toSpec } from "../../shared/job-spec.js";
 import type { ShardState } from "../shards/shard-state.js";
 import { idOnShard } from "../../shared/shards.js";
 

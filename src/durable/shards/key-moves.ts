@@ -22,7 +22,7 @@ import { OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_MAX_MS } from "../../shared/defa
 import { shardObjectName, shardOf } from "../../shared/shards.js";
 import type { Debouncer } from "../flow/debounce.js";
 import { DEBOUNCE_TARGET_SQL } from "../flow/debounce.js";
-import { toSpec } from "../enqueue/spec.js";
+import { toSpec } from "../../shared/job-spec.js";
 import type { TracedEnqueueRequest } from "../input.js";
 import { firstJobRow, toJob, type JobRow } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";

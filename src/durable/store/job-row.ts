@@ -4,37 +4,10 @@
  */
 import { canonicalJson } from "../../shared/json.js";
 import type { AttemptError, ClaimedJob, Job, JobRef, JobState, Json, Lease, LeaseView, Outcome, RowState } from "../../shared/job.js";
+import type { JobSpec } from "../../shared/job-spec.js";
 
-/** A validated, defaulted enqueue request, ready to insert. Every field is part of the job's identity but `runAt`. */
-export interface JobSpec {
-  id: string;
-  kind: string;
-  /** The payload as JSON text. */
-  payload: string;
-  queue: string | null;
-  priority: number;
-  runAt: number;
-  maxAttempts: number;
-  backoffBaseMs: number;
-  backoffMaxMs: number;
-  timeoutMs: number;
-  maxRecoveries: number;
-  recoveryWindowMs: number;
-  /** Not started by `expiresAt` (= runAt + ttlMs): settled cancelled, "expired". */
-  ttlMs: number | null;
-  expiresAt: number | null;
-  /** The request's debounce, as JSON text (part of the identity), and its key and deadline apart. */
-  debounce: string | null;
-  debounceKey: string | null;
-  /** The latest runAt a debounced push may set: the first enqueue + maxDelayMs (null: no cap). */
-  debounceDeadline: number | null;
-  /** The jobs it waits for, each lane named (its own lane too), as JSON text (part of the identity); null: none. */
-  dependsOn: string | null;
-  /** What a dependency that does not complete does to it (null: it has none). */
-  dependencyFailure: "fail" | "ignore" | null;
-  /** The W3C trace context of the enqueue (validated; not part of the identity), or null. */
-  traceparent: string | null;
-}
+// A spec is the request's, shared with the callers that read their own enqueue's answer; the store's files name it from here.
+export type { JobSpec };
 
 /** How a job's last attempt went back to `queued` (null: it has not, or a claim came since). */
 export type AttemptEnd = "retry" | "release" | "recovery";
@@ -199,15 +172,7 @@ export function toJob(row: JobRow, lane: string): Job {
 }
 
 /**
- * The job a new enqueue wrote at `at`, as the enqueue answers it: the row it wrote, built from its spec,
- * never read back. `payload`: the payload's value, when the caller has it already (else parsed).
- */
-export function enqueuedJob(spec: JobSpec, at: number, lane: string, payload?: Json): Job {
-  return jobOf(newRow(spec, at), lane, null, payload);
-}
-
-/**
- * What an enqueue of one job did: wrote it at `at` (its job is `enqueuedJob`, unless `job` says what
+ * What an enqueue of one job did: wrote it at `at` (its job is `enqueuedJob` of shared/job-spec.ts, unless `job` says what
  * became of it: a job with dependencies may be blocked, or failed at once), found its id's job the
  * same, or replaced the queued job of its debounce key.
  */
@@ -264,9 +229,9 @@ export function newSubject(spec: JobSpec): TransitionSubject {
 }
 
 /**
- * The row a spec becomes when it is inserted at `now`, as the insert statement writes it. Enqueue
- * answers through `toJob(newRow(spec, now), lane)` instead of reading the row back (the enqueue
- * target needs the saved read), and one mapper serves both.
+ * The row a spec becomes when it is inserted at `now`, as the insert statement writes it. Its job,
+ * `toJob(newRow(spec, now), lane)`, is `enqueuedJob(spec, now, lane)` (shared/job-spec.ts), which
+ * enqueue answers with instead of reading the row back (a test holds the two equal).
  */
 export function newRow(spec: JobSpec, now: number): JobRow {
   return {

@@ -1,4 +1,8 @@
-/** An enqueue request with every default applied: the job's spec, whose fields (but `runAt`) are its identity. */
+/**
+ * An enqueue request with every default applied: the job's spec, whose fields (but `runAt`) are its
+ * identity; and the job a new spec is once written. Shared: the lane builds its answer from them, and
+ * a caller that reads a new job's id and creation time builds the same job from its own request.
+ */
 import {
   DEFAULT_BACKOFF_BASE_MS,
   DEFAULT_BACKOFF_MAX_MS,
@@ -6,12 +10,43 @@ import {
   DEFAULT_MAX_RECOVERIES,
   DEFAULT_RECOVERY_WINDOW_MS,
   DEFAULT_TIMEOUT_MS,
-} from "../../shared/defaults.js";
-import { fail, ok, type Result } from "../../shared/errors.js";
-import { serializeJson } from "../../shared/json.js";
-import type { EnqueueRequest } from "../../shared/schemas.js";
-import type { TracedEnqueueRequest } from "../input.js";
-import type { JobSpec } from "../store/job-row.js";
+} from "./defaults.js";
+import type { TracedEnqueueRequest } from "./enqueue-input.js";
+import { fail, ok, type Result } from "./errors.js";
+import type { Job, JobRef, Json } from "./job.js";
+import { serializeJson } from "./json.js";
+import type { EnqueueRequest } from "./schemas.js";
+
+/** A validated, defaulted enqueue request, ready to insert. Every field is part of the job's identity but `runAt`. */
+export interface JobSpec {
+  id: string;
+  kind: string;
+  /** The payload as JSON text. */
+  payload: string;
+  queue: string | null;
+  priority: number;
+  runAt: number;
+  maxAttempts: number;
+  backoffBaseMs: number;
+  backoffMaxMs: number;
+  timeoutMs: number;
+  maxRecoveries: number;
+  recoveryWindowMs: number;
+  /** Not started by `expiresAt` (= runAt + ttlMs): settled cancelled, "expired". */
+  ttlMs: number | null;
+  expiresAt: number | null;
+  /** The request's debounce, as JSON text (part of the identity), and its key and deadline apart. */
+  debounce: string | null;
+  debounceKey: string | null;
+  /** The latest runAt a debounced push may set: the first enqueue + maxDelayMs (null: no cap). */
+  debounceDeadline: number | null;
+  /** The jobs it waits for, each lane named (its own lane too), as JSON text (part of the identity); null: none. */
+  dependsOn: string | null;
+  /** What a dependency that does not complete does to it (null: it has none). */
+  dependencyFailure: "fail" | "ignore" | null;
+  /** The W3C trace context of the enqueue (validated; not part of the identity), or null. */
+  traceparent: string | null;
+}
 
 /**
  * The spec of a validated request; a payload too large (or not JSON) is refused. Without `runAt` or
@@ -69,4 +104,39 @@ function dependencies(request: EnqueueRequest, id: string, lane: string): Result
     refs.push(ref);
   }
   return ok(JSON.stringify(refs));
+}
+
+/**
+ * The job a new enqueue wrote at `at`, as the enqueue answers it: built from its spec, never read
+ * back, field for field (and key for key) the stored row's job (the store's `toJob`). `payload`: the
+ * payload's value, when the caller has it already (else parsed from the spec's text).
+ */
+export function enqueuedJob(spec: JobSpec, at: number, lane: string, payload: Json = JSON.parse(spec.payload) as Json): Job {
+  return {
+    id: spec.id,
+    lane,
+    kind: spec.kind,
+    payload,
+    queue: spec.queue,
+    priority: spec.priority,
+    runAt: spec.runAt,
+    state: "queued",
+    outcome: null,
+    attempts: 0,
+    generation: 0,
+    maxAttempts: spec.maxAttempts,
+    timeoutMs: spec.timeoutMs,
+    result: null,
+    error: null,
+    errors: [],
+    progress: null,
+    cancelRequested: false,
+    lease: null,
+    expiresAt: spec.expiresAt,
+    dependsOn: spec.dependsOn === null ? [] : (JSON.parse(spec.dependsOn) as JobRef[]),
+    traceparent: spec.traceparent,
+    createdAt: at,
+    updatedAt: at,
+    settledAt: null,
+  };
 }
