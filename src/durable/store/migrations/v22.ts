@@ -18,7 +18,7 @@ export const MIGRATIONS_V22: readonly Migration[] = [
     statements: [
       ...UPKEEP_TRIGGERS.map((name) => `DROP TRIGGER IF EXISTS ${name}`),
       // Everything rows can tell is counted again, once, in place; the lifetime totals (which no row
-      // can tell) and the history's minute stay as they are. The outbox's triggers stay: see v10-18.ts.
+      // can tell) and the history's minute stay as they are. The outbox's triggers stay (why: upkeep.ts).
       `UPDATE lane_counts SET
         queued = (SELECT COUNT(*) FROM jobs WHERE state = 'queued'),
         running = (SELECT COUNT(*) FROM jobs WHERE state = 'running'),
