@@ -208,7 +208,7 @@ export function keepUpkeep(sql: SqlStorage, changes: Iterable<Change>, now: numb
   }
   if (!touched) return;
   if (d.some((x) => x !== 0) && !out?.has("counts")) {
-    const counting = sql.exec(COUNTS_SQL, ...d).raw().next().value![0] as number | null;
+    const [[counting]] = [...sql.exec(COUNTS_SQL, ...d).raw()] as [[number | null]];
     const minute = now === null ? null : Math.floor(now / MINUTE_MS);
     if (minute !== null && counting !== null && counting !== minute && !out?.has("history")) roll(sql, sql.exec<After>(ROLL_READ_SQL).one(), d, minute);
   }
