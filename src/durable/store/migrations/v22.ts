@@ -1,5 +1,5 @@
 /** The lane's schema migration 22 (migrations.ts applies it; never edit one that has shipped). */
-import type { Migration } from "../migrations.js";
+import type { Migration } from "./migration.js";
 
 /** The per-row triggers that kept the upkeep until version 22 (the store keeps it since: store/upkeep.ts). */
 const UPKEEP_TRIGGERS = [
