@@ -247,6 +247,45 @@ CREATE INDEX schedules_next_run ON schedules (next_run_at) WHERE next_run_at IS 
 CREATE TABLE schema_migrations (
 version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL);
 
+CREATE TABLE upkeep_deltas (
+  queued INTEGER, running INTEGER, completing INTEGER, completed INTEGER, failed INTEGER, cancelled INTEGER, interrupted INTEGER, blocked INTEGER, total_enqueued INTEGER, total_claimed INTEGER, total_completed INTEGER, total_failed INTEGER, total_cancelled INTEGER, total_interrupted INTEGER, total_retried INTEGER, total_recovered INTEGER, total_snoozed INTEGER,
+  minute INTEGER,
+  kind TEXT, kind_queued INTEGER, kind_running INTEGER,
+  queue TEXT, queue_queued INTEGER, queue_active INTEGER,
+  histogram TEXT, outcome TEXT, bucket INTEGER, count INTEGER, sum_ms INTEGER
+);
+
+CREATE TRIGGER upkeep_deltas_apply BEFORE INSERT ON upkeep_deltas BEGIN
+  INSERT INTO history (slot, minute, enqueued, started, completed, failed, depth)
+    SELECT history_minute % 1440, history_minute, total_enqueued - history_base_enqueued, total_claimed - history_base_started,
+      total_completed - history_base_completed, total_failed - history_base_failed, queued - blocked
+    FROM lane_counts WHERE id = 1 AND history_minute IS NOT NULL AND NEW.minute IS NOT NULL AND history_minute <> NEW.minute
+    ON CONFLICT (slot) DO UPDATE SET
+      enqueued = excluded.enqueued + IIF(minute = excluded.minute, enqueued, 0),
+      started = excluded.started + IIF(minute = excluded.minute, started, 0),
+      completed = excluded.completed + IIF(minute = excluded.minute, completed, 0),
+      failed = excluded.failed + IIF(minute = excluded.minute, failed, 0),
+      depth = excluded.depth, minute = excluded.minute;
+  UPDATE lane_counts SET history_minute = NEW.minute, history_base_enqueued = total_enqueued, history_base_started = total_claimed,
+    history_base_completed = total_completed, history_base_failed = total_failed
+    WHERE id = 1 AND history_minute IS NOT NULL AND NEW.minute IS NOT NULL AND history_minute <> NEW.minute;
+  UPDATE lane_counts SET queued = queued + NEW.queued, running = running + NEW.running, completing = completing + NEW.completing, completed = completed + NEW.completed, failed = failed + NEW.failed, cancelled = cancelled + NEW.cancelled, interrupted = interrupted + NEW.interrupted, blocked = blocked + NEW.blocked, total_enqueued = total_enqueued + NEW.total_enqueued, total_claimed = total_claimed + NEW.total_claimed, total_completed = total_completed + NEW.total_completed, total_failed = total_failed + NEW.total_failed, total_cancelled = total_cancelled + NEW.total_cancelled, total_interrupted = total_interrupted + NEW.total_interrupted, total_retried = total_retried + NEW.total_retried, total_recovered = total_recovered + NEW.total_recovered, total_snoozed = total_snoozed + NEW.total_snoozed WHERE id = 1 AND NEW.queued IS NOT NULL;
+  INSERT INTO kind_counts (kind, queued, running) SELECT NEW.kind, NEW.kind_queued, NEW.kind_running
+    WHERE NEW.kind IS NOT NULL AND NEW.kind_queued >= 0 AND NEW.kind_running >= 0
+    ON CONFLICT (kind) DO UPDATE SET queued = queued + excluded.queued, running = running + excluded.running;
+  UPDATE kind_counts SET queued = queued + NEW.kind_queued, running = running + NEW.kind_running
+    WHERE kind = NEW.kind AND (NEW.kind_queued < 0 OR NEW.kind_running < 0);
+  INSERT INTO queues (name, queued, active) SELECT NEW.queue, NEW.queue_queued, NEW.queue_active
+    WHERE NEW.queue IS NOT NULL AND NEW.queue_queued >= 0 AND NEW.queue_active >= 0
+    ON CONFLICT (name) DO UPDATE SET queued = queued + excluded.queued, active = active + excluded.active;
+  UPDATE queues SET queued = queued + NEW.queue_queued, active = active + NEW.queue_active
+    WHERE name = NEW.queue AND (NEW.queue_queued < 0 OR NEW.queue_active < 0);
+  INSERT INTO job_histograms (name, outcome, bucket, count, sum_ms) SELECT NEW.histogram, NEW.outcome, NEW.bucket, NEW.count, NEW.sum_ms
+    WHERE NEW.histogram IS NOT NULL
+    ON CONFLICT (name, outcome, bucket) DO UPDATE SET count = count + excluded.count, sum_ms = sum_ms + excluded.sum_ms;
+  SELECT RAISE(IGNORE);
+END;
+
 -- The registry (src/durable/registry.ts), schema version 1
 
 CREATE TABLE lane_metrics (

@@ -81,8 +81,10 @@ it("drops the upkeep's triggers and counts a live lane again in place, keeping i
   expect(await sql(stub, KEPT_QUEUES)).toEqual(await sql(stub, FULL_QUEUES));
   expect(await sql(stub, TOTALS)).toEqual(totals);
   expect(await sql(stub, `SELECT concurrency, configured FROM queues WHERE name = 'set'`)).toEqual([{ concurrency: 4, configured: 1 }]);
-  // Only the outbox's promise is still kept by triggers.
-  expect(await sql(stub, `SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name`)).toEqual([{ name: "jobs_outbox_deleted" }, { name: "jobs_outbox_settled" }]);
+  // Only the outbox's promise is still kept by triggers on jobs; the one other applies a statement's upkeep handed to its sink.
+  expect(await sql(stub, `SELECT name, tbl_name FROM sqlite_master WHERE type = 'trigger' ORDER BY name`)).toEqual([
+    { name: "jobs_outbox_deleted", tbl_name: "jobs" }, { name: "jobs_outbox_settled", tbl_name: "jobs" }, { name: "upkeep_deltas_apply", tbl_name: "upkeep_deltas" },
+  ]);
 });
 
 it("keeps the counts of an upgraded lane by the store from then on", async () => {
