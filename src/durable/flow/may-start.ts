@@ -72,7 +72,7 @@ const ahead = (j: string) => `h.queue = ${j}.queue AND h.state = 'queued' AND (h
  * (concurrency 1), else one of the first `concurrency - active` (and no more than the tokens) in
  * queue order. Every queued job counts as ahead, due or not: a queue keeps its order. A completing
  * job holds its slot until its outcome is delivered, so a serial queue's outcomes are delivered in
- * order. Every queue with queued jobs has its row (the triggers of its counts make it). Ahead of a
+ * order. Every queue with queued jobs has its row (the upkeep of its counts makes it). Ahead of a
  * queue's later job are at least as many as of an earlier one: if a job may not start, no later job
  * of its queue may either (`queueCandidate` relies on it).
  */

@@ -1,10 +1,10 @@
 /**
  * What a lane's metrics are read from: its kept counts and stats (store/counts.ts), the earliest
- * queued runAt (on `jobs_run_at`) and the rows of `job_histograms` (migration 16, kept by the triggers
- * of histograms.ts: a row per histogram, outcome and bucket). A few dozen rows at any number of jobs.
+ * queued runAt (on `jobs_run_at`) and the rows of `job_histograms` (migration 16, kept by the store's
+ * upkeep, store/upkeep.ts: a row per histogram, outcome and bucket). A few dozen rows at any number of jobs.
  */
 import type { LaneCounts } from "../store/counts.js";
-import { EARLIEST_QUEUED_RUN_AT_SQL } from "../store/counts.js";
+import { EARLIEST_QUEUED_RUN_AT_SQL } from "../store/counts-statements.js";
 import { HISTOGRAM_BOUNDS_MS, type Histogram, type LaneReport } from "./exposition.js";
 import { HISTOGRAMS_SQL } from "./report-statements.js";
 

@@ -11,28 +11,10 @@
  */
 import type { Clock } from "../../shared/clock.js";
 import type { JobState } from "../../shared/job.js";
-import { SUBJECT_COLUMNS, type SubjectRow } from "../store/job-row.js";
+import type { SubjectRow } from "../store/job-row.js";
 import type { StoreOptions } from "../store/job-store.js";
 import { keepUpkeep, subjectSnap } from "../store/upkeep.js";
-
-/**
- * Running jobs, in enqueue order: the few of them, from `jobs_lease`, sorted. Named, since the
- * planner would otherwise walk every job in seq order to find them. ?1 limit.
- */
-export const RUNNING_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs INDEXED BY jobs_lease WHERE state = 'running' ORDER BY seq LIMIT +?1`;
-
-/** Queued jobs in enqueue order, on `jobs_queued`. ?1 limit. */
-export const QUEUED_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT +?1`;
-
-/** Settles the given queued or running jobs `failed`. ?1 JSON array of seqs, ?2 state (completing or settled), ?3 error, ?4 settled at, ?5 now. */
-const FAIL_JOBS_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed', error = ?3, lease_token = NULL, settled_at = ?4, updated_at = ?5
-  WHERE seq IN (SELECT value FROM json_each(?1)) AND state IN ('queued', 'running')
-  RETURNING ${SUBJECT_COLUMNS}, blocked`;
-
-/** Settles the given cancel-requested running jobs `cancelled`. ?1 JSON array of seqs, ?2 state, ?3 settled at, ?4 now. */
-const CANCEL_JOBS_SQL = `UPDATE jobs SET state = ?2, outcome = 'cancelled', settled_at = ?3, updated_at = ?4
-  WHERE seq IN (SELECT value FROM json_each(?1)) AND state = 'running' AND cancel_requested = 1
-  RETURNING ${SUBJECT_COLUMNS}, blocked`;
+import { RUNNING_TO_FAIL_SQL, QUEUED_TO_FAIL_SQL, FAIL_JOBS_SQL, CANCEL_JOBS_SQL } from "./operator-statements.js";
 
 type Candidate = { seq: number; id: string; cancel_requested: number };
 

@@ -4,6 +4,7 @@
  */
 import { DEFAULT_QUEUE_CONCURRENCY } from "../../shared/defaults.js";
 import type { Outcome } from "../../shared/job.js";
+import { SUBJECT_COLUMNS } from "../store/job-row.js";
 
 // ---- queues ----
 
@@ -67,3 +68,22 @@ const oldest = (outcome: Outcome) =>
 
 /** When the oldest settled job of each outcome settled (null: none), in one statement. */
 export const OLDEST_SETTLED_SQL = `SELECT ${oldest("completed")}, ${oldest("failed")}, ${oldest("cancelled")}, ${oldest("interrupted")}`;
+
+/**
+ * Running jobs, in enqueue order: the few of them, from `jobs_lease`, sorted. Named, since the
+ * planner would otherwise walk every job in seq order to find them. ?1 limit.
+ */
+export const RUNNING_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs INDEXED BY jobs_lease WHERE state = 'running' ORDER BY seq LIMIT +?1`;
+
+/** Queued jobs in enqueue order, on `jobs_queued`. ?1 limit. */
+export const QUEUED_TO_FAIL_SQL = `SELECT seq, id, cancel_requested FROM jobs WHERE state = 'queued' ORDER BY seq LIMIT +?1`;
+
+/** Settles the given queued or running jobs `failed`. ?1 JSON array of seqs, ?2 state (completing or settled), ?3 error, ?4 settled at, ?5 now. */
+export const FAIL_JOBS_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed', error = ?3, lease_token = NULL, settled_at = ?4, updated_at = ?5
+  WHERE seq IN (SELECT value FROM json_each(?1)) AND state IN ('queued', 'running')
+  RETURNING ${SUBJECT_COLUMNS}, blocked`;
+
+/** Settles the given cancel-requested running jobs `cancelled`. ?1 JSON array of seqs, ?2 state, ?3 settled at, ?4 now. */
+export const CANCEL_JOBS_SQL = `UPDATE jobs SET state = ?2, outcome = 'cancelled', settled_at = ?3, updated_at = ?4
+  WHERE seq IN (SELECT value FROM json_each(?1)) AND state = 'running' AND cancel_requested = 1
+  RETURNING ${SUBJECT_COLUMNS}, blocked`;

@@ -51,7 +51,7 @@ export class QueueStore {
     return this.limited;
   }
 
-  /** Drops the rows of queues with no job and no setting (the triggers make them again as needed). */
+  /** Drops the rows of queues with no job and no setting (the upkeep makes them again as needed). */
   prune(): void {
     this.sql.exec(O.PRUNE_SQL);
   }

@@ -21,7 +21,7 @@ import { backoffCeilingMs } from "../../shared/backoff.js";
 import { OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_MAX_MS } from "../../shared/defaults.js";
 import { shardObjectName, shardOf } from "../../shared/shards.js";
 import type { Debouncer } from "../flow/debounce.js";
-import { DEBOUNCE_TARGET_SQL } from "../flow/debounce.js";
+import { DEBOUNCE_TARGET_SQL } from "../flow/debounce-statements.js";
 import { toSpec } from "../../shared/job-spec.js";
 import type { TracedEnqueueRequest } from "../input.js";
 import { firstJobRow, toJob, type JobRow } from "../store/job-row.js";

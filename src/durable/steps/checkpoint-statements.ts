@@ -4,7 +4,7 @@
  * `now` is always a parameter.
  */
 import { FENCE, fenceClause } from "../attempts/fence.js";
-import { DELETE_COMPLETED_CHECKPOINTS_SQL, DELETE_OWNED_CHECKPOINTS_SQL } from "../store/deletion.js";
+import { DELETE_COMPLETED_CHECKPOINTS_SQL, DELETE_OWNED_CHECKPOINTS_SQL } from "../store/deletion-statements.js";
 import { JOB_COLUMNS } from "../store/job-row.js";
 
 const UPSERT = `ON CONFLICT (job_seq, name) DO UPDATE SET value = excluded.value, generation = excluded.generation, updated_at = excluded.updated_at`;

@@ -1,34 +1,11 @@
 /**
- * The lane's counts and lifetime stats: one row of `lane_counts`, kept by the triggers of migration 6
- * in the same statement as every job row they follow (insert, change of state or outcome, delete),
- * so reading them costs one row at any number of jobs. The one stat no row can tell, an in-process
- * attempt that lost its lease, is counted here by the lane.
+ * The lane's counts and lifetime stats: one row of `lane_counts`, kept by the store's upkeep
+ * (upkeep.ts) in the same statement as every change to job rows it follows (insert, change of
+ * state or outcome, delete), so reading them costs one row at any number of jobs. The one stat no
+ * row can tell, an in-process attempt that lost its lease, is counted here by the lane.
  */
 import type { Counts, KindCounts, LaneStats } from "../../shared/job.js";
-
-/** The counts of jobs now: by state (a blocked job's row is queued: the kept `queued` counts it too), settled jobs by outcome. */
-const COUNTS_SQL = `SELECT blocked, queued - blocked AS queued, running, completing, completed, failed, cancelled, interrupted FROM lane_counts WHERE id = 1`;
-
-/** The lifetime stats. */
-const STATS_SQL = `SELECT total_enqueued AS enqueued, total_claimed AS claimed, total_completed AS completed, total_failed AS failed,
-  total_cancelled AS cancelled, total_interrupted AS interrupted, total_retried AS retried, total_recovered AS recovered, total_lost AS lost,
-  total_expired AS expired, total_snoozed AS snoozed, total_debounced AS debounced
-  FROM lane_counts WHERE id = 1`;
-
-/** How many jobs run: the kept count, not a count of rows. */
-const RUNNING_SQL = `SELECT running AS n FROM lane_counts WHERE id = 1`;
-
-/** Queued and running jobs per kind, kinds with any. */
-const KINDS_SQL = `SELECT kind, queued, running FROM kind_counts WHERE queued > 0 OR running > 0 ORDER BY kind`;
-
-/** Kinds with no queued or running job left: their rows go (the triggers make them again as needed). */
-const PRUNE_KINDS_SQL = `DELETE FROM kind_counts WHERE queued = 0 AND running = 0`;
-
-/** One in-process attempt lost its lease. */
-const COUNT_LOST_SQL = `UPDATE lane_counts SET total_lost = total_lost + 1 WHERE id = 1`;
-
-/** The earliest runAt of a queued job, on `jobs_run_at` (the lane compares it with now). */
-export const EARLIEST_QUEUED_RUN_AT_SQL = `SELECT run_at FROM jobs WHERE state = 'queued' ORDER BY run_at LIMIT 1`;
+import { COUNTS_SQL, STATS_SQL, RUNNING_SQL, KINDS_SQL, PRUNE_KINDS_SQL, COUNT_LOST_SQL, EARLIEST_QUEUED_RUN_AT_SQL } from "./counts-statements.js";
 
 export class LaneCounts {
   private readonly sql: SqlStorage;
@@ -50,7 +27,7 @@ export class LaneCounts {
     return this.sql.exec<{ n: number }>(RUNNING_SQL).one().n;
   }
 
-  /** Queued and running jobs per kind, kept by the triggers of migration 11 (never counted). */
+  /** Queued and running jobs per kind, kept by the store's upkeep (never counted). */
   kinds(): Record<string, KindCounts> {
     const kinds: Record<string, KindCounts> = {};
     for (const { kind, queued, running } of this.sql.exec<{ kind: string; queued: number; running: number }>(KINDS_SQL)) kinds[kind] = { queued, running };

@@ -5,6 +5,7 @@
 import type { BucketState } from "../flow/bucket.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_CONCURRENCY, DEFAULT_FAILED_RETENTION_MS } from "../../shared/defaults.js";
 import type { Fairness, RateLimit, Retention } from "../../shared/job.js";
+import { CONFIGURE_SQL, DRAW_SQL, LANE_NAME_SQL, METRICS_REPORTED_SQL, RATE_LIMIT_SQL, READ_SQL, REGISTERED_SQL, RETENTION_SQL, STORE_NAME_SQL, UNQUEUED_STARTED_SQL } from "./settings-statements.js";
 
 export interface LaneSettings {
   name: string | null;
@@ -45,14 +46,6 @@ function withDefaults(choice: RetentionChoice): Retention {
   };
 }
 
-const READ_SQL = `SELECT name, concurrency, paused, registered, metrics_reported, retention, rate_limit, rate_period_ms, bucket_units, bucket_at, fairness FROM lane WHERE id = 1`;
-
-/** The lane's bucket after a draw. ?1 units, ?2 at. */
-const DRAW_SQL = `UPDATE lane SET bucket_units = ?1, bucket_at = ?2 WHERE id = 1`;
-
-/** A job outside any queue started (round-robin counts those as one queue). ?1 now. */
-const UNQUEUED_STARTED_SQL = `UPDATE lane SET unqueued_started_at = ?1 WHERE id = 1`;
-
 export interface LanePatchInput {
   concurrency?: number | undefined;
   paused?: boolean | undefined;
@@ -74,12 +67,12 @@ export class LaneSettingsStore {
 
   /** The object's name as stored by an earlier instance (null: never stored), for an object addressed without one. */
   static storedName(storage: DurableObjectStorage): string | null {
-    return storage.sql.exec<{ name: string | null }>(`SELECT name FROM lane WHERE id = 1`).toArray()[0]?.name ?? null;
+    return storage.sql.exec<{ name: string | null }>(LANE_NAME_SQL).toArray()[0]?.name ?? null;
   }
 
   /** Stores the object's name (the lane's; shard i's `L#i`) unless stored already: a write once per object. */
   static storeName(storage: DurableObjectStorage, name: string): void {
-    storage.sql.exec(`UPDATE lane SET name = ?1 WHERE id = 1 AND name IS NOT ?1`, name);
+    storage.sql.exec(STORE_NAME_SQL, name);
   }
 
   /** The lane row, read once: this object is its only writer, and every write goes through here. */
@@ -107,13 +100,13 @@ export class LaneSettingsStore {
 
   /** Remembers the lane's name and that the registry knows it. */
   markRegistered(): void {
-    this.sql.exec(`UPDATE lane SET name = ?1, registered = 1 WHERE id = 1`, this.lane);
+    this.sql.exec(REGISTERED_SQL, this.lane);
     this.cached = null;
   }
 
   /** Whether the registry may hold a metrics report of this lane: set before the first, cleared once withdrawn. */
   markMetricsReported(on: boolean): void {
-    this.sql.exec(`UPDATE lane SET metrics_reported = ?1 WHERE id = 1`, on ? 1 : 0);
+    this.sql.exec(METRICS_REPORTED_SQL, on ? 1 : 0);
     if (this.cached) this.cached.metricsReported = on;
   }
 
@@ -132,15 +125,14 @@ export class LaneSettingsStore {
     let retention: string | null = null;
     if (patch.retention !== undefined) {
       // Merged here, not with json_patch(): a merge patch reads null as "remove", and null means "keep them".
-      const stored = this.sql.exec<{ retention: string | null }>(`SELECT retention FROM lane WHERE id = 1`).one().retention;
+      const stored = this.sql.exec<{ retention: string | null }>(RETENTION_SQL).one().retention;
       const choice: RetentionChoice = stored === null ? {} : (JSON.parse(stored) as RetentionChoice);
       if (patch.retention.completedMs !== undefined) choice.completedMs = patch.retention.completedMs;
       if (patch.retention.failedMs !== undefined) choice.failedMs = patch.retention.failedMs;
       retention = JSON.stringify(choice);
     }
     this.sql.exec(
-      `UPDATE lane SET concurrency = COALESCE(?1, concurrency), paused = COALESCE(?2, paused), retention = COALESCE(?3, retention),
-        fairness = COALESCE(?4, fairness) WHERE id = 1`,
+      CONFIGURE_SQL,
       patch.concurrency ?? null,
       patch.paused === undefined ? null : patch.paused ? 1 : 0,
       retention,
@@ -152,7 +144,7 @@ export class LaneSettingsStore {
       // A new limit starts from a full bucket (what was drawn under another does not carry over); the
       // same limit set again keeps its bucket, so a repeated PATCH grants no burst.
       const rate = patch.rateLimit;
-      this.sql.exec(`UPDATE lane SET rate_limit = ?1, rate_period_ms = ?2, bucket_units = NULL, bucket_at = NULL WHERE id = 1`, rate?.limit ?? null, rate?.periodMs ?? null);
+      this.sql.exec(RATE_LIMIT_SQL, rate?.limit ?? null, rate?.periodMs ?? null);
     }
     this.cached = null;
   }

@@ -11,6 +11,7 @@
 import { describeError } from "../../shared/describe-error.js";
 import { log } from "../../shared/log.js";
 import type { RegistryPeer } from "../env.js";
+import { SET_WATCHED_SQL, WATCHED_SQL } from "./wake-statements.js";
 
 /** What `checkWake` answers the cron's check. */
 export interface WakeCheck {
@@ -71,12 +72,12 @@ export class AlarmWatch {
   }
 
   private isWatched(): boolean {
-    this.watched ??= this.sql.exec<{ watched: number }>(`SELECT watched FROM lane WHERE id = 1`).one().watched === 1;
+    this.watched ??= this.sql.exec<{ watched: number }>(WATCHED_SQL).one().watched === 1;
     return this.watched;
   }
 
   private write(watched: boolean): void {
-    this.sql.exec(`UPDATE lane SET watched = ?1 WHERE id = 1`, watched ? 1 : 0);
+    this.sql.exec(SET_WATCHED_SQL, watched ? 1 : 0);
     this.watched = watched;
   }
 }
