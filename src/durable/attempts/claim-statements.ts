@@ -70,16 +70,16 @@ export const CLAIM_ROUND_ROBIN_SQL = `SELECT seq, priority, bytes, queue FROM (
 
 /**
  * Claims the given queued jobs, each with its own token; the lease records the code's version.
+ * Answers each row and, after its columns, when its wait began (`wait_from`: a SET's right-hand side
+ * reads the row it overwrites, so the claim answers the wait the upkeep observes with no read first).
  * ?1 JSON [[seq, token], …], ?2 lease until, ?3 holder, ?4 now, ?5 version.
  */
 export const CLAIM_SQL = `UPDATE jobs SET state = 'running', attempts = attempts + 1, generation = generation + 1,
-    lease_token = c.c_token, lease_until = ?2, lease_holder = ?3, claimed_at = ?4, updated_at = ?4, attempt_end = NULL, lease_version = ?5
+    lease_token = c.c_token, lease_until = ?2, lease_holder = ?3, claimed_at = ?4, updated_at = ?4, attempt_end = NULL, lease_version = ?5,
+    wait_from = MAX(run_at, updated_at)
   FROM (SELECT value->>0 AS c_seq, value->>1 AS c_token FROM json_each(?1)) AS c
   WHERE jobs.seq = c.c_seq AND jobs.state = 'queued'
-  RETURNING ${JOB_COLUMNS}`;
-
-/** When each job about to be claimed was last queued, for its wait (store/upkeep.ts). ?1 JSON [[seq, token], …]. */
-export const QUEUED_AT_SQL = `SELECT seq, updated_at FROM jobs WHERE seq IN (SELECT value->>0 FROM json_each(?1))`;
+  RETURNING ${JOB_COLUMNS}, wait_from`;
 
 /** The claim's statements, with bindings for a plan, for the query-plan test. */
 export const CLAIM_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [

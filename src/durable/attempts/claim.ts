@@ -11,14 +11,14 @@ import type { CheckpointStore } from "../steps/checkpoints.js";
 import { checkpointBytes } from "../steps/checkpoints.js";
 import { dependencyBytes, type Dependencies } from "../deps/dependencies.js";
 import { draw } from "../flow/bucket.js";
-import { jobRows, toClaimedJob, type JobRow } from "../store/job-row.js";
+import { jobRowsAnd, toClaimedJob, type JobRow } from "../store/job-row.js";
 import type { TransitionSink } from "../store/job-store.js";
 import { withinBytes, type Candidate } from "../store/page.js";
 import type { LaneSettingsStore } from "../store/settings.js";
 import { laneRoom } from "../flow/may-start.js";
 import { queuesStarted } from "../flow/starts.js";
 import * as Q from "./claim-statements.js";
-import { keepUpkeep, observing } from "../store/upkeep.js";
+import { keepUpkeep } from "../store/upkeep.js";
 
 /** What a claim asks for (`Claims.take`): a page of due jobs to lease. */
 export interface ClaimFilter {
@@ -130,13 +130,13 @@ export class Claims {
     const leases = page.map(({ seq }) => [seq, this.entropy.token()] as const);
     const order = new Map(page.map(({ seq }, i) => [seq, i]));
     const list = JSON.stringify(leases);
-    // A wait runs from when its job was last queued, which the claim overwrites: read first, when observed.
-    const queuedAt = observing(this.sql) ? new Map(this.sql.exec(Q.QUEUED_AT_SQL, list).raw() as Iterable<[number, number]>) : null;
-    const rows = jobRows(this.sql.exec(Q.CLAIM_SQL, list, now + filter.leaseMs, filter.holder, now, this.host.version))
-      .sort((a, b) => order.get(a.seq)! - order.get(b.seq)!);
-    // Only a queued row is claimed (its WHERE), and only one that is due, so never a blocked one.
-    keepUpkeep(this.sql, rows.map((row) => ({
-      old: { ...row, state: "queued", outcome: null, blocked: 0, claimed_at: null, lease_token: null, updated_at: queuedAt?.get(row.seq) ?? row.updated_at },
+    const answered = jobRowsAnd<number>(this.sql.exec(Q.CLAIM_SQL, list, now + filter.leaseMs, filter.holder, now, this.host.version))
+      .sort(([a], [b]) => order.get(a.seq)! - order.get(b.seq)!);
+    const rows = answered.map(([row]) => row);
+    // Only a queued row is claimed (its WHERE), and only one that is due, so never a blocked one. Its
+    // wait ran from when it was last queued, which the claim overwrote: the claim answered it (`wait_from`).
+    keepUpkeep(this.sql, answered.map(([row, waitFrom]) => ({
+      old: { ...row, state: "queued", outcome: null, blocked: 0, claimed_at: null, lease_token: null, updated_at: waitFrom },
       new: row,
     })), now);
     queuesStarted(this.sql, this.host.settings, () => this.host.queuesMatter(), rows, now);

@@ -85,6 +85,13 @@ export function jobRows(cursor: Cursor): JobRow[] {
   return rows;
 }
 
+/** The rows of a statement that answers `JOB_COLUMNS` and one column after them, each with that column's value. */
+export function jobRowsAnd<T extends SqlStorageValue>(cursor: Cursor): [JobRow, T][] {
+  const rows: [JobRow, T][] = [];
+  for (const values of cursor.raw()) rows.push([namedRow(values), values[values.length - 1] as T]);
+  return rows;
+}
+
 /** The first row of such a statement, if any. */
 export function firstJobRow(cursor: Cursor): JobRow | undefined {
   return jobRows(cursor)[0];

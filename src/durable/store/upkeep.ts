@@ -145,8 +145,8 @@ export function recordHistograms(sql: SqlStorage, on: boolean): void {
   histogramsOn.set(sql, on);
 }
 
-/** Whether waits and runs are observed: a claim reads its jobs' wait start before it writes only then. */
-export function observing(sql: SqlStorage): boolean {
+/** Whether waits and runs are observed. */
+function observing(sql: SqlStorage): boolean {
   return histogramsOn.get(sql) === true && !leftOut.get(sql)?.has("histograms");
 }
 

@@ -112,6 +112,7 @@ describe("migrations", () => {
         blocked_run_at: null,
         has_dependents: 0,
         traceparent: null,
+        wait_from: null,
       })),
     );
     expect(value(await stub.info())).toMatchObject({

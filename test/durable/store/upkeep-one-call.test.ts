@@ -2,14 +2,15 @@
  * A statement's upkeep in one call: when it touched one kind, one queue and one histogram bucket at
  * most (every single job's transition), the store hands its deltas to SQLite in one insert into the
  * sink, whose trigger writes them; a statement that touched more writes them one by one. Both leave
- * the same tables: the counts, kinds, queues, histograms and the history's ring and minute.
+ * the same tables: the counts, kinds, queues, histograms and the history's ring and minute. A claim
+ * answers its jobs' waits itself: observing them costs it no read.
  */
 import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { MINUTE_MS } from "../../../src/shared/history.js";
 import { keepUpkeep, queuedSnap, recordHistograms, type Change, type Snap } from "../../../src/durable/store/upkeep.js";
 import type { JobSpec } from "../../../src/durable/store/job-row.js";
-import { T0, setup } from "../../helpers/lane.js";
+import { T0, claimOne, enqueue, setup, type LaneStub } from "../../helpers/lane.js";
 
 const spec = (kind: string, queue: string | null): JobSpec => ({
   id: "x", kind, payload: "{}", queue, priority: 0, runAt: T0, maxAttempts: 3, backoffBaseMs: 1000, backoffMaxMs: 300_000, timeoutMs: 60_000,
@@ -108,4 +109,34 @@ it("leaves the same counts, kinds, queues, histograms and history as the upkeep 
   const apart = await run(true);
   expect(apart.calls.some((n) => n > 1)).toBe(true);
   expect(one.tables).toEqual(apart.tables);
+});
+
+/** The statements of one claim, with the histograms observed or not, up to the claim's write of its jobs (the wake's reads follow in their own time). */
+async function claimStatements(stub: LaneStub, observed: boolean): Promise<string[]> {
+  const seen: string[] = [];
+  let restore = () => {};
+  await runInDurableObject(stub, (_lane, state) => {
+    const sql = state.storage.sql;
+    recordHistograms(sql, observed);
+    const exec = sql.exec;
+    sql.exec = ((query: string, ...bindings: unknown[]) => (seen.push(query), exec.call(sql, query, ...bindings))) as typeof sql.exec;
+    restore = () => void (sql.exec = exec);
+  });
+  try {
+    await claimOne(stub);
+  } finally {
+    restore();
+  }
+  const claim = seen.findIndex((q) => q.startsWith("UPDATE jobs SET state = 'running'"));
+  expect(claim).toBeGreaterThan(0);
+  return seen.slice(0, claim + 1);
+}
+
+it("claims with no read of its jobs before it writes them when it observes their waits", async () => {
+  const { stub } = await setup();
+  for (const id of ["a", "b", "c"]) await enqueue(stub, { id });
+  // The lane's first claim reads what later ones remember: compared after it.
+  await claimOne(stub);
+  const unobserved = await claimStatements(stub, false);
+  expect(await claimStatements(stub, true)).toEqual(unobserved);
 });

@@ -104,6 +104,9 @@ export const MIGRATIONS_V22: readonly Migration[] = [
         FROM jobs WHERE queue IS NOT NULL AND state <> 'settled' GROUP BY queue
         ON CONFLICT (name) DO UPDATE SET queued = excluded.queued, active = excluded.active`,
       ...SINK,
+      // When a claimed job's wait began (its run_at or its last requeue, whichever is later), written
+      // by the claim from the row it overwrites, so that its RETURNING answers the wait: no read first.
+      `ALTER TABLE jobs ADD COLUMN wait_from INTEGER`,
     ],
   },
 ];
