@@ -6,7 +6,10 @@
  * row's old and new values, which the statement knows from its WHERE or reads: RETURNING, a row read
  * before) and they are written at once, in the statement's own transaction: one write per touched
  * upkeep row (a batch of 1,000 inserts of one kind and queue writes the counts row, one kind row and
- * one queue row once), where per-row triggers wrote each of them once per job.
+ * one queue row once), where per-row triggers wrote each of them once per job. A statement that
+ * touched one kind, one queue and one histogram bucket at most (every single job's transition) hands
+ * its deltas to SQLite in one call, the sink's trigger writing them (`SINK_SQL`): a JS-to-SQL call
+ * costs more than the writes.
  *
  * The arithmetic is the one the triggers of migrations 6 to 16 did row by row (migration 22 dropped
  * them and recounted what rows can tell), so that the counts equal a full count after any sequence.
