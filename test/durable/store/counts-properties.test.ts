@@ -5,7 +5,7 @@
  * the kept counts equal a GROUP BY over the rows (by state, kind and queue), every lifetime stat moved
  * by exactly the transitions the rows show (and never down), the histograms and the minute history
  * add up to the stats, and the wake, retention term included, is what the rows ask for.
- * Deterministic: fixed seeds (SWITCHYARD_COUNTS_SEED adds one); a failure prints its seed with the shrunk path.
+ * Deterministic: fixed seeds; a failure prints its seed with the shrunk path.
  */
 import { runInDurableObject } from "cloudflare:test";
 import fc from "fast-check";
@@ -16,7 +16,7 @@ import { OUTCOMES, type Counts, type LaneInfo, type Retention } from "../../../s
 import { evict, fireAlarm, setup, value, type LaneFixture } from "../../helpers/lane.js";
 import { countsOf, expectedWake } from "../../helpers/lane-model.js";
 
-const SEEDS = [20_261_111, 20_261_207, ...(process.env.SWITCHYARD_COUNTS_SEED ? [Number(process.env.SWITCHYARD_COUNTS_SEED)] : [])];
+const SEEDS = [20_261_111, 20_261_207, 4_242, 31_337];
 const NUM_RUNS = 15;
 const MAX_STEPS = 40;
 const IDS = ["a", "b", "c", "d", "e", "f", "g"];
@@ -120,7 +120,10 @@ function statDeltas(before: JobRow[], after: JobRow[]): LaneInfo["stats"] {
   for (const job of after) {
     const old = was.get(job.seq);
     if (!old) {
+      // A new row may have settled in its own enqueue (a dependency already failed or cancelled).
       delta.enqueued++;
+      delta.claimed += job.generation;
+      if (job.outcome !== null) delta[job.outcome]++;
       continue;
     }
     delta.claimed += job.generation - old.generation;
