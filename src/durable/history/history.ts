@@ -24,23 +24,8 @@
  */
 import { HISTORY_MINUTES, MINUTE_MS, type HistoryBucket } from "../../shared/history.js";
 import type { Clock } from "../../shared/clock.js";
+import { ON_SQL, COUNTING_MINUTE_SQL, CLEAR_SQL, OFF_SQL, COUNTING_SQL, ROWS_SQL, BEFORE_SQL } from "./history-statements.js";
 
-/** The minute being counted: NULL while the lane records no history. */
-const COUNTING_MINUTE_SQL = `SELECT history_minute AS minute FROM lane_counts WHERE id = 1`;
-const CLEAR_SQL = `DELETE FROM history`;
-const OFF_SQL = `UPDATE lane_counts SET history_minute = NULL WHERE id = 1`;
-/** Recording starts: counting from now, and the depth now as the minute before's, for the minutes before to carry. */
-const ON_SQL = [
-  `UPDATE lane_counts SET history_minute = ?1, history_base_enqueued = total_enqueued, history_base_started = total_claimed,
-    history_base_completed = total_completed, history_base_failed = total_failed WHERE id = 1`,
-  `INSERT INTO history (slot, minute, enqueued, started, completed, failed, depth)
-    SELECT (?1 - 1) % ${HISTORY_MINUTES}, ?1 - 1, 0, 0, 0, 0, queued - blocked FROM lane_counts WHERE id = 1`,
-];
-const COUNTING_SQL = `SELECT history_minute AS minute, total_enqueued - history_base_enqueued AS enqueued, total_claimed - history_base_started AS started,
-  total_completed - history_base_completed AS completed, total_failed - history_base_failed AS failed, queued - blocked AS depth
-  FROM lane_counts WHERE id = 1`;
-const ROWS_SQL = `SELECT minute, enqueued, started, completed, failed, depth FROM history WHERE minute BETWEEN ?1 AND ?2`;
-const BEFORE_SQL = `SELECT depth FROM history WHERE minute < ?1 ORDER BY minute DESC LIMIT 1`;
 
 type Counted = { enqueued: number; started: number; completed: number; failed: number; depth: number };
 type Minute = Counted & { minute: number };

@@ -21,9 +21,10 @@
  * the bench's noise (countsCost's `outboxTriggersUs`, under 1 µs a job on a drain).
  */
 import type { Outcome, RowState } from "../../shared/job.js";
-import { HISTORY_MINUTES, MINUTE_MS } from "../../shared/history.js";
+import { MINUTE_MS } from "../../shared/history.js";
 import { HISTOGRAM_BOUNDS_MS } from "../metrics/exposition.js";
 import type { AttemptEnd, JobSpec } from "./job-row.js";
+import { COUNT_COLUMNS, COUNTS_SQL, ROLL_READ_SQL, ROLL_SQL, BASE_SQL, KIND_ADD_SQL, KIND_MOVE_SQL, QUEUE_ADD_SQL, QUEUE_MOVE_SQL, OBSERVE_ONE_SQL, OBSERVE_SQL, SINK_SQL } from "./upkeep-statements.js";
 
 /** What the upkeep reads of a job row: the columns every statement that changes jobs can answer. */
 export type Snap = {
@@ -61,63 +62,10 @@ export function subjectSnap(row: { state: string; outcome: Outcome | null; kind:
   return { state: row.state as RowState, outcome: row.outcome, kind: row.kind, queue: row.queue, blocked: 0, run_at: now, updated_at: now, claimed_at: row.claimed_at, created_at: now, attempt_end: null, lease_token: null };
 }
 
-/** The lane's counts row, its deltas in this order (`COUNTS_SQL`'s parameters ?1…?17). */
-const COUNT_COLUMNS = [
-  "queued", "running", "completing", "completed", "failed", "cancelled", "interrupted", "blocked",
-  "total_enqueued", "total_claimed", "total_completed", "total_failed", "total_cancelled", "total_interrupted",
-  "total_retried", "total_recovered", "total_snoozed",
-] as const;
 const Q = 0, R = 1, C = 2, BLOCKED = 7, ENQ = 8, CLAIMED = 9, RETRIED = 14, RECOVERED = 15, SNOOZED = 16;
 const SETTLED_AT: Record<Outcome, number> = { completed: 3, failed: 4, cancelled: 5, interrupted: 6 };
 const TOTAL_OF: Record<Outcome, number> = { completed: 10, failed: 11, cancelled: 12, interrupted: 13 };
 
-/** The deltas, answering the minute being counted (read as values: an object per answer costs more than the write). */
-const COUNTS_SQL = `UPDATE lane_counts SET ${COUNT_COLUMNS.map((c, i) => `${c} = ${c} + ?${i + 1}`).join(", ")} WHERE id = 1 RETURNING history_minute`;
-
-/** What a roll needs, read only then (once a minute at most): the values after the deltas. */
-const ROLL_READ_SQL = `SELECT history_minute, queued, blocked, total_enqueued, total_claimed, total_completed, total_failed,
-  history_base_enqueued, history_base_started, history_base_completed, history_base_failed FROM lane_counts WHERE id = 1`;
-
-/** A minute moved to the ring (added, if its slot holds that minute already). ?1 minute, ?2…?5 its counts, ?6 depth. */
-const ROLL_SQL = `INSERT INTO history (slot, minute, enqueued, started, completed, failed, depth) VALUES (?1 % ${HISTORY_MINUTES}, ?1, ?2, ?3, ?4, ?5, ?6)
-  ON CONFLICT (slot) DO UPDATE SET
-    enqueued = excluded.enqueued + IIF(minute = excluded.minute, enqueued, 0),
-    started = excluded.started + IIF(minute = excluded.minute, started, 0),
-    completed = excluded.completed + IIF(minute = excluded.minute, completed, 0),
-    failed = excluded.failed + IIF(minute = excluded.minute, failed, 0),
-    depth = excluded.depth, minute = excluded.minute`;
-/** The minute ?1 counted from the totals ?2…?5. */
-const BASE_SQL = `UPDATE lane_counts SET history_minute = ?1, history_base_enqueued = ?2, history_base_started = ?3,
-  history_base_completed = ?4, history_base_failed = ?5 WHERE id = 1`;
-
-// A row of kinds or queues that only grows may be made by the write (an upsert); one that shrinks
-// exists already (its job is there), and an upsert's CHECK would refuse the row it never inserts.
-const KIND_ADD_SQL = `INSERT INTO kind_counts (kind, queued, running) VALUES (?1, ?2, ?3)
-  ON CONFLICT (kind) DO UPDATE SET queued = queued + excluded.queued, running = running + excluded.running`;
-const KIND_MOVE_SQL = `UPDATE kind_counts SET queued = queued + ?2, running = running + ?3 WHERE kind = ?1`;
-const QUEUE_ADD_SQL = `INSERT INTO queues (name, queued, active) VALUES (?1, ?2, ?3)
-  ON CONFLICT (name) DO UPDATE SET queued = queued + excluded.queued, active = active + excluded.active`;
-const QUEUE_MOVE_SQL = `UPDATE queues SET queued = queued + ?2, active = active + ?3 WHERE name = ?1`;
-
-/** One touched bucket of the histograms (most statements touch one). ?1 name, ?2 outcome, ?3 bucket, ?4 count, ?5 sum. */
-const OBSERVE_ONE_SQL = `INSERT INTO job_histograms (name, outcome, bucket, count, sum_ms) VALUES (?1, ?2, ?3, ?4, ?5)
-  ON CONFLICT (name, outcome, bucket) DO UPDATE SET count = count + excluded.count, sum_ms = sum_ms + excluded.sum_ms`;
-
-/** Every touched bucket of the histograms at once. ?1 JSON [[name, outcome, bucket, count, sum_ms], …]. */
-const OBSERVE_SQL = `INSERT INTO job_histograms (name, outcome, bucket, count, sum_ms)
-  SELECT value->>0, value->>1, value->>2, value->>3, value->>4 FROM json_each(?1) WHERE true
-  ON CONFLICT (name, outcome, bucket) DO UPDATE SET count = count + excluded.count, sum_ms = sum_ms + excluded.sum_ms`;
-
-/**
- * A statement's whole upkeep in one call, when it touched one kind, one queue and one histogram
- * bucket at most (a single job's transition always does): an insert into the sink whose one trigger
- * (migration 22) applies the deltas (the history's roll, the counts, the kind's and queue's rows, the
- * bucket) and stores no row. Per statement, never per job row; it exists because a JS-to-SQL call
- * costs more than the writes, and the writes below would take four or five. ?1…?17 the count deltas
- * (NULL: none), ?18 the minute this statement counts in (NULL: a deletion, or no count moved),
- * ?19…?21 a kind and its deltas, ?22…?24 a queue and its deltas, ?25…?29 a bucket's observations.
- */
-const SINK_SQL = `INSERT INTO upkeep_deltas VALUES (${Array.from({ length: 29 }, (_, i) => `?${i + 1}`).join(", ")})`;
 const NO_COUNTS: readonly null[] = COUNT_COLUMNS.map(() => null);
 const NO_ROW = [null, null, null] as const;
 const NO_OBSERVATION = [null, null, null, null, null] as const;
