@@ -29,7 +29,7 @@ export function isHead(job: JobRow, jobs: JobRow[]): boolean {
 
 /**
  * The wake of docs/concepts.md for a lane without executors, recomputed from the rows: leases, future heads
- * when a job may start, and the next retention pass (now while a settled job is past its horizon).
+ * when a job may start, and the next retention pass (the first horizon plus the slack, or now once that has passed).
  */
 export function expectedWake(s: ModelLane): number | null {
   const running = s.jobs.filter((j) => j.state === "running");
@@ -45,7 +45,7 @@ export function expectedWake(s: ModelLane): number | null {
   });
   if (expiries.length > 0) {
     const first = Math.min(...expiries);
-    candidates.push(first < s.now ? s.now : first + RETENTION_SLACK_MS);
+    candidates.push(Math.max(s.now, first + RETENTION_SLACK_MS));
   }
   return candidates.length > 0 ? Math.min(...candidates) : null;
 }

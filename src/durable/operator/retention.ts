@@ -23,11 +23,13 @@ export function cutoffs(retention: Retention, now: number): Cutoffs {
 
 /**
  * The retention wake term, from the instant the first settled job passes its horizon (null: never):
- * now while any has, else that instant plus the slack.
+ * that instant plus the slack, or now once that has passed. The term never moves earlier as time
+ * passes without a change (it did: "now" the moment the horizon passed, earlier than the alarm the
+ * last change had stored for the horizon plus the slack).
  */
 export function retentionWake(firstExpiry: number | null, now: number): number | null {
   if (firstExpiry === null) return null;
-  return firstExpiry < now ? now : firstExpiry + RETENTION_SLACK_MS;
+  return Math.max(now, firstExpiry + RETENTION_SLACK_MS);
 }
 
 export class RetentionStore {
