@@ -430,13 +430,6 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Records the job's progress for the attempt holding the token: fenced like complete; the token is kept. */
   async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.steps.progress(id, input), flush.onRefusal); }
-
-  // ---- helpers ----
-
-  /** Every RPC answer goes through here: a lane of a newer schema refuses all of them, changing nothing. */
-  private async answer<T>(body: () => Result<T> | Promise<Result<T>>): Promise<Result<T>> {
-    return this.life.refusal<T>() ?? body();
-  }
 }
 
 /** Builds a lane class with executors and hooks, to export from a Worker under its binding's class name. */

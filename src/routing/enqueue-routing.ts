@@ -22,7 +22,7 @@ export const COUNT_TTL_MS = 10_000;
 export const MAX_REROUTES = 4;
 
 /** How many times an enqueue of an id contended by enqueues on other shards reserves it again before it answers 409 `wrong_shard` (try again). */
-export const MAX_TAKEOVERS = 16;
+const MAX_TAKEOVERS = 16;
 
 /** A shard asked to refuse a reservation while it writes that id's job (its dependencies registered first) is asked again after this, times the tries. */
 const BUSY_WAIT_MS = 10;
@@ -36,7 +36,7 @@ export function shardDetails(answer: { ok: false; error: { code: string; details
   return answer.error.code === "wrong_shard" ? (answer.error.details as ShardDetails) : null;
 }
 
-export function conflict(id: string): { ok: false; error: { code: "job_conflict"; message: string; details: { ids: string[] } } } {
+function conflict(id: string): { ok: false; error: { code: "job_conflict"; message: string; details: { ids: string[] } } } {
   return fail("job_conflict", `job id already used with a different spec: ${id}`, { ids: [id] }) as never;
 }
 

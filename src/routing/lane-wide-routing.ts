@@ -5,7 +5,7 @@
 import type { FailLaneAnswer, JobPage } from "../shared/answers.js";
 import { fail, ok, type Result } from "../shared/errors.js";
 import type { HistoryAnswer } from "../shared/history.js";
-import type { Job, LaneInfo } from "../shared/job.js";
+import type { Counts, Job, LaneInfo } from "../shared/job.js";
 import { FailLaneRequest, SweepRequest, type LanePatch, type ListQuery } from "../shared/schemas.js";
 import { DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH } from "../shared/defaults.js";
 import { divideAmong } from "../shared/shards.js";
@@ -146,12 +146,12 @@ export class LaneWideRouting<P extends LanePeer> extends JobRouting<P> {
     this.remember(lane, shards);
     if (shards === 1) return ok(counts);
     const rest = await Promise.all(Array.from({ length: shards - 1 }, (_, i) => this.stub(lane, i + 1).counts()));
-    const sum = { ...counts };
+    const all = [counts];
     for (const answer of rest) {
       if (!answer.ok) return answer;
-      for (const [k, v] of Object.entries(answer.value)) sum[k as keyof typeof sum] += v;
+      all.push(answer.value);
     }
-    return ok(sum);
+    return ok(sumCounts(all));
   }
 
   /**
@@ -262,12 +262,19 @@ function belowOnePerShard(settings: LanePatch, shards: number): Result<never> | 
  * A sharded lane's info: counts, stats and kinds summed, `nextWakeAt` and `oldestDueAt` the earliest,
  * `concurrency` and `rateLimit.limit` the sums of the shards' shares, the other settings shard 0's.
  */
+/** Shards' counts summed, state by state. */
+export function sumCounts(all: readonly Counts[]): Counts {
+  const sum = { ...all[0]! };
+  for (const counts of all.slice(1)) for (const [k, v] of Object.entries(counts)) sum[k as keyof Counts] += v;
+  return sum;
+}
+
 export function sumInfo(infos: LaneInfo[]): ShardedLaneInfo {
   const first = infos[0]!;
   const sum = structuredClone(first) as ShardedLaneInfo;
   const earliest = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.min(a, b));
+  sum.counts = sumCounts(infos.map((info) => info.counts));
   for (const info of infos.slice(1)) {
-    for (const [k, v] of Object.entries(info.counts)) sum.counts[k as keyof LaneInfo["counts"]] += v;
     for (const [k, v] of Object.entries(info.stats)) sum.stats[k as keyof LaneInfo["stats"]] += v;
     for (const [kind, v] of Object.entries(info.kinds)) {
       const into = (sum.kinds[kind] ??= { queued: 0, running: 0 });

@@ -14,7 +14,7 @@ import type { Json } from "./job.js";
 import { enqueuedJob, toSpec } from "./job-spec.js";
 
 /** A new job, as `Lane.enqueueText` answers it. */
-export type EnqueuedNew = { status: "queued"; id: string; createdAt: number };
+type EnqueuedNew = { status: "queued"; id: string; createdAt: number };
 
 /** The lane's answer of a new job, as text: `{ ok: true, value: EnqueuedNew }`. */
 export function enqueuedNewText(id: string, createdAt: number): string {

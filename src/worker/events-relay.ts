@@ -9,7 +9,7 @@
  */
 import { COUNTS_INTERVAL_MS } from "../shared/defaults.js";
 import type { Counts, LaneInfo } from "../shared/job.js";
-import { sumInfo } from "../routing/lane-wide-routing.js";
+import { sumCounts, sumInfo } from "../routing/lane-wide-routing.js";
 
 /** The keep-alive a client sends, and its answer (the lane's own auto-response, here answered by the relay). */
 const PING = "ping";
@@ -110,12 +110,6 @@ export function relayShards(shards: readonly WebSocket[]): WebSocket {
 }
 
 /** Every shard's counts summed, key by key. */
-function sumCounts(all: readonly Counts[]): Counts {
-  const sum = { ...all[0]! };
-  for (const counts of all.slice(1)) for (const [k, v] of Object.entries(counts)) sum[k as keyof Counts] += v;
-  return sum;
-}
-
 /** A close code that may be sent back: 1005 and 1006 say "no code" and may not be. */
 function ownCode(code: number): number {
   return code === 1005 || code === 1006 ? 1000 : code;

@@ -29,7 +29,7 @@ export async function callLane<T>(c: Context<AppEnv>, call: (lane: LaneStub) => 
 }
 
 /** The front worker's router: its calls reach the lane class's whole stubs. */
-export type LaneRouter = ShardRouter<LaneStub>;
+type LaneRouter = ShardRouter<LaneStub>;
 
 /** This isolate's router of each lanes' namespace: the shard counts it has read (routing/router.ts). */
 const routers = new WeakMap<object, LaneRouter>();

@@ -136,7 +136,10 @@ export class Claims {
     // Only a queued row is claimed (its WHERE), and only one that is due, so never a blocked one. Its
     // wait ran from when it was last queued, which the claim overwrote: the claim answered it (`wait_from`).
     keepUpkeep(this.sql, answered.map(([row, waitFrom]) => ({
-      old: { ...row, state: "queued", outcome: null, blocked: 0, claimed_at: null, lease_token: null, updated_at: waitFrom },
+      old: {
+        state: "queued", outcome: null, kind: row.kind, queue: row.queue, blocked: 0, run_at: row.run_at, updated_at: waitFrom,
+        claimed_at: null, created_at: row.created_at, attempt_end: row.attempt_end, lease_token: null,
+      },
       new: row,
     })), now);
     queuesStarted(this.sql, this.host.settings, () => this.host.queuesMatter(), rows, now);

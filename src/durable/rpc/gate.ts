@@ -19,16 +19,16 @@ export type FlushRule<T> = (answer: Result<T>) => boolean | null;
 /** The flush rules a change may declare, each with its reason. */
 export const flush = {
   /** The default: after every answer, refused or not (a fenced write refused may still have settled its job). */
-  always: (() => true) as FlushRule<unknown>,
+  always: () => true,
   /** A success moves no wake term; a refusal may have settled the job (its holder spoke for a cancel-requested job). */
-  onRefusal: ((answer) => (answer.ok ? null : true)) as FlushRule<unknown>,
+  onRefusal: (answer) => (answer.ok ? null : true),
   /** A schedule's row is a wake term but makes no job due: no look for jobs to start; a refusal changed nothing. */
-  scheduleRow: ((answer) => (answer.ok ? false : null)) as FlushRule<unknown>,
+  scheduleRow: (answer) => (answer.ok ? false : null),
   /** The change writes only what no wake term reads (id and key reservations, registrations, watches). */
-  never: (() => null) as FlushRule<unknown>,
+  never: () => null,
   /** The body flushes itself, in the turn its answer needs (before it waits, or with its kind's pump); the declaration says why. */
-  inBody: (() => null) as FlushRule<unknown>,
-};
+  inBody: () => null,
+} satisfies Record<string, FlushRule<unknown>>;
 
 /** A refusal of every call when the lane's schema is newer than this code's (lane-lifecycle.ts; null: none). */
 export interface SchemaRefusal {

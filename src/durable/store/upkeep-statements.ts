@@ -1,32 +1,11 @@
-/** The upkeep's statements (upkeep.ts runs them): the counts' deltas, the history's roll, kinds, queues, histogram buckets, and the sink that takes a single job's in one call. */
-import { HISTORY_MINUTES } from "../../shared/history.js";
+/** The upkeep's statements (upkeep.ts runs them): the kinds, queues and histogram buckets of a statement that touched several, and the sink that takes the counts (its trigger rolling the history) and a single job's whole upkeep in one call. */
 
-/** The lane's counts row, its deltas in this order (`COUNTS_SQL`'s parameters ?1…?17). */
+/** The lane's counts row, its deltas in this order (the sink's parameters ?1…?17). */
 export const COUNT_COLUMNS = [
   "queued", "running", "completing", "completed", "failed", "cancelled", "interrupted", "blocked",
   "total_enqueued", "total_claimed", "total_completed", "total_failed", "total_cancelled", "total_interrupted",
   "total_retried", "total_recovered", "total_snoozed",
 ] as const;
-
-/** The deltas, answering the minute being counted (read as values: an object per answer costs more than the write). */
-export const COUNTS_SQL = `UPDATE lane_counts SET ${COUNT_COLUMNS.map((c, i) => `${c} = ${c} + ?${i + 1}`).join(", ")} WHERE id = 1 RETURNING history_minute`;
-
-/** What a roll needs, read only then (once a minute at most): the values after the deltas. */
-export const ROLL_READ_SQL = `SELECT history_minute, queued, blocked, total_enqueued, total_claimed, total_completed, total_failed,
-  history_base_enqueued, history_base_started, history_base_completed, history_base_failed FROM lane_counts WHERE id = 1`;
-
-/** A minute moved to the ring (added, if its slot holds that minute already). ?1 minute, ?2…?5 its counts, ?6 depth. */
-export const ROLL_SQL = `INSERT INTO history (slot, minute, enqueued, started, completed, failed, depth) VALUES (?1 % ${HISTORY_MINUTES}, ?1, ?2, ?3, ?4, ?5, ?6)
-  ON CONFLICT (slot) DO UPDATE SET
-    enqueued = excluded.enqueued + IIF(minute = excluded.minute, enqueued, 0),
-    started = excluded.started + IIF(minute = excluded.minute, started, 0),
-    completed = excluded.completed + IIF(minute = excluded.minute, completed, 0),
-    failed = excluded.failed + IIF(minute = excluded.minute, failed, 0),
-    depth = excluded.depth, minute = excluded.minute`;
-
-/** The minute ?1 counted from the totals ?2…?5. */
-export const BASE_SQL = `UPDATE lane_counts SET history_minute = ?1, history_base_enqueued = ?2, history_base_started = ?3,
-  history_base_completed = ?4, history_base_failed = ?5 WHERE id = 1`;
 
 // A row of kinds or queues that only grows may be made by the write (an upsert); one that shrinks
 // exists already (its job is there), and an upsert's CHECK would refuse the row it never inserts.

@@ -24,7 +24,7 @@ import type { Outcome, RowState } from "../../shared/job.js";
 import { MINUTE_MS } from "../../shared/history.js";
 import { HISTOGRAM_BOUNDS_MS } from "../metrics/exposition.js";
 import type { AttemptEnd, JobSpec } from "./job-row.js";
-import { COUNT_COLUMNS, COUNTS_SQL, ROLL_READ_SQL, ROLL_SQL, BASE_SQL, KIND_ADD_SQL, KIND_MOVE_SQL, QUEUE_ADD_SQL, QUEUE_MOVE_SQL, OBSERVE_ONE_SQL, OBSERVE_SQL, SINK_SQL } from "./upkeep-statements.js";
+import { COUNT_COLUMNS, KIND_ADD_SQL, KIND_MOVE_SQL, QUEUE_ADD_SQL, QUEUE_MOVE_SQL, OBSERVE_ONE_SQL, OBSERVE_SQL, SINK_SQL } from "./upkeep-statements.js";
 
 /** What the upkeep reads of a job row: the columns every statement that changes jobs can answer. */
 export type Snap = {
@@ -188,35 +188,10 @@ export function keepUpkeep(sql: SqlStorage, changes: Iterable<Change>, now: numb
     }
     return;
   }
-  if (counted && !out?.has("counts")) {
-    const [[counting]] = [...sql.exec(COUNTS_SQL, ...d).raw()] as [[number | null]];
-    const minute = now === null ? null : Math.floor(now / MINUTE_MS);
-    if (minute !== null && counting !== null && counting !== minute && !out?.has("history")) roll(sql, sql.exec<After>(ROLL_READ_SQL).one(), d, minute);
-  }
+  // The counts and the history's roll through the sink, as above; the kinds, queues and buckets one by one.
+  if (counted && !out?.has("counts")) sql.exec(SINK_SQL, ...d, now === null || out?.has("history") ? null : Math.floor(now / MINUTE_MS), ...NO_ROW, ...NO_ROW, ...NO_OBSERVATION);
   if (!out?.has("kinds")) for (const [kind, [q, r]] of kinds) if (q !== 0 || r !== 0) sql.exec(q >= 0 && r >= 0 ? KIND_ADD_SQL : KIND_MOVE_SQL, kind, q, r);
   if (!out?.has("queues")) for (const [name, [q, a]] of queues) if (q !== 0 || a !== 0) sql.exec(q >= 0 && a >= 0 ? QUEUE_ADD_SQL : QUEUE_MOVE_SQL, name, q, a);
   if (observations.size === 1) sql.exec(OBSERVE_ONE_SQL, ...observations.values().next().value!);
   else if (observations.size > 1) sql.exec(OBSERVE_SQL, JSON.stringify([...observations.values()]));
-}
-
-type After = {
-  history_minute: number | null; queued: number; blocked: number; total_enqueued: number; total_claimed: number; total_completed: number; total_failed: number;
-  history_base_enqueued: number; history_base_started: number; history_base_completed: number; history_base_failed: number;
-};
-
-/**
- * The first change of a later minute moves the minute being counted to the ring, as it stood before
- * this statement (its totals and depth less the deltas just written), and counts this one in the new minute.
- */
-function roll(sql: SqlStorage, after: After, d: readonly number[], minute: number): void {
-  const counting = after.history_minute!;
-  const pick = (col: (typeof COUNT_COLUMNS)[number]) => d[COUNT_COLUMNS.indexOf(col)]!;
-  const enqueued = after.total_enqueued - pick("total_enqueued");
-  const started = after.total_claimed - pick("total_claimed");
-  const completed = after.total_completed - pick("total_completed");
-  const failed = after.total_failed - pick("total_failed");
-  const depth = after.queued - pick("queued") - (after.blocked - pick("blocked"));
-  sql.exec(ROLL_SQL, counting, enqueued - after.history_base_enqueued, started - after.history_base_started, completed - after.history_base_completed,
-    failed - after.history_base_failed, depth);
-  sql.exec(BASE_SQL, minute, enqueued, started, completed, failed);
 }
