@@ -24,7 +24,7 @@ export default defineConfig({
         plugins: [
           cloudflareTest({
             wrangler: { configPath: "./wrangler.test.toml" },
-            miniflare: { bindings: { API_TOKEN: "test-token,rotated-in-token" } },
+            miniflare: { bindings: { API_TOKEN: "test-token,rotated-in-token", SIGNING_SECRET: "test-signing-secret" } },
           }),
         ],
         test: {

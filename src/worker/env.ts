@@ -16,4 +16,6 @@ export interface WorkerEnv extends Omit<SwitchyardEnv, "LANE" | "REGISTRY"> {
   GROUP_COMMIT?: string;
   /** Scoped tokens: a JSON array of `{"token", "role", "lanes"?}` (docs/api.md, Access; src/worker/access.ts). A secret. */
   API_KEYS?: string;
+  /** The key that signs waitpoint callback URLs and job links (src/worker/signing.ts). A secret; unset or empty: no signed URLs (fail closed). */
+  SIGNING_SECRET?: string;
 }
