@@ -2,6 +2,8 @@
  * The closed set of error codes of the HTTP contract (docs/api.md), plus `internal` for bugs. Their
  * HTTP statuses are the front worker's business (src/worker/status.ts).
  */
+import type { Waitpoint } from "./waitpoint.js";
+
 export type ErrorCode =
   | "invalid_request"
   | "unauthorized"
@@ -17,11 +19,15 @@ export type ErrorCode =
   | "job_running"
   | "dependency_not_found"
   | "schedule_not_found"
+  | "waitpoint_not_found"
+  | "waitpoint_settled"
   | "checkpoint_limit"
+  | "stream_limit"
   | "payload_too_large"
   | "unsupported_media_type"
   | "upgrade_required"
   | "auth_not_configured"
+  | "signing_not_configured"
   | "lane_schema_too_new"
   | "lane_not_empty"
   | "wrong_shard"
@@ -43,7 +49,9 @@ export interface ErrorBody {
 /** `details` of an error: the problems of an invalid request, or what a refusal concerns. */
 export type ErrorDetails = Issue[] | { ids: string[] } | { index: number } | { dependencies: { lane: string; id: string }[] }
   /** `wrong_shard`: the shard count the shard holds, and the shard an id is reserved for, if that is why (a debounce key's, `key`: the shard it is reserved for, if that is why). */
-  | { shards: number; reservedFor?: number; key?: true; keyReservedFor?: number };
+  | { shards: number; reservedFor?: number; key?: true; keyReservedFor?: number }
+  /** `waitpoint_settled`: the waitpoint as it is. */
+  | { waitpoint: Waitpoint };
 
 /** The one error class of the project. Thrown in the worker; rebuilt there from a lane's `ErrorBody`. */
 export class QueueError extends Error {

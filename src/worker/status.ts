@@ -9,6 +9,8 @@ export const ERROR_STATUS = {
   job_not_found: 404,
   not_found: 404,
   schedule_not_found: 404,
+  waitpoint_not_found: 404,
+  waitpoint_settled: 409,
   job_conflict: 409,
   job_settled: 409,
   job_cancelled: 409,
@@ -18,6 +20,7 @@ export const ERROR_STATUS = {
   job_running: 409,
   dependency_not_found: 409,
   checkpoint_limit: 409,
+  stream_limit: 409,
   lane_not_empty: 409,
   // A shard's refusal of a job it does not own: the front worker re-reads the shard count and goes on;
   // it reaches a client only if the lane is resharded over and over under it.
@@ -26,6 +29,7 @@ export const ERROR_STATUS = {
   unsupported_media_type: 415,
   upgrade_required: 426,
   auth_not_configured: 503,
+  signing_not_configured: 503,
   lane_schema_too_new: 503,
   internal: 500,
 } as const satisfies Record<ErrorCode, number>;
