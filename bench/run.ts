@@ -25,6 +25,7 @@ import type * as RepeatModule from "./repeat.js";
 import type * as ReportModule from "./report.js";
 import type * as ScheduleRunModule from "./schedules-run.js";
 import type * as ShardTargetsModule from "./shard-targets.js";
+import type * as WaitsModule from "./waits.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
@@ -37,6 +38,7 @@ const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("
 const { recordingWorkload, recordingTargets } = await load<typeof RecordingModule>("./recording-run.ts");
 const { metricsWorkload, metricsTargets } = await load<typeof MetricsModule>("./metrics-run.ts");
 const { shardTargets } = await load<typeof ShardTargetsModule>("./shard-targets.ts");
+const { waitsWorkload, waitsTargets, printWaits } = await load<typeof WaitsModule>("./waits.ts");
 
 type Mode = "full" | "quick" | "smoke";
 
@@ -290,6 +292,9 @@ await workload("pull", () =>
 
 await workload("latency", () => bench("latency", { n: sizes.latencyN, gapMs: 10 }));
 
+// Waiting both ways over HTTP (bench/waits.ts): held reads and SSE streams idle then answered; a waitpoint's completion → its job's start; a chunk → an SSE reader.
+await workload("waits", () => waitsWorkload({ url: runtime.url, token: runtime.apiToken, processGroup: runtime.processGroup, mode, run }));
+
 // Flow control: a bucket of 100 a second over a backlog; round-robin over many queues.
 const flowSizes = { full: { n: 10_000, windowMs: 10_000, queues: 1_000, perQueue: 100 }, quick: { n: 10_000, windowMs: 5_000, queues: 1_000, perQueue: 20 }, smoke: { n: 1_000, windowMs: 1_000, queues: 20, perQueue: 5 } }[mode];
 await workload("bucket", () => bench("bucket", { n: flowSizes.n, limit: 100, windowMs: flowSizes.windowMs }));
@@ -386,9 +391,10 @@ await workload("shardClaim16", () => bench("shardClaim", { shards: 16, k: mode =
 await workload("shardInfo", async () => ({ one: await bench("shardInfo", { shards: 1 }), sixtyFour: await bench("shardInfo", { shards: 64 }) }));
 
 const finishedAt = new Date();
-const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN)];
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN), ...waitsTargets(results)];
 printTables(results, targets);
 printPull(results.pull);
+printWaits(results.waits);
 
 const report = {
   startedAt: startedAt.toISOString(),
