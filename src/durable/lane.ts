@@ -41,6 +41,8 @@ import type { Located, Refusal, Reservation } from "./shards/shard-state.js";
 import type { Watched } from "./shards/watchers.js";
 import { DebounceKeyRpc } from "./rpc/debounce-keys.js";
 import { DependencyRpc } from "./rpc/dependencies.js";
+import { JobWaitRpc } from "./rpc/job-waits.js";
+import type { HeldJob } from "../routing/job-waits.js";
 import { flush, RpcGate } from "./rpc/gate.js";
 import { OperatorRpc } from "./rpc/operator.js";
 import { PullConsumerRpc } from "./rpc/pull-consumers.js";
@@ -91,6 +93,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   private readonly scheduleRpc: ScheduleRpc;
   private readonly steps: StepRpc;
   private readonly readers: ReaderRpc;
+  private readonly jobWaits: JobWaitRpc;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
@@ -118,6 +121,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.scheduleRpc = new ScheduleRpc(parts);
     this.steps = new StepRpc(parts);
     this.readers = new ReaderRpc(parts);
+    this.jobWaits = new JobWaitRpc(parts);
     void ctx.blockConcurrencyWhile(() => life.start());
   }
 
@@ -193,6 +197,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   // ---- readers ----
 
   async getJob(id: unknown): Promise<Result<Job>> { return this.gate.read(() => this.readers.getJob(id)); }
+
+  /** The job once it is settled, or as it stands once `waitMs` (0..30000) has passed: held without CPU meanwhile (results/held-reads.ts). */
+  async awaitJob(id: unknown, waitMs: unknown): Promise<Result<HeldJob>> { return this.gate.read(() => this.jobWaits.awaitJob(id, waitMs)); }
 
   /** A page of jobs in enqueue order: at most `limit` and at most 4 MiB of JSON; the cursor continues. */
   async listJobs(input: unknown): Promise<Result<JobPage>> { return this.gate.read(() => this.readers.listJobs(input)); }

@@ -156,6 +156,16 @@ export const MAX_CLAIM_WAIT_MS = 30_000;
  * ones keep their place in arrival order; `createWorker` backs off on such an early empty answer.
  */
 export const MAX_CLAIM_WAITERS = 256;
+/** Held reads (`?waitMs` on a read or an enqueue): the longest one request may wait for its job to settle. */
+export const MAX_JOB_WAIT_MS = 30_000;
+/**
+ * Held reads per lane object. One costs a few hundred bytes and no CPU until its job settles, so the
+ * bound is memory's, not the flush's; a read beyond it is answered at once (`busy`), and the front
+ * worker and the RPC client ask again a moment later until their `waitMs` is spent.
+ */
+export const MAX_HELD_READS = 5_000;
+/** How long a caller whose held read was answered `busy` waits before asking again. */
+export const HELD_READ_RETRY_MS = 250;
 /**
  * How many answered long-poll claims the lane remembers (their jobs and tokens) in case the front
  * worker reports that the client left before the answer reached it: those jobs are released at once
