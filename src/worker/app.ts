@@ -16,6 +16,7 @@ import { historyRoutes } from "./routes/history.js";
 import { consumerRoutes } from "./routes/consumers.js";
 import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
 import { jobRoutes } from "./routes/jobs.js";
+import { LINKS_PATH, linkReadRoutes, linkRoutes } from "./routes/links.js";
 import { laneRoutes } from "./routes/lanes.js";
 import { metricsRoutes } from "./routes/metrics.js";
 import { queueRoutes } from "./routes/queues.js";
@@ -34,8 +35,9 @@ export function createApp() {
   const app = createRouter();
   app.onError(onError);
   app.notFound(onNotFound);
-  // The events socket authenticates with a ticket instead (routes/events.ts).
-  app.use("/v1/*", except(EVENTS_PATH, requireAccess), jsonBody);
+  // The events socket authenticates with a ticket instead (routes/events.ts), links with their
+  // signature (routes/links.ts), which take no body either.
+  app.use("/v1/*", except([EVENTS_PATH, LINKS_PATH], requireAccess), except(LINKS_PATH, jsonBody));
   const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
@@ -48,6 +50,8 @@ export function createApp() {
     .route("/v1", eventRoutes())
     .route("/v1", metricsRoutes())
     .route("/v1", accessRoutes())
+    .route("/v1", linkRoutes())
+    .route("/v1", linkReadRoutes())
     .route("/", dashboardRoutes());
   serveDocument(routes, "/openapi.json");
   return routes;

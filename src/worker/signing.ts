@@ -28,6 +28,11 @@ function configured(secret: string | undefined): string | null {
   return secret === undefined || secret.trim() === "" ? null : secret;
 }
 
+/** Whether `SIGNING_SECRET` is set: signed URLs are made and verified only then. */
+export function signingConfigured(secret: string | undefined): boolean {
+  return configured(secret) !== null;
+}
+
 function keyOf(secret: string): Promise<CryptoKey> {
   let key = keys.get(secret);
   if (key) return key;

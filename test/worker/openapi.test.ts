@@ -9,6 +9,7 @@ const API_ROUTES = [
   "get /v1/lanes/{lane}/jobs/{id}",
   "get /v1/lanes/{lane}/jobs",
   "post /v1/lanes/{lane}/jobs/{id}/cancel",
+  "post /v1/lanes/{lane}/jobs/{id}/link",
   "post /v1/lanes/{lane}/jobs/{id}/requeue",
   "get /v1/lanes/{lane}",
   "get /v1/lanes/{lane}/history",
