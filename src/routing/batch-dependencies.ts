@@ -49,6 +49,7 @@ export function dependencyWaves(lane: string, routed: readonly Routed[]): Result
   for (const [i, { job, target }] of routed.entries()) {
     let w = lastOf.get(target) ?? 0;
     for (const dep of job.dependsOn ?? []) {
+      if (!("id" in dep)) continue; // a waitpoint: no job of the batch
       const j = earlierJob(lane, dep, i, position);
       if (j !== undefined) w = Math.max(w, wave[j]! + (routed[j]!.target !== target ? 1 : 0));
     }
@@ -84,7 +85,7 @@ export async function missingDependencies(reach: LaneReach, lane: string, routed
   const position = positions(routed);
   const asks: { at: number; ref: JobRef }[] = [];
   routed.forEach(({ job }, at) => {
-    for (const dep of job.dependsOn ?? []) if (earlierJob(lane, dep, at, position) === undefined) asks.push({ at, ref: { lane: dep.lane ?? lane, id: dep.id } });
+    for (const dep of job.dependsOn ?? []) if ("id" in dep && earlierJob(lane, dep, at, position) === undefined) asks.push({ at, ref: { lane: dep.lane ?? lane, id: dep.id } });
   });
   const byLane = new Map<string, Set<string>>();
   for (const { ref } of asks) byLane.set(ref.lane, (byLane.get(ref.lane) ?? new Set()).add(ref.id));

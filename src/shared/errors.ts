@@ -47,7 +47,7 @@ export interface ErrorBody {
 }
 
 /** `details` of an error: the problems of an invalid request, or what a refusal concerns. */
-export type ErrorDetails = Issue[] | { ids: string[] } | { index: number } | { dependencies: { lane: string; id: string }[] }
+export type ErrorDetails = Issue[] | { ids: string[] } | { index: number } | { dependencies: ({ lane: string; id: string } | { lane: string; waitpoint: string })[] }
   /** `wrong_shard`: the shard count the shard holds, and the shard an id is reserved for, if that is why (a debounce key's, `key`: the shard it is reserved for, if that is why). */
   | { shards: number; reservedFor?: number; key?: true; keyReservedFor?: number }
   /** `waitpoint_settled`: the waitpoint as it is. */

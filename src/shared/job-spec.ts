@@ -13,7 +13,7 @@ import {
 } from "./defaults.js";
 import type { TracedEnqueueRequest } from "./enqueue-input.js";
 import { fail, ok, type Result } from "./errors.js";
-import type { Job, JobRef, Json } from "./job.js";
+import type { DependsOnItem, Job, Json } from "./job.js";
 import { serializeJson } from "./json.js";
 import type { EnqueueRequest } from "./schemas.js";
 
@@ -40,7 +40,7 @@ export interface JobSpec {
   debounceKey: string | null;
   /** The latest runAt a debounced push may set: the first enqueue + maxDelayMs (null: no cap). */
   debounceDeadline: number | null;
-  /** The jobs it waits for, each lane named (its own lane too), as JSON text (part of the identity); null: none. */
+  /** The jobs and waitpoints it waits for, each lane named (its own lane too), as JSON text (part of the identity); null: none. */
   dependsOn: string | null;
   /** What a dependency that does not complete does to it (null: it has none). */
   dependencyFailure: "fail" | "ignore" | null;
@@ -94,11 +94,11 @@ export function toSpec(request: TracedEnqueueRequest, now: number, newId: () => 
 function dependencies(request: EnqueueRequest, id: string, lane: string): Result<string | null> {
   if (request.dependsOn === undefined) return ok(null);
   const seen = new Set<string>();
-  const refs: { lane: string; id: string }[] = [];
+  const refs: DependsOnItem[] = [];
   for (const [i, dep] of request.dependsOn.entries()) {
-    const ref = { lane: dep.lane ?? lane, id: dep.id };
-    const key = `${ref.lane}\u0000${ref.id}`;
-    const refused = ref.lane === lane && ref.id === id ? "names the job itself" : seen.has(key) ? "names the same job as an earlier item" : null;
+    const ref = "id" in dep ? { lane: dep.lane ?? lane, id: dep.id } : { lane: dep.lane ?? lane, waitpoint: dep.waitpoint };
+    const key = "id" in ref ? `${ref.lane}\u0000${ref.id}` : `${ref.lane}\u0000\u0000${ref.waitpoint}`;
+    const refused = "id" in ref && ref.lane === lane && ref.id === id ? "names the job itself" : seen.has(key) ? `names the same ${"id" in ref ? "job" : "waitpoint"} as an earlier item` : null;
     if (refused) return fail("invalid_request", `invalid request: dependsOn.${i}: dependsOn[${i}] ${refused}`, [{ path: ["dependsOn", i], message: `dependsOn[${i}] ${refused}` }]);
     seen.add(key);
     refs.push(ref);
@@ -133,7 +133,7 @@ export function enqueuedJob(spec: JobSpec, at: number, lane: string, payload: Js
     cancelRequested: false,
     lease: null,
     expiresAt: spec.expiresAt,
-    dependsOn: spec.dependsOn === null ? [] : (JSON.parse(spec.dependsOn) as JobRef[]),
+    dependsOn: spec.dependsOn === null ? [] : (JSON.parse(spec.dependsOn) as DependsOnItem[]),
     traceparent: spec.traceparent,
     createdAt: at,
     updatedAt: at,

@@ -53,8 +53,8 @@ export interface Job {
   lease: LeaseView | null;
   /** With `ttlMs`: the instant after which it is no longer started (settled `cancelled`, error "expired"); null: none. */
   expiresAt: number | null;
-  /** The jobs it waits for (docs/api.md "Dependencies"); empty: none. */
-  dependsOn: JobRef[];
+  /** The jobs and waitpoints it waits for (docs/api.md "Dependencies", "Waitpoints"); empty: none. */
+  dependsOn: DependsOnItem[];
   /** The W3C `traceparent` it was enqueued with (docs/api.md "The job"), or null. */
   traceparent: string | null;
   createdAt: number;
@@ -68,12 +68,31 @@ export interface JobRef {
   id: string;
 }
 
+/** A waitpoint named by its lane and id, as a `dependsOn` item. */
+export interface WaitpointRef {
+  lane: string;
+  waitpoint: string;
+}
+
+/** One item of a job's `dependsOn`: a job, or a waitpoint. */
+export type DependsOnItem = JobRef | WaitpointRef;
+
 /** What a dependent is told of one of its dependencies once it settled (null fields: not yet). */
-export interface DependencyOutcome extends JobRef {
+export interface JobDependencyOutcome extends JobRef {
   outcome: Outcome | null;
   result: Json;
   error: string | null;
 }
+
+/** What a job is told of a waitpoint it waits on (a `dependsOn` item, or an attempt's wait) once it settled (null: not yet). */
+export interface WaitpointOutcome extends WaitpointRef {
+  outcome: "completed" | "timedOut" | null;
+  /** The completion's result; null when timed out. */
+  result: Json;
+}
+
+/** An entry of a claimed job's `dependencies`: its jobs' and waitpoints' in `dependsOn` order, then its attempts' waits. */
+export type DependencyOutcome = JobDependencyOutcome | WaitpointOutcome;
 
 /** A claimed job: the claimer alone learns the token. */
 export interface ClaimedJob extends Omit<Job, "lease"> {

@@ -3,6 +3,7 @@
  * and the lane (RPC input is validated again there: a lane trusts no caller).
  */
 import { z } from "@hono/zod-openapi";
+import { WaitpointId } from "./waitpoint.js";
 import {
   DEFAULT_LIST_LIMIT,
   MAX_ATTEMPTS_LIMIT,
@@ -78,6 +79,12 @@ export const DependencyRef = z
   .openapi("DependencyRef");
 export type DependencyRef = z.infer<typeof DependencyRef>;
 
+/** A waitpoint an enqueued job waits on: one of `lane` (default: the enqueue's own lane) by id. */
+export const WaitpointDependencyRef = z
+  .strictObject({ lane: Name.optional().openapi({ description: "default: the enqueue's own lane" }), waitpoint: WaitpointId })
+  .openapi("WaitpointDependencyRef");
+export type WaitpointDependencyRef = z.infer<typeof WaitpointDependencyRef>;
+
 /** Any JSON value; its size (at most 128 KiB serialized) is checked apart, as a 413. */
 export const JsonValue = z.unknown().openapi({ description: "any JSON value" });
 
@@ -100,11 +107,11 @@ export const EnqueueRequest = z
     ttlMs: ms(1).optional().openapi({ description: "not started by runAt + ttlMs: settled cancelled, error \"expired\"" }),
     debounce: Debounce.optional(),
     dependsOn: z
-      .array(DependencyRef)
+      .array(z.union([DependencyRef, WaitpointDependencyRef]))
       .min(1)
       .max(MAX_DEPENDENCIES)
       .optional()
-      .openapi({ description: "jobs that must settle before this one runs (blocked meanwhile); each must exist" }),
+      .openapi({ description: "jobs and waitpoints that must settle before this one runs (blocked meanwhile); each must exist; an item names exactly one of `id` and `waitpoint`" }),
     dependencyFailure: z.enum(["fail", "ignore"]).optional().openapi({ description: "a dependency that does not complete: fail this job (default) or count it done" }),
   })
   .refine((r) => r.runAt === undefined || r.delayMs === undefined, {
@@ -119,10 +126,11 @@ export const EnqueueRequest = z
     // The same dependency twice, as far as the request alone can tell (the lane also knows its own name).
     const seen = new Set<string>();
     for (const [i, dep] of (r.dependsOn ?? []).entries()) {
-      const key = `${dep.lane ?? ""}\u0000${dep.id}`;
-      if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["dependsOn", i], message: `dependsOn[${i}] names the same job as an earlier item` });
+      const what = "id" in dep ? "job" : "waitpoint";
+      const key = `${dep.lane ?? ""}\u0000${what}\u0000${"id" in dep ? dep.id : dep.waitpoint}`;
+      if (seen.has(key)) ctx.addIssue({ code: "custom", path: ["dependsOn", i], message: `dependsOn[${i}] names the same ${what} as an earlier item` });
       seen.add(key);
-      if (dep.lane === undefined && r.id !== undefined && dep.id === r.id) ctx.addIssue({ code: "custom", path: ["dependsOn", i], message: `dependsOn[${i}] names the job itself` });
+      if ("id" in dep && dep.lane === undefined && r.id !== undefined && dep.id === r.id) ctx.addIssue({ code: "custom", path: ["dependsOn", i], message: `dependsOn[${i}] names the job itself` });
     }
   })
   .openapi("EnqueueRequest");

@@ -46,7 +46,9 @@ const jobFields = {
   progress: JsonValue.openapi({ description: "the last progress an attempt reported (at most 16 KiB), or null" }),
   cancelRequested: z.boolean(),
   expiresAt: epochMs.nullable().openapi({ description: "with ttlMs: the instant after which the job is no longer started; null: none" }),
-  dependsOn: z.array(z.object({ lane: z.string(), id: Name })).openapi({ description: "the jobs it waits for (each must settle before it runs); [] when none" }),
+  dependsOn: z
+    .array(z.union([z.object({ lane: z.string(), id: Name }), z.object({ lane: z.string(), waitpoint: z.string() })]))
+    .openapi({ description: "the jobs (`{lane, id}`) and waitpoints (`{lane, waitpoint}`) it waits for (each must settle before it runs); [] when none" }),
   traceparent: z
     .string()
     .nullable()
@@ -64,8 +66,13 @@ export const ClaimedJob = z
     lease: Lease,
     checkpoints: z.record(z.string(), JsonValue).openapi({ description: "what earlier attempts of the job recorded, name → value; {} when none" }),
     dependencies: z
-      .array(z.object({ lane: z.string(), id: Name, outcome: z.enum(OUTCOMES).nullable(), result: JsonValue, error: z.string().nullable() }))
-      .openapi({ description: "what each dependency settled as and returned, in the order dependsOn names them; [] when none" }),
+      .array(
+        z.union([
+          z.object({ lane: z.string(), id: Name, outcome: z.enum(OUTCOMES).nullable(), result: JsonValue, error: z.string().nullable() }),
+          z.object({ lane: z.string(), waitpoint: z.string(), outcome: z.enum(["completed", "timedOut"]).nullable(), result: JsonValue }),
+        ]),
+      )
+      .openapi({ description: "what each dependency (job or waitpoint) settled as and returned, in the order dependsOn names them, then the waits of its attempts in the order made; [] when none" }),
   })
   .openapi("ClaimedJob");
 

@@ -19,13 +19,14 @@ import { registerAmongShards, unregisterAmongShards, type RegisteringShard } fro
 import { BLOCKED_RUN_AT } from "../../shared/defaults.js";
 import { describeError } from "../../shared/describe-error.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
-import type { DependencyOutcome, Job, JobRef, Json, Outcome } from "../../shared/job.js";
+import type { DependencyOutcome, DependsOnItem, Job, JobRef, Json, Outcome } from "../../shared/job.js";
 import { oneJobRow, specValues, stateOf, toJob, type Inserted, type JobRow, type JobSpec } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import * as Q from "../store/job-statements.js";
 import * as D from "./dependency-statements.js";
 import { keepUpkeep } from "../store/upkeep.js";
 import type { Notice, NoticeAnswer, Registration, RegistrationAnswer, Settlement } from "./notices.js";
+import { isWaitpointRef, NO_WAITS, timedOutError, type DependsOnWaits } from "../waits/depends-on-waits.js";
 
 /** How many dependents `GET …/dependents` lists at most. */
 export const MAX_DEPENDENTS_LISTED = 10_000;
@@ -73,6 +74,8 @@ export class Dependencies {
   private readonly pending = new Map<string, number>();
   /** Whether a job of this lane may have dependents (its settlement then writes the outbox). */
   private registered: boolean;
+  /** The waitpoints among dependents' `dependsOn` items (waits/): none known until the lane's parts say. */
+  waits: DependsOnWaits = NO_WAITS;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -251,15 +254,17 @@ export class Dependencies {
    * one did not complete and its policy is `fail`. An id that exists is answered as any enqueue's.
    */
   write(spec: JobSpec, now: number, known: Known): Result<Inserted> {
-    const refs = refsOf(spec);
+    const items = itemsOf(spec);
+    const refs = items.filter(isJobRef);
     // Its own lane's jobs are here, unless registered through the lane's shards (`registerRemote`).
     const local = refs.filter((ref) => ref.lane === this.host.lane && !known.has(keyOf(ref)));
     const rows = new Map<string, DependencyRow>();
     if (local.length > 0) for (const row of this.sql.exec<DependencyRow>(D.DEPENDENCY_STATE_SQL, JSON.stringify(local.map((r) => r.id)))) rows.set(row.id, { ...row });
     const missing = local.filter((ref) => !rows.has(ref.id));
-    if (missing.length > 0) return notFound(missing);
+    const waits = items.length > refs.length ? this.waits.look(items) : null;
+    if (missing.length > 0 || (waits && waits.missing.length > 0)) return notFound([...missing, ...(waits?.missing ?? [])]);
     const settlements = refs.map((ref) => (local.includes(ref) ? settlementOf(rows.get(ref.id)!) : (known.get(keyOf(ref)) ?? null)));
-    const waiting = settlements.filter((s) => s === null).length;
+    const waiting = settlements.filter((s) => s === null).length + (waits?.entries.filter((e) => e.outcome === null).length ?? 0);
     const seq = this.sql.exec<{ seq: number }>(D_INSERT, ...specValues(spec), now, waiting, BLOCKED_RUN_AT).toArray()[0]?.seq;
     if (seq === undefined) {
       known.found?.add(spec.id);
@@ -268,15 +273,19 @@ export class Dependencies {
     known.wrote?.add(spec.id);
     const values = refs.map((ref, i) => {
       const s = settlements[i];
-      return [i, ref.lane, ref.id, s?.outcome ?? null, s?.result ?? null, s?.error ?? null, s?.generation ?? null, s ? now : null];
+      return [items.indexOf(ref), ref.lane, ref.id, s?.outcome ?? null, s?.result ?? null, s?.error ?? null, s?.generation ?? null, s ? now : null];
     });
-    this.sql.exec(D.INSERT_DEPENDENCIES_SQL, seq, JSON.stringify(values));
+    if (values.length > 0) this.sql.exec(D.INSERT_DEPENDENCIES_SQL, seq, JSON.stringify(values));
+    if (waits) this.waits.insert(seq, waits.entries, now);
     if (local.length > 0) this.registerLocal(local.map((ref) => rows.get(ref.id)!.seq), spec.id, now);
     let row = oneJobRow(this.sql.exec(Q.JOB_BY_ID_SQL, spec.id));
     keepUpkeep(this.sql, [{ old: null, new: row }], now);
     this.store.emit({ ...row, state: stateOf(row) }, null, null);
-    const failedBy = spec.dependencyFailure === "fail" ? refs.findIndex((_, i) => settlements[i] && settlements[i]!.outcome !== "completed") : -1;
-    if (failedBy >= 0) row = this.failDependent(row, refs[failedBy]!, settlements[failedBy]!.outcome, now);
+    // The first item in dependsOn order that did not complete fails it (policy fail).
+    const failures = refs.flatMap((ref, i) => (settlements[i] && settlements[i]!.outcome !== "completed" ? [{ at: items.indexOf(ref), error: `dependency ${ref.lane}/${ref.id} ${settlements[i]!.outcome}` }] : []));
+    for (const e of waits?.entries ?? []) if (e.outcome === "timedOut") failures.push({ at: e.position, error: timedOutError(e.ref) });
+    const failedBy = spec.dependencyFailure === "fail" ? failures.sort((a, b) => a.at - b.at)[0] : undefined;
+    if (failedBy) row = this.failDependent(row, failedBy.error, now);
     return ok({ status: "queued", at: now, job: toJob(row, this.store.lane) });
   }
 
@@ -338,22 +347,30 @@ export class Dependencies {
     const { lane, id } = notice.dependency;
     const told = this.sql.exec(D.TELL_DEPENDENCY_SQL, row.seq, lane, id, notice.outcome, notice.result, notice.error, notice.generation, now).toArray().length > 0;
     if (!told) return row.depends_on !== null && (JSON.parse(row.depends_on) as JobRef[]).some((r) => r.lane === lane && r.id === id) ? "repeat" : "gone";
+    this.heard(row, notice.outcome === "completed" ? null : `dependency ${lane}/${id} ${notice.outcome}`, now);
+    return "applied";
+  }
+
+  /**
+   * A job heard of one of the things it waits for (a job's notice, or a waitpoint's settlement):
+   * failed by it when `failure` names how it did not complete and its policy is `fail`; else one fewer
+   * to wait for, queued at the last. Inside the caller's transaction.
+   */
+  heard(row: JobRow, failure: string | null, now: number): void {
     // Cancelled, expired or requeued meanwhile: nothing waits any more.
-    if (row.state !== "queued" || row.blocked === 0) return "applied";
-    if (notice.outcome !== "completed" && row.dependency_failure === "fail") {
-      this.failDependent(row, notice.dependency, notice.outcome, now);
-      return "applied";
+    if (row.state !== "queued" || row.blocked === 0) return;
+    if (failure !== null && row.dependency_failure === "fail") {
+      this.failDependent(row, failure, now);
+      return;
     }
     const released = oneJobRow(this.sql.exec(D.RELEASE_ONE_SQL, row.seq, now));
     keepUpkeep(this.sql, [{ old: row, new: released }], now);
     if (released.blocked === 0) this.store.emit(released, "blocked", null);
-    return "applied";
   }
 
-  /** A blocked job failed by dependency `ref`, which settled `outcome` (policy fail). */
-  private failDependent(row: JobRow, ref: JobRef, outcome: Outcome, now: number): JobRow {
+  /** A blocked job failed by a dependency that did not complete (policy fail), `error` naming it and how. */
+  private failDependent(row: JobRow, error: string, now: number): JobRow {
     const to = this.store.endState();
-    const error = `dependency ${ref.lane}/${ref.id} ${outcome}`;
     const failed = oneJobRow(this.sql.exec(D.FAIL_DEPENDENT_SQL, row.seq, to, error, to === "settled" ? now : null, now));
     keepUpkeep(this.sql, [{ old: row, new: failed }], now);
     this.store.emit(failed, stateOf(row), null);
@@ -368,8 +385,9 @@ export class Dependencies {
   }
 
   /** Claimed jobs with their dependencies' outcomes (`[]` without any), in one query. */
-  attach<J extends Job & { dependsOn: JobRef[] }>(jobs: readonly J[], seqs: ReadonlyMap<string, number>): (J & { dependencies: DependencyOutcome[] })[] {
-    const found = this.outcomesOf(jobs.filter((job) => job.dependsOn.length > 0).map((job) => seqs.get(job.id) ?? -1));
+  attach<J extends Job>(jobs: readonly J[], seqs: ReadonlyMap<string, number>): (J & { dependencies: DependencyOutcome[] })[] {
+    // An attempt's waits come from an earlier attempt: a job's first claim (generation 1) has none.
+    const found = this.outcomesOf(jobs.filter((job) => job.dependsOn.length > 0 || job.generation > 1).map((job) => seqs.get(job.id) ?? -1));
     return jobs.map((job) => ({ ...job, dependencies: found.get(seqs.get(job.id) ?? -1) ?? [] }));
   }
 
@@ -377,10 +395,13 @@ export class Dependencies {
   private outcomesOf(seqs: readonly number[]): Map<number, DependencyOutcome[]> {
     const byJob = new Map<number, DependencyOutcome[]>();
     if (seqs.length === 0) return byJob;
-    for (const r of this.sql.exec<{ job_seq: number; lane: string; id: string; outcome: Outcome | null; result: string | null; error: string | null }>(D.DEPENDENCIES_OF_SQL, JSON.stringify(seqs))) {
+    type Row = { job_seq: number; lane: string; id: string | null; waitpoint: string | null; outcome: string | null; result: string | null; error: string | null };
+    for (const r of this.sql.exec<Row>(D.DEPENDENCIES_OF_SQL, JSON.stringify(seqs))) {
       let list = byJob.get(r.job_seq);
       if (!list) byJob.set(r.job_seq, (list = []));
-      list.push({ lane: r.lane, id: r.id, outcome: r.outcome, result: r.result === null ? null : (JSON.parse(r.result) as Json), error: r.error });
+      const result = r.result === null ? null : (JSON.parse(r.result) as Json);
+      if (r.waitpoint !== null) list.push({ lane: r.lane, waitpoint: r.waitpoint, outcome: r.outcome as "completed" | "timedOut" | null, result });
+      else list.push({ lane: r.lane, id: r.id!, outcome: r.outcome as Outcome | null, result, error: r.error });
     }
     return byJob;
   }
@@ -400,9 +421,16 @@ export function dependencyBytes(sql: SqlStorage, seqs: readonly number[]): Map<n
 /** The insert of a dependent job (job-statements.ts). */
 const D_INSERT = Q.INSERT_DEPENDENT_SQL;
 
-/** A spec's dependencies, each lane named. */
+/** A spec's `dependsOn` items (jobs and waitpoints), each lane named. */
+function itemsOf(spec: JobSpec): DependsOnItem[] {
+  return spec.dependsOn === null ? [] : (JSON.parse(spec.dependsOn) as DependsOnItem[]);
+}
+
+const isJobRef = (item: DependsOnItem): item is JobRef => "id" in item;
+
+/** A spec's dependencies on jobs, each lane named (its waitpoints apart: waits/). */
 export function refsOf(spec: JobSpec): JobRef[] {
-  return spec.dependsOn === null ? [] : (JSON.parse(spec.dependsOn) as JobRef[]);
+  return itemsOf(spec).filter(isJobRef);
 }
 
 /** How a job settled, or null while it has not (completing counts as not yet: its outcome is not delivered). */
@@ -411,7 +439,7 @@ function settlementOf(row: DependencyRow): Settlement | null {
   return { outcome: row.outcome, result: row.result, error: row.error, generation: row.generation };
 }
 
-function notFound(missing: readonly JobRef[]): { ok: false; error: { code: "dependency_not_found"; message: string; details: { dependencies: JobRef[] } } } {
-  const named = missing.map((r) => `${r.lane}/${r.id}`).join(", ");
+function notFound(missing: readonly DependsOnItem[]): { ok: false; error: { code: "dependency_not_found"; message: string; details: { dependencies: DependsOnItem[] } } } {
+  const named = missing.map((r) => (isWaitpointRef(r) ? `waitpoint ${r.lane}/${r.waitpoint}` : `${r.lane}/${r.id}`)).join(", ");
   return { ok: false, error: { code: "dependency_not_found", message: `no such dependency: ${named}`, details: { dependencies: [...missing] } } };
 }

@@ -80,13 +80,20 @@ export const FAIL_DEPENDENT_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed
     run_at = COALESCE(blocked_run_at, run_at), blocked_run_at = NULL
   WHERE seq = ?1 AND state = 'queued' RETURNING ${JOB_COLUMNS}`;
 
-/** Claimed jobs' dependencies, each job's in the order it named them. ?1 JSON array of job seqs. */
-export const DEPENDENCIES_OF_SQL = `SELECT job_seq, lane, id, outcome, result, error FROM dependencies
+/**
+ * Claimed jobs' dependencies, each job's in the order it named them (its jobs' and waitpoints', then
+ * its attempts' waits: migration 25's `job_waits`, `waitpoint` not null). ?1 JSON array of job seqs.
+ */
+export const DEPENDENCIES_OF_SQL = `SELECT job_seq, position, lane, id, NULL AS waitpoint, outcome, result, error FROM dependencies
+  WHERE job_seq IN (SELECT value FROM json_each(?1))
+  UNION ALL SELECT job_seq, position, lane, NULL, waitpoint, outcome, result, NULL FROM job_waits
   WHERE job_seq IN (SELECT value FROM json_each(?1)) ORDER BY job_seq, position`;
 
-/** What claim candidates' dependencies add to a pull claim's answer: results, errors (escaped, at most 6×) and names. ?1 JSON array of seqs, ?2 overhead per item. */
-export const DEPENDENCY_BYTES_SQL = `SELECT job_seq AS seq, SUM(COALESCE(octet_length(result), 4) + 6 * COALESCE(length(error), 0)) + COUNT(*) * ?2 AS bytes
-  FROM dependencies WHERE job_seq IN (SELECT value FROM json_each(?1)) GROUP BY job_seq`;
+/** What claim candidates' dependencies (and waits) add to a pull claim's answer: results, errors (escaped, at most 6×) and names. ?1 JSON array of seqs, ?2 overhead per item. */
+export const DEPENDENCY_BYTES_SQL = `SELECT seq, SUM(bytes) AS bytes FROM (
+    SELECT job_seq AS seq, COALESCE(octet_length(result), 4) + 6 * COALESCE(length(error), 0) + ?2 AS bytes FROM dependencies WHERE job_seq IN (SELECT value FROM json_each(?1))
+    UNION ALL SELECT job_seq, COALESCE(octet_length(result), 4) + ?2 FROM job_waits WHERE job_seq IN (SELECT value FROM json_each(?1)))
+  GROUP BY seq`;
 
 // ---- the outbox ----
 

@@ -8,6 +8,7 @@
  * the deleted jobs in the same transaction (upkeep.ts, from the rows the delete answers).
  */
 import { keepUpkeep, type Snap } from "./upkeep.js";
+import { deleteOwnedWaits } from "../waits/owned-waits.js";
 import { DELETE_JOBS_SQL, DELETE_COMPLETED_CHECKPOINTS_SQL, DELETE_OWNED_CHECKPOINTS_SQL, DELETE_OWNED_DEPENDENCIES_SQL, DELETE_OWNED_DEPENDENTS_SQL } from "./deletion-statements.js";
 
 /** A job about to be deleted: its primary key and its id. */
@@ -22,6 +23,7 @@ export function deleteJobs(sql: SqlStorage, jobs: readonly DeletedJob[]): number
   // After the jobs: an unsettled one's trigger reads its registrations to tell its dependents.
   sql.exec(DELETE_OWNED_DEPENDENCIES_SQL, seqs);
   sql.exec(DELETE_OWNED_DEPENDENTS_SQL, seqs);
+  deleteOwnedWaits(sql, seqs);
   return jobs.length;
 }
 

@@ -14,6 +14,7 @@ import { DEBOUNCE_TARGET_SQL } from "../../../src/durable/flow/debounce-statemen
 import { JOB_BY_ID_SQL } from "../../../src/durable/store/job-statements.js";
 import { DUE_KEY_MOVES_SQL, JOB_MOVING_SQL, KEY_MOVE_OF_SQL } from "../../../src/durable/shards/key-statements.js";
 import { DUE_SCHEDULES_SQL } from "../../../src/durable/schedules/schedule-statements.js";
+import { DUE_WAITPOINT_NOTICES_SQL, TELL_WAITS_SQL } from "../../../src/durable/waits/wait-statements.js";
 import { T0, claim, setup, value } from "../../helpers/lane.js";
 
 const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS];
@@ -210,6 +211,8 @@ describe("every index of the lane earns its place", () => {
     key_moves_due: [["a sharded lane's due key moves", DUE_KEY_MOVES_SQL, [T0, 100]]],
     key_moves_key: [["a key's move under way", KEY_MOVE_OF_SQL, ["k"]]],
     key_moves_job: [["a job's move under way", JOB_MOVING_SQL, ["j"]]],
+    job_waits_waiting: [["a settling waitpoint's waiting jobs", TELL_WAITS_SQL, ["l", "w", "completed", null, T0]]],
+    waitpoint_outbox_due: [["due waitpoint notices", DUE_WAITPOINT_NOTICES_SQL, [T0, 500]]],
   };
 
   it("names every index of the lane but its tables' keys, and no other", async () => {

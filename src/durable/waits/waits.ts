@@ -1,0 +1,151 @@
+/**
+ * Jobs that wait on waitpoints (docs/api.md "Waitpoints"), in the object that holds the waitpoint:
+ * - a dependent's `dependsOn` items `{lane, waitpoint}`: looked up at its enqueue (each must exist),
+ *   counted among what it waits for (blocked while one is pending), failed or counted done at once
+ *   when one has settled already;
+ * - an attempt's wait (the fenced `wait` route, its ack op, `ctx.waitFor`): the lease ends, the
+ *   attempt is given back, and the job is blocked on the waitpoint, created pending if need be;
+ * - a waitpoint's settlement (waitpoints/waitpoints.ts calls `settled` inside its transaction): every
+ *   job here that waits on it hears it there and then, released, or failed by a timeout under policy
+ *   `fail` (an attempt's wait never fails its job: the attempt that resumes reads the outcome);
+ * - `waiters`: the jobs that wait on a waitpoint now.
+ * What a job knows of its waits is read with its dependencies (deps/dependencies.ts), in `dependsOn`
+ * order, then its attempts' waits in the order made.
+ */
+import type { Clock } from "../../shared/clock.js";
+import { BLOCKED_RUN_AT } from "../../shared/defaults.js";
+import { fail, ok, type Result } from "../../shared/errors.js";
+import type { DependsOnItem, Job, WaitpointRef } from "../../shared/job.js";
+import { shardOf } from "../../shared/shards.js";
+import type { Waitpoint } from "../../shared/waitpoint.js";
+import type { Dependencies } from "../deps/dependencies.js";
+import type { FenceOp } from "../attempts/fence.js";
+import { firstJobRow, oneJobRow, toJob } from "../store/job-row.js";
+import type { JobStore } from "../store/job-store.js";
+import { fromRunning, keepUpkeep } from "../store/upkeep.js";
+import type { Waitpoints } from "../waitpoints/waitpoints.js";
+import type { WaitpointWaiters } from "../waitpoints/waiters.js";
+import { isWaitpointRef, timedOutError, type DependsOnWaits, type LookedUp, type WaitEntry, type WaitOutcome } from "./depends-on-waits.js";
+import { mayHaveWaits, waitsWritten } from "./owned-waits.js";
+import * as W from "./wait-statements.js";
+
+export interface WaitsHost {
+  /** The lane's name. */
+  readonly lane: string;
+  /** This object's shard of its lane: a waitpoint lives in the shard its id hashes to. */
+  readonly shard: { index: number; count(): number };
+  readonly store: JobStore;
+  readonly waitpoints: Waitpoints;
+  /** Releases and fails the jobs that hear (deps/dependencies.ts `heard`). */
+  readonly dependencies: Dependencies;
+  /** The answer to a fenced write that matched nothing (attempts/fenced-writes.ts). */
+  missed(id: string, token: string, op: FenceOp): Result<Job>;
+}
+
+/** What the wait route answers: the job as the wait left it, and the waitpoint it waits on. */
+export interface WaitAnswer {
+  job: Job;
+  waitpoint: Waitpoint;
+}
+
+type StateRow = { id: string; state: "pending" | "completed" | "timedOut"; result: string | null };
+
+export class Waits implements DependsOnWaits, WaitpointWaiters {
+  private readonly sql: SqlStorage;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly clock: Clock,
+    private readonly host: WaitsHost,
+  ) {
+    this.sql = storage.sql;
+  }
+
+  /** Whether waitpoint `ref` lives in this object (its lane's, on its id's shard). */
+  private here(ref: WaitpointRef): boolean {
+    if (ref.lane !== this.host.lane) return false;
+    const shards = this.host.shard.count();
+    return shards === 1 || shardOf(ref.waitpoint, shards) === this.host.shard.index;
+  }
+
+  // ---- a dependent's enqueue ----
+
+  look(items: readonly DependsOnItem[]): LookedUp {
+    const named = items.flatMap((item, position) => (isWaitpointRef(item) ? [{ position, ref: item }] : []));
+    const local = named.filter(({ ref }) => this.here(ref));
+    const rows = new Map<string, StateRow>();
+    if (local.length > 0) for (const row of this.sql.exec<StateRow>(W.WAITPOINT_STATES_SQL, JSON.stringify(local.map(({ ref }) => ref.waitpoint)))) rows.set(row.id, { ...row });
+    const entries: WaitEntry[] = [];
+    const missing: WaitpointRef[] = [];
+    for (const { position, ref } of named) {
+      const row = this.here(ref) ? rows.get(ref.waitpoint) : undefined;
+      if (!row) missing.push(ref);
+      else entries.push({ position, ref, outcome: row.state === "pending" ? null : row.state, result: row.state === "completed" ? row.result : null });
+    }
+    return { entries, missing };
+  }
+
+  insert(seq: number, entries: readonly WaitEntry[], now: number): void {
+    if (entries.length === 0) return;
+    const values = entries.map((e) => [e.position, e.ref.lane, e.ref.waitpoint, e.outcome, e.result, e.outcome === null ? null : now]);
+    this.sql.exec(W.INSERT_WAITS_SQL, seq, JSON.stringify(values));
+    waitsWritten(this.sql);
+  }
+
+  // ---- an attempt's wait ----
+
+  /**
+   * Ends the attempt holding `token` in a wait on waitpoint `waitpointId` of this lane, created
+   * pending (timing out in `timeoutMs`) when it does not exist: the job is blocked on it, or queued at
+   * once when it has settled (or an earlier attempt of the job waited on it already), its attempt given
+   * back, its checkpoints kept. Fenced: a refusal changes nothing (but what the fence's answer does).
+   */
+  wait(id: string, token: string, waitpointId: string, timeoutMs: number | undefined): Result<WaitAnswer> {
+    const now = this.clock.now();
+    const { lane } = this.host;
+    if (!this.here({ lane, waitpoint: waitpointId })) return fail("invalid_request", `waitpoint ${waitpointId} lives on another shard of lane ${lane}`);
+    return this.storage.transactionSync((): Result<WaitAnswer> => {
+      const held = this.sql.exec<{ seq: number }>(W.HELD_SEQ_SQL, id, token, now).toArray()[0];
+      if (!held) {
+        const missed = this.host.missed(id, token, "snooze");
+        return missed.ok ? fail("internal", "a wait cannot be a repeat") : missed;
+      }
+      const { waitpoint } = this.host.waitpoints.create(waitpointId, timeoutMs);
+      const prior = this.sql.exec<{ last: number | null; earlier: number | null }>(W.ATTEMPT_WAITS_SQL, held.seq, lane, waitpointId).one();
+      const outcome: WaitOutcome | null = waitpoint.state === "pending" ? null : waitpoint.state;
+      // Waited on before (an earlier attempt heard it): this attempt goes on at once, as it would have.
+      const blocked = prior.earlier === null && outcome === null ? 1 : 0;
+      const row = oneJobRow(this.sql.exec(W.WAIT_SQL, held.seq, now, BLOCKED_RUN_AT, blocked));
+      if (prior.earlier === null) {
+        const result = waitpoint.state === "completed" ? JSON.stringify(waitpoint.result) : null;
+        this.insert(held.seq, [{ position: prior.last === null ? W.FIRST_ATTEMPT_WAIT : prior.last + 1, ref: { lane, waitpoint: waitpointId }, outcome, result }], now);
+      }
+      // A wait is no snooze (its stat) and ends its run as a release does (the histogram's label).
+      keepUpkeep(this.sql, [fromRunning({ ...row, lease_token: "wait" })], now);
+      this.host.store.emit(row, "running", now - (row.claimed_at ?? now), now);
+      return ok({ job: toJob(row, lane), waitpoint: blocked === 1 ? { ...waitpoint, waiters: this.count(waitpointId) } : waitpoint });
+    });
+  }
+
+  // ---- a waitpoint's settlement ----
+
+  settled(waitpoint: Waitpoint): void {
+    if (waitpoint.state === "pending" || !mayHaveWaits(this.sql)) return;
+    const now = this.clock.now();
+    const ref = { lane: this.host.lane, waitpoint: waitpoint.id };
+    const result = waitpoint.state === "completed" ? JSON.stringify(waitpoint.result) : null;
+    const told = this.sql.exec<{ job_seq: number; position: number }>(W.TELL_WAITS_SQL, ref.lane, ref.waitpoint, waitpoint.state, result, now).toArray();
+    for (const { job_seq, position } of told) {
+      const row = firstJobRow(this.sql.exec(W.JOB_BY_SEQ_SQL, job_seq));
+      if (!row) continue;
+      // A timed-out `dependsOn` item is a dependency that did not complete; an attempt's wait is not.
+      const failure = waitpoint.state === "timedOut" && position < W.FIRST_ATTEMPT_WAIT ? timedOutError(ref) : null;
+      this.host.dependencies.heard(row, failure, now);
+    }
+  }
+
+  count(id: string): number {
+    if (!mayHaveWaits(this.sql)) return 0;
+    return this.sql.exec<{ n: number }>(W.COUNT_WAITING_SQL, this.host.lane, id).one().n;
+  }
+}
