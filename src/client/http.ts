@@ -15,6 +15,7 @@ import { QueueError, type ErrorBody } from "../shared/errors.js";
 import type { Counts } from "../shared/job.js";
 import type { AppType } from "../worker/app.js";
 import type { EnqueueOptions, LaneClient } from "./types.js";
+import { jobWaits } from "./job-waits.js";
 
 export interface HttpClientOptions {
   /** Where the API is served, e.g. `https://queue.example.com` (no `/v1`). */
@@ -62,9 +63,13 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
       const job = (id: string) => ({ lane: name, id });
       return {
         name,
-        enqueue: (request, options = {}) => value(lane.jobs.$post({ param, header: traceHeader(options), json: request })),
+        enqueue: (request, options = {}) => value(lane.jobs.$post({ param, query: {}, header: traceHeader(options), json: request })),
+        ...jobWaits({
+          enqueue: (request, options, waitMs) => value(lane.jobs.$post({ param, query: { waitMs: String(waitMs) }, header: traceHeader(options), json: request })),
+          read: (id, waitMs) => value(lane.jobs[":id"].$get({ param: job(id), query: { waitMs: String(waitMs) } })),
+        }),
         enqueueBatch: (request, options = {}) => value(lane.jobs.batch.$post({ param, header: traceHeader(options), json: request })),
-        get: (id) => value(lane.jobs[":id"].$get({ param: job(id) })),
+        get: (id) => value(lane.jobs[":id"].$get({ param: job(id), query: {} })),
         list: (query = {}) => value(lane.jobs.$get({ param, query: stringify(query) })),
         info: () => value(lane.$get({ param })),
         configure: (patch) => value(lane.$patch({ param, json: patch })),

@@ -5,7 +5,7 @@
  */
 export { createHttpClient, type HttpClient, type HttpClientOptions } from "./http.js";
 export { flow, type FlowAnswer, type FlowChild, type FlowRequest, type LaneSource } from "./flow.js";
-export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, EnqueueOptions, FailLaneAnswer, JobPage, LaneClient, PurgeAnswer, QueueInfo } from "./types.js";
+export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, EnqueueOptions, FailLaneAnswer, JobPage, LaneClient, PurgeAnswer, QueueInfo, WaitOptions } from "./types.js";
 export { QueueError, type ErrorBody, type ErrorCode, type ErrorDetails, type Issue, type Result } from "../shared/errors.js";
 export type {
   AttemptError,

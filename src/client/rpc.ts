@@ -15,6 +15,8 @@ import { GroupCommit, sendGroup } from "./group-commit.js";
 import type { PeerDirectory } from "../routing/peer.js";
 import { ShardRouter } from "../routing/router.js";
 import type { LaneClient } from "./types.js";
+import { jobWaits } from "./job-waits.js";
+import { waitForJob } from "../routing/job-waits.js";
 
 export interface LaneNamespaceClient {
   /** The client of one lane; the name must match the API's name pattern. */
@@ -62,8 +64,11 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
       const stub = () => router.stub(name, 0);
       const byId = <T>(id: string, call: (stub: DurableObjectStub<Lane>) => Promise<Result<T>>) => value(router.byId(name, id, call));
       const byToken = <T>(id: string, token: string, call: (stub: DurableObjectStub<Lane>) => Promise<Result<T>>) => value(router.byToken(name, id, token, call));
-      return {
+      // Waits (client/job-waits.ts): the enqueue below, then held reads routed by the job's id.
+      const waits = jobWaits({ enqueue: (request, options) => client.enqueue(request, options), read: (id, waitMs) => value(waitForJob(router, name, id, waitMs)) });
+      const client: LaneClient = {
         name,
+        ...waits,
         enqueue: async (request, options = {}) => {
           // As JSON text both ways (Lane.enqueueText): a string crosses RPC cheaper than an object, and
           // a new job comes back as its id and creation time, the job built here from the request (shared/enqueue-text.ts).
@@ -112,6 +117,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         checkpoints: (id) => byId(id, (s) => s.listCheckpoints(id)),
         progress: (id, request) => byToken(id, request.token, (s) => s.progress(id, request)),
       };
+      return client;
     },
   };
 }

@@ -39,6 +39,15 @@ export interface EnqueueOptions {
   traceparent?: string;
 }
 
+/** How long a client waits for a job (`wait`, `enqueueAndWait`). */
+export interface WaitOptions {
+  /**
+   * The longest wait in all, in ms (default 30000): each request waits at most 30000 ms in the lane and
+   * is asked again until then. Once it has passed, the job is answered as it stands (unsettled is no error).
+   */
+  timeoutMs?: number;
+}
+
 export interface LaneClient {
   /** The lane's name. */
   readonly name: string;
@@ -47,6 +56,14 @@ export interface LaneClient {
   /** Enqueues 1..1000 jobs, all or nothing. */
   enqueueBatch(request: BatchEnqueueRequest, options?: EnqueueOptions): Promise<BatchAnswer>;
   get(id: string): Promise<Job>;
+  /** Job `id` once it is settled, or as it stands once `timeoutMs` has passed; throws `job_not_found` for an unknown job. */
+  wait(id: string, options?: WaitOptions): Promise<Job>;
+  /**
+   * Enqueues a job, then waits for it as `wait` does: the enqueue's `status` (`queued`, `duplicate`,
+   * `debounced`) with the job it names, settled or as it stands once `timeoutMs` has passed. A refused
+   * enqueue throws at once.
+   */
+  enqueueAndWait(request: EnqueueRequest, options?: EnqueueOptions & WaitOptions): Promise<EnqueueAnswer>;
   /** A page of jobs in enqueue order; pass `cursor` back to continue (null: the end). */
   list(query?: ListQuery): Promise<JobPage>;
   info(): Promise<LaneInfo>;

@@ -155,6 +155,20 @@ export function rolesFor(method: string, path: string): readonly Role[] {
   return ["admin", ...(ruleFor(method, path)?.roles ?? [])];
 }
 
+/**
+ * Waiting for a job (`?waitMs` on its read or on an enqueue) is producers' (docs/api.md "Access"), and
+ * viewers', who read as every GET: a consumer reads a job, but does not wait on one.
+ */
+const WAITERS: readonly Role[] = ["admin", "producer", "viewer"];
+const WAITING_PATHS: ReadonlySet<string> = new Set(["/v1/lanes/{lane}/jobs/{id}", "/v1/lanes/{lane}/jobs"]);
+
+/** Whether a request with this query may wait, for `role`. */
+function mayWait(role: Role, method: string, path: string, waitMs: string | undefined): boolean {
+  if (waitMs === undefined || WAITERS.includes(role)) return true;
+  const rule = ruleFor(method, path);
+  return rule === undefined || !WAITING_PATHS.has(rule.path);
+}
+
 /** The lane a `/v1/lanes/{lane}/…` path names (as sent), or null. */
 export function laneOfPath(path: string): string | null {
   const match = /^\/v1\/lanes\/([^/]+)/.exec(path);
@@ -182,6 +196,9 @@ export const requireAccess: MiddlewareHandler<{ Bindings: WorkerEnv; Variables: 
   const roles = rolesFor(c.req.method, c.req.path);
   if (!roles.includes(principal.role)) {
     throw new QueueError("forbidden", `a ${principal.role} token may not call ${c.req.method} on this route (allowed: ${roles.join(", ")})`);
+  }
+  if (!mayWait(principal.role, c.req.method, c.req.path, c.req.query("waitMs"))) {
+    throw new QueueError("forbidden", `a ${principal.role} token may not wait for a job (waitMs; allowed: ${WAITERS.join(", ")})`);
   }
   const lane = laneOfPath(c.req.path);
   if (lane !== null && !reachesLane(principal.lanes, lane)) throw new QueueError("forbidden", "this token does not reach this lane");

@@ -8,6 +8,7 @@ import { BatchEnqueueResponse, CancelResponse, DependentsResponse, EnqueueRespon
 import { BatchEnqueueRequest, CancelRequest, EnqueueRequest, ListQuery } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
 import { enqueueOne, route } from "../lane-call.js";
+import { readJob, waitAfterEnqueue, WaitQuery } from "../job-waits.js";
 
 const tags = ["jobs"];
 
@@ -37,9 +38,9 @@ const enqueue = createRoute({
   method: "post",
   path: "/lanes/{lane}/jobs",
   tags,
-  summary: "Enqueue a job (idempotent by id)",
+  summary: "Enqueue a job (idempotent by id); with waitMs, answered once it is settled or waitMs has passed",
   security: bearerAuth,
-  request: { params: LaneParams, headers: TraceHeaders, body: jsonRequest(EnqueueRequest) },
+  request: { params: LaneParams, query: WaitQuery, headers: TraceHeaders, body: jsonRequest(EnqueueRequest) },
   responses: {
     201: jsonResponse(EnqueueResponse, "enqueued (with dependencies not all settled: state blocked)"),
     200: jsonResponse(EnqueueResponse, "duplicate: the id exists with the same spec"),
@@ -61,9 +62,9 @@ const getJob = createRoute({
   method: "get",
   path: "/lanes/{lane}/jobs/{id}",
   tags,
-  summary: "Read a job",
+  summary: "Read a job; with waitMs, answered once it is settled or waitMs has passed",
   security: bearerAuth,
-  request: { params: JobParams },
+  request: { params: JobParams, query: WaitQuery },
   responses: { 200: jsonResponse(Job, "the job"), ...errorResponses(404) },
 });
 
@@ -144,7 +145,8 @@ export function jobRoutes() {
       const request = c.req.valid("json");
       checkPayload(request.payload);
       checkDependencyLanes(c.get("principal"), [request], false);
-      const answer = await enqueueOne(c, traced(request, c.req.valid("header").traceparent));
+      const { waitMs } = c.req.valid("query");
+      const answer = await waitAfterEnqueue(c, c.req.valid("param").lane, await enqueueOne(c, traced(request, c.req.valid("header").traceparent)), waitMs);
       if (answer.status === "queued") return c.json(answer, 201);
       return c.json(answer, 200);
     })
@@ -156,8 +158,8 @@ export function jobRoutes() {
       return c.json(await route(c, (router, lane) => router.enqueueBatch(lane, batch)), 200);
     })
     .openapi(getJob, async (c) => {
-      const { id } = c.req.valid("param");
-      return c.json(await route(c, (router, lane) => router.byId(lane, id, (stub) => stub.getJob(id))), 200);
+      const { lane, id } = c.req.valid("param");
+      return c.json(await readJob(c, lane, id, c.req.valid("query").waitMs), 200);
     })
     .openapi(listJobs, async (c) => {
       return c.json(await route(c, (router, lane) => router.list(lane, c.req.valid("query"))), 200);
