@@ -6,6 +6,7 @@ import { createExecutionContext, runInDurableObject } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Lane } from "../../src/durable/lane.js";
+import { MAX_HELD_READS } from "../../src/shared/defaults.js";
 import { createApp } from "../../src/worker/app.js";
 import { call, claimOne, enqueue, expectError, get, post, PULL_KIND, read, request, setup, TOKEN, type LaneFixture } from "../helpers/http.js";
 import { keyOn, setupSharded } from "../helpers/shards.js";
@@ -79,6 +80,30 @@ describe("GET …/jobs/{id}?waitMs=", () => {
     controller.abort();
     await held.catch(() => undefined);
     await expect.poll(() => heldIn(lane.stub), { timeout: 5_000, interval: 50 }).toBe(0);
+  });
+});
+
+describe("a lane that holds as many reads as it may", () => {
+  it("is asked again by the front worker until the job settles or waitMs passes, never a 5xx", async () => {
+    const lane = await setup();
+    await enqueue(lane, { id: "a" });
+    await enqueue(lane, { id: "f" });
+    const filled = runInDurableObject(lane.stub, (object: Lane) => {
+      const waits = (object as unknown as { jobWaits: { awaitJob(id: string, waitMs: number): unknown } }).jobWaits;
+      return Promise.all(Array.from({ length: MAX_HELD_READS }, () => waits.awaitJob("f", 30_000)));
+    });
+    await get(`${lane.base}`);
+    expect(await heldIn(lane.stub)).toBe(MAX_HELD_READS);
+    const short = await get(`${lane.base}/jobs/a?waitMs=300`);
+    expect(short).toMatchObject({ status: 200, body: { id: "a", state: "queued" } });
+    const held = pending(get(`${lane.base}/jobs/a?waitMs=20000`));
+    const claimed = await claimOne(lane);
+    await complete(lane.base, claimed);
+    expect(await held.answer).toMatchObject({ status: 200, body: { id: "a", state: "settled" } });
+    // The held reads of f are answered when f settles: nothing is left held.
+    await complete(lane.base, await claimOne(lane));
+    await filled;
+    expect(await heldIn(lane.stub)).toBe(0);
   });
 });
 
