@@ -39,7 +39,7 @@ export const jsonBody: MiddlewareHandler = async (c, next) => {
 };
 
 /** The bytes of a stream, or null as soon as they exceed `limit`. */
-async function readAtMost(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | null> {
+export async function readAtMost(stream: ReadableStream<Uint8Array>, limit: number): Promise<Uint8Array | null> {
   const reader = stream.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -80,7 +80,7 @@ export function nestingDepth(text: string): number {
 }
 
 /** UTF-8 JSON text, checked to parse and to nest at most `MAX_BODY_DEPTH` deep; else `invalid_request`. */
-function parseJsonText(bytes: Uint8Array): string {
+export function parseJsonText(bytes: Uint8Array): string {
   let text: string;
   try {
     text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
