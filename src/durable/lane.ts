@@ -51,6 +51,7 @@ import { ScheduleRpc } from "./rpc/schedules.js";
 import { selfShard } from "./rpc/self-shard.js";
 import { ShardRpc } from "./rpc/shards.js";
 import { StepRpc } from "./rpc/steps.js";
+import type { WaitAnswer } from "./waits/waits.js";
 
 export type { LaneOptions, LostEvent, TransitionEvent };
 
@@ -250,6 +251,8 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Ends the attempt and queues its job again after `delayMs`, giving back the attempt (fenced like complete). */
   async snooze(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.snooze(id, input)); }
+  /** The attempt ends in a wait on a waitpoint of the lane (created pending when missing): its job blocked on it, its attempt given back. */
+  async waitOn(id: unknown, input: unknown): Promise<Result<WaitAnswer>> { return this.gate.change(() => this.consumers.waitOn(id, input)); }
 
   async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.release(id, input)); }
 

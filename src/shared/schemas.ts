@@ -3,7 +3,7 @@
  * and the lane (RPC input is validated again there: a lane trusts no caller).
  */
 import { z } from "@hono/zod-openapi";
-import { WaitpointId } from "./waitpoint.js";
+import { MAX_WAITPOINT_TIMEOUT_MS, WaitpointId } from "./waitpoint.js";
 import {
   DEFAULT_LIST_LIMIT,
   MAX_ATTEMPTS_LIMIT,
@@ -284,6 +284,16 @@ export const SnoozeRequest = z
   .openapi("SnoozeRequest");
 export type SnoozeRequest = z.infer<typeof SnoozeRequest>;
 
+/** `POST …/jobs/{id}/wait`: fenced like complete; the job is blocked on the waitpoint (created pending when missing), its attempt given back. */
+export const WaitRequest = z
+  .strictObject({
+    token: Token,
+    waitpoint: WaitpointId,
+    timeoutMs: z.number().int().min(1).max(MAX_WAITPOINT_TIMEOUT_MS).optional().openapi({ description: "the waitpoint's timeout when this wait creates it (an existing one keeps its own)" }),
+  })
+  .openapi("WaitRequest");
+export type WaitRequest = z.infer<typeof WaitRequest>;
+
 /** zod issues as API `details`: one entry per problem with its path; an unknown key at its own path. */
 export function toIssues(error: z.ZodError, prefix: (string | number)[] = []): Issue[] {
   return error.issues.flatMap((issue) => {
@@ -368,6 +378,7 @@ export const AckItem = z
     z.strictObject({ op: z.literal("release"), id: Name, ...ReleaseRequest.shape }),
     z.strictObject({ op: z.literal("progress"), id: Name, ...ProgressRequest.shape }),
     z.strictObject({ op: z.literal("snooze"), id: Name, ...SnoozeRequest.shape }),
+    z.strictObject({ op: z.literal("wait"), id: Name, ...WaitRequest.shape }),
   ])
   .openapi("AckItem");
 export type AckItem = z.infer<typeof AckItem>;

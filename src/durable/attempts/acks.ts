@@ -1,6 +1,6 @@
 /**
  * Batch acks (docs/api.md "Pull consumers", `POST /v1/lanes/{lane}/acks`): up to 100 complete, fail,
- * release, progress and snooze items, each applied and fenced on its own, exactly as its single route would
+ * release, progress, snooze and wait items, each applied and fenced on its own, exactly as its single route would
  * answer it. The answers come back in request order, one per item.
  *
  * An item that is malformed refuses the whole batch before anything is applied (the schema has
@@ -23,6 +23,8 @@ export interface AckWrites {
   fail(id: string, token: string, message: string, retry: boolean, retryAfterMs: number | null): Result<Job>;
   release(id: string, token: string): Result<Job>;
   snooze(id: string, token: string, delayMs: number): Result<Job>;
+  /** The attempt ends in a wait on a waitpoint of the lane (waits/waits.ts). */
+  wait(id: string, token: string, waitpoint: string, timeoutMs: number | undefined): Result<unknown>;
   progress(id: string, token: string, progressJson: string): Result<unknown>;
 }
 
@@ -64,6 +66,8 @@ function applyOne(item: AckItem, json: Result<string> | null, writes: AckWrites)
       return json!.ok ? writes.progress(item.id, item.token, json!.value) : json!;
     case "snooze":
       return writes.snooze(item.id, item.token, item.delayMs);
+    case "wait":
+      return writes.wait(item.id, item.token, item.waitpoint, item.timeoutMs);
   }
 }
 

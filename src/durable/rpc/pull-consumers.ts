@@ -18,6 +18,7 @@ import { HoldName, parse, parseJobCall } from "../input.js";
 import type { CheckpointStore } from "../steps/checkpoints.js";
 import type { JobStore } from "../store/job-store.js";
 import type { Wake } from "../wake/wake.js";
+import type { WaitAnswer, Waits } from "../waits/waits.js";
 
 /** The parts a pull consumer's calls reach. */
 export interface PullConsumerParts {
@@ -29,6 +30,8 @@ export interface PullConsumerParts {
   readonly store: JobStore;
   /** The claim flushes itself: before a held claim waits (rpc/gate.ts `flush.inBody`). */
   readonly wake: Wake;
+  /** An attempt's wait on a waitpoint (waits/waits.ts). */
+  readonly waits: Waits;
 }
 
 export class PullConsumerRpc {
@@ -81,6 +84,13 @@ export class PullConsumerRpc {
     return jobAnswer(this.parts.fenced.snooze(call.value.id, call.value.request.token, call.value.request.delayMs));
   }
 
+  waitOn(id: unknown, input: unknown): Result<WaitAnswer> {
+    const call = parseJobCall(id, S.WaitRequest, input);
+    if (!call.ok) return call;
+    const { token, waitpoint, timeoutMs } = call.value.request;
+    return this.parts.waits.wait(call.value.id, token, waitpoint, timeoutMs);
+  }
+
   release(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.ReleaseRequest, input);
     if (!call.ok) return call;
@@ -104,6 +114,7 @@ export class PullConsumerRpc {
       fail: (id, token, message, retry, after) => this.parts.fenced.fail(id, token, message, retry, after),
       release: (id, token) => this.parts.fenced.release(id, token),
       snooze: (id, token, delayMs) => this.parts.fenced.snooze(id, token, delayMs),
+      wait: (id, token, waitpoint, timeoutMs) => this.parts.waits.wait(id, token, waitpoint, timeoutMs),
       progress: (id, token, json) => this.parts.checkpoints.progress(id, token, json),
     });
     return results.ok ? ok({ results: results.value }) : results;
