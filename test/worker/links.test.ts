@@ -4,7 +4,7 @@
  * and nothing else. Anything that does not verify is a 404 that says nothing about the job.
  */
 import { createExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/worker/app.js";
 import { signLink } from "../../src/worker/signing.js";
@@ -108,6 +108,39 @@ describe("POST …/jobs/{id}/link", () => {
   });
 });
 
+describe("GET {link}/stream", () => {
+  it("streams the job's events as …/jobs/{id}/stream does, without a bearer token, to any origin", async () => {
+    const { fixture, job, url } = await linked();
+    await post(`${fixture.base}/jobs/${job.id}/cancel`, {});
+    const response = await exports.default.fetch(request("GET", `${url}/stream`, { token: null }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    expect(response.headers.get("access-control-allow-origin")).toBe("*");
+    const text = await response.text();
+    const direct = await (await exports.default.fetch(request("GET", `${fixture.base}/jobs/${job.id}/stream`))).text();
+    expect(text).toBe(direct);
+    expect(text).toMatch(/^id: 1\nevent: transition\n/);
+    expect(text).toContain("event: end\n");
+  });
+
+  it("resumes after Last-Event-ID or ?after, as the job's stream does", async () => {
+    const { fixture, job, url } = await linked();
+    await post(`${fixture.base}/jobs/${job.id}/cancel`, {});
+    const after = await (await exports.default.fetch(request("GET", `${url}/stream?after=1`, { token: null }))).text();
+    expect(after).not.toContain("id: 1\n");
+    expect(after).toContain("event: end\n");
+    const resumed = await (await exports.default.fetch(request("GET", `${url}/stream`, { token: null, headers: { "last-event-id": "1" } }))).text();
+    expect(resumed).toBe(after);
+    expectError(await get(`${url}/stream?after=x`, { token: null }), 400, "invalid_request");
+  });
+
+  it("is 404 not_found when the link does not verify, and never reads the stream then", async () => {
+    const { url, expiresAt } = await linked();
+    expectNotFound(await get(`${changed(url, 1, String(expiresAt + 1))}/stream`, { token: null }));
+    expectNotFound(await withEnv({ SIGNING_SECRET: undefined }, "GET", `${url}/stream`, { token: null }));
+  });
+});
+
 describe("GET {link}", () => {
   it("answers the job as GET …/jobs/{id} does, without a bearer token, to any origin", async () => {
     const { fixture, job, url } = await linked();
@@ -116,6 +149,15 @@ describe("GET {link}", () => {
     expect(answer.body).toEqual((await get(`${fixture.base}/jobs/${job.id}`)).body);
     expect(answer.body.id).toBe(job.id);
     expect(answer.headers.get("access-control-allow-origin")).toBe("*");
+  });
+
+  it("takes ?waitMs as GET …/jobs/{id} does: a settled job at once, a bad value 400", async () => {
+    const { fixture, job, url } = await linked();
+    await post(`${fixture.base}/jobs/${job.id}/cancel`, {});
+    const held = await get(`${url}?waitMs=30000`, { token: null });
+    expect(held.status).toBe(200);
+    expect(held.body).toMatchObject({ id: job.id, state: "settled" });
+    for (const waitMs of ["30001", "-1", "1.5", "x"]) expectError(await get(`${url}?waitMs=${waitMs}`, { token: null }), 400, "invalid_request");
   });
 
   it("ignores an Authorization header, even a wrong one", async () => {

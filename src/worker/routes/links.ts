@@ -3,16 +3,18 @@
  * expiring URL of one job; `GET {url}` and `GET {url}/stream` then read that job without a token
  * (a browser's fetch or EventSource cannot carry one) from any origin. A link reads one job and never
  * writes: nothing else is under it, and anything that does not verify is a 404 that says nothing
- * about the job. The reads are the job routes' own handlers (signed-forward.ts).
+ * about the job. The reads are the job routes' own handlers (`readJob`, `jobStream`).
  */
 import { createRoute, z } from "@hono/zod-openapi";
 import type { MiddlewareHandler } from "hono";
 import { QueueError, fail } from "../../shared/errors.js";
 import { accessConfig } from "../access.js";
+import { toIssues } from "../../shared/schemas.js";
+import { readJob, WaitQuery } from "../job-waits.js";
 import { route } from "../lane-call.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, type AppEnv } from "../openapi.js";
-import { forward, pathOf } from "../signed-forward.js";
 import { linkFor, signingConfigured, verifyLink } from "../signing.js";
+import { jobStream } from "./stream.js";
 
 /** The link routes, in Hono's path syntax under `/v1`, for the bearer middleware and the body check to skip. */
 export const LINKS_PATH = "/v1/links/*";
@@ -113,7 +115,16 @@ export function linkReadRoutes() {
     })
     .get("/links/:lane/:id/:expiresAt/:signature", async (c) => {
       const { lane, id } = await linkedJob(c);
-      return forward(c, { method: "GET", path: pathOf("lanes", lane, "jobs", id), search: new URL(c.req.url).search });
+      const query = WaitQuery.safeParse(c.req.query());
+      if (!query.success) {
+        const details = toIssues(query.error);
+        throw new QueueError("invalid_request", `invalid query: ${details.map((d) => `${d.path.join(".")}: ${d.message}`).join("; ")}`, details);
+      }
+      return c.json(await readJob(c, lane, id, query.data.waitMs), 200);
+    })
+    .get("/links/:lane/:id/:expiresAt/:signature/stream", async (c) => {
+      const { lane, id } = await linkedJob(c);
+      return jobStream(c, lane, id);
     })
     .all("/links/*", () => {
       throw notFound();
