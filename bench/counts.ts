@@ -16,9 +16,10 @@ import { legacyUpkeepTriggers } from "./upkeep-triggers.js";
 type CountsEnv = BenchEnv & { COUNTS_LANE: DurableObjectNamespace<CountsLane> };
 /**
  * The whole upkeep by the store, by the triggers of version 21, none at all, the store's less one
- * kind each, and the store's with the outbox's two triggers (the only ones left on jobs) dropped too.
+ * kind each, and the store's with the outbox's two triggers dropped too, or the event log's triggers
+ * (a job's stream: migration 24).
  */
-const STRATEGIES = ["store", "triggers", "none", ...UPKEEP_KINDS.map((k) => `without-${k}` as const), "without-outbox-triggers"] as const;
+const STRATEGIES = ["store", "triggers", "none", ...UPKEEP_KINDS.map((k) => `without-${k}` as const), "without-outbox-triggers", "without-event-log"] as const;
 type Strategy = (typeof STRATEGIES)[number];
 
 const BATCH = 1000;
@@ -72,6 +73,7 @@ export class CountsLane extends defineLane({ log: false }) {
     const legacy = legacyUpkeepTriggers();
     const names = legacy.map((t) => /^CREATE TRIGGER (\w+)/.exec(t.trim())![1]!);
     const outbox = sql.exec<{ name: string; sql: string }>(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'jobs_outbox_%'`).toArray();
+    const eventLog = sql.exec<{ name: string; sql: string }>(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'job_events_%'`).toArray();
     const totals = Object.fromEntries(STRATEGIES.map((s) => [s, { enqueueMs: 0, drainMs: 0, jobs: 0 }])) as Record<Strategy, { enqueueMs: number; drainMs: number; jobs: number }>;
     const now = Date.now();
     const spec = (id: string): JobSpec => ({
@@ -84,7 +86,9 @@ export class CountsLane extends defineLane({ log: false }) {
         if (strategy === "triggers") for (const t of legacy) sql.exec(t);
         for (const t of outbox) sql.exec(`DROP TRIGGER IF EXISTS ${t.name}`);
         if (strategy !== "without-outbox-triggers") for (const t of outbox) sql.exec(t.sql);
-        const kept = strategy === "store" || strategy === "without-outbox-triggers";
+        for (const t of eventLog) sql.exec(`DROP TRIGGER IF EXISTS ${t.name}`);
+        if (strategy !== "without-event-log") for (const t of eventLog) sql.exec(t.sql);
+        const kept = strategy === "store" || strategy === "without-outbox-triggers" || strategy === "without-event-log";
         leaveOutUpkeep(sql, kept ? [] : strategy === "triggers" || strategy === "none" ? UPKEEP_KINDS : [strategy.slice("without-".length) as UpkeepKind]);
         const t0 = Date.now();
         for (let from = 0; from < n; from += BATCH) {
@@ -129,7 +133,9 @@ export const countsWorkloads: Record<string, (env: BenchEnv, params: Record<stri
     const perKindUs = Object.fromEntries(UPKEEP_KINDS.map((k) => [k, above("store", `without-${k}`)]));
     // The outbox's triggers (kept: see migrations/v10-18.ts), whose WHEN every job's update runs.
     const outboxTriggersUs = above("store", "without-outbox-triggers");
-    return { n, rounds, perJobUs: cost, upkeepUs: { store: above("store", "none"), triggers: above("triggers", "none") }, perKindUs, outboxTriggersUs };
+    // The event log's triggers (a job's stream: transitions and progress written in the statement that changes the job).
+    const eventLogUs = above("store", "without-event-log");
+    return { n, rounds, perJobUs: cost, upkeepUs: { store: above("store", "none"), triggers: above("triggers", "none") }, perKindUs, outboxTriggersUs, eventLogUs };
   },
 
   /**

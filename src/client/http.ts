@@ -16,6 +16,8 @@ import type { Counts } from "../shared/job.js";
 import type { AppType } from "../worker/app.js";
 import type { EnqueueOptions, LaneClient } from "./types.js";
 import { jobWaits } from "./job-waits.js";
+import type { StreamEvent } from "../shared/stream.js";
+import { readJobStream } from "./http-stream.js";
 
 export interface HttpClientOptions {
   /** Where the API is served, e.g. `https://queue.example.com` (no `/v1`). */
@@ -26,8 +28,20 @@ export interface HttpClientOptions {
   fetch?: typeof fetch;
 }
 
+/** A lane over HTTP: the lane client, and what only HTTP serves. */
+export interface HttpLaneClient extends LaneClient {
+  /**
+   * Job `id`'s stream (docs/api.md "Results"): its events after `after` (default 0: all), then live,
+   * ending with `end` (`{"job"}`) once the job is settled. A dropped connection is opened again after
+   * the last event seen. Throws `job_not_found` for an unknown job; `signal` stops it.
+   */
+  stream(id: string, options?: { after?: number; signal?: AbortSignal }): AsyncGenerator<StreamEvent, void, undefined>;
+  /** Writes 1..100 chunks to the job's stream for the attempt holding `token`, all or none. */
+  writeStream(id: string, request: { token: string; chunks: unknown[] }): Promise<{ written: number; lastEventId: number }>;
+}
+
 export interface HttpClient {
-  lane(name: string): LaneClient;
+  lane(name: string): HttpLaneClient;
   /** A page of the lanes that have ever had a job, in name order; pass `cursor` back to continue. */
   lanes(query?: { limit?: number; cursor?: string }): Promise<{ lanes: { lane: string; counts: Counts }[]; cursor: string | null }>;
 }
@@ -95,6 +109,14 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         saveCheckpoint: (id, name, request) => value(lane.jobs[":id"].checkpoints[":name"].$put({ param: { ...job(id), name }, json: request })),
         checkpoints: (id) => value(lane.jobs[":id"].checkpoints.$get({ param: job(id) })),
         progress: (id, request) => value(lane.jobs[":id"].progress.$post({ param: job(id), json: request })),
+        writeStream: (id, request) => value(lane.jobs[":id"].stream.$post({ param: job(id), json: request })),
+        stream: (id, streamOptions = {}) =>
+          readJobStream({
+            url: `${options.baseUrl.replace(/\/+$/, "")}/v1/lanes/${encodeURIComponent(name)}/jobs/${encodeURIComponent(id)}/stream`,
+            headers: { authorization: `Bearer ${options.token}` },
+            fetch: options.fetch ?? ((input, init) => fetch(input, init)),
+            ...streamOptions,
+          }),
       };
     },
   };

@@ -10,7 +10,7 @@
  * is replacing its token.
  */
 import type { AckAnswer } from "../shared/answers.js";
-import { MAX_DURATION_MS, MAX_ERROR_MESSAGE_CHARS, MAX_SNOOZE_MS, WORKER_REQUEST_TIMEOUT_MS } from "../shared/defaults.js";
+import { MAX_DURATION_MS, MAX_ERROR_MESSAGE_CHARS, MAX_SNOOZE_MS, MAX_STREAM_CHUNK_BYTES, WORKER_REQUEST_TIMEOUT_MS } from "../shared/defaults.js";
 import { QueueError, type ErrorCode } from "../shared/errors.js";
 import { describeError } from "../shared/describe-error.js";
 import { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
@@ -44,6 +44,12 @@ export interface WorkerContext {
   checkpoints: { load(): Promise<Record<string, Json>>; save(name: string, value: unknown): Promise<void> };
   /** Reports the job's progress (any JSON, at most 16 KiB), through the fence, keeping the lease. */
   progress(value: unknown): Promise<void>;
+  /**
+   * The job's stream: `write` sends one chunk (any JSON, at most 64 KiB) through the fence, keeping the
+   * lease. Rejects with `payload_too_large` or `stream_limit` (the handler may catch it), writing
+   * nothing; a refusal of the fence ends the attempt as lost.
+   */
+  stream: { write(data: unknown): Promise<void> };
   /**
    * Ends the attempt in a snooze: once the handler returns (whatever it answers), the job is queued
    * again in `ms` (0..a year), the attempt given back and its checkpoints kept. Rejects with a
@@ -204,6 +210,14 @@ export class Attempt {
       progress: async (value: unknown) => {
         const answer = await this.write("ack", () => this.fenced((token) => this.host.acks.push({ op: "progress", id: this.job.id, token, progress: value })));
         if (!answer.ok) this.refused(QueueError.from(answer.error));
+      },
+      stream: {
+        write: async (data: unknown) => {
+          const chunk = serializeJson(data, "chunk", MAX_STREAM_CHUNK_BYTES);
+          if (!chunk.ok) throw QueueError.from(chunk.error);
+          // A handler's own fenced write, counted with its checkpoints' (stats.errors.checkpoint).
+          await this.write("checkpoint", () => this.fenced((token) => this.host.http.writeStream(this.job.id, { token, chunks: [JSON.parse(chunk.value) as Json] }, this.requestTimeout())));
+        },
       },
       snooze: (ms: number) => {
         if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SNOOZE_MS) return Promise.reject(new QueueError("invalid_request", `snooze: ms must be an integer of 0..${MAX_SNOOZE_MS}`));

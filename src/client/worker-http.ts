@@ -24,6 +24,7 @@ export interface WorkerHttp {
   /** `body` is the JSON text of `{"acks": […]}`, built by the caller from items serialized once. */
   acks(body: string, timeoutMs: number): Promise<AcksAnswer>;
   saveCheckpoint(id: string, name: string, body: { token: string; value: Json }, timeoutMs: number): Promise<unknown>;
+  writeStream(id: string, body: { token: string; chunks: unknown[] }, timeoutMs: number): Promise<unknown>;
 }
 
 export function createWorkerHttp(options: WorkerHttpOptions): WorkerHttp {
@@ -53,6 +54,7 @@ export function createWorkerHttp(options: WorkerHttpOptions): WorkerHttp {
     renew: (id, body, timeoutMs) => send("POST", `${job(id)}/renew`, JSON.stringify(body), timeoutMs),
     acks: (body, timeoutMs) => send("POST", `${base}/acks`, body, timeoutMs),
     saveCheckpoint: (id, name, body, timeoutMs) => send("PUT", `${job(id)}/checkpoints/${encodeURIComponent(name)}`, JSON.stringify(body), timeoutMs),
+    writeStream: (id, body, timeoutMs) => send("POST", `${job(id)}/stream`, JSON.stringify(body), timeoutMs),
   };
 }
 

@@ -49,6 +49,8 @@ import { recordingOn } from "./history/recording.js";
 import { WakeComputer } from "./wake/compute.js";
 import { WakeReads } from "./wake/reads.js";
 import { Wake, type Pump } from "./wake/wake.js";
+import { StreamLog } from "./results/stream-log.js";
+import { StreamReaders } from "./results/stream-readers.js";
 
 /** How a lane class is built (`defineLane`). */
 export interface LaneOptions<E = SwitchyardEnv> {
@@ -136,6 +138,10 @@ export class LaneParts {
   readonly alarmSteps: AlarmSteps;
   /** A debounce key's queued job moved between shards (shards/key-moves.ts). */
   readonly keyMoves: KeyMoves;
+  /** Jobs' event logs: their chunk writes and pages (results/stream-log.ts). */
+  readonly streamLog: StreamLog;
+  /** Stream readers held until their job has something new (results/stream-readers.ts). */
+  readonly streamReaders: StreamReaders;
 
   /** The Durable Object's state and its Worker's env, as the lane was given them. */
   readonly ctx: DurableObjectState;
@@ -171,6 +177,8 @@ export class LaneParts {
       missed: (id, token, op) => this.fenced.missed(id, token, op),
       holds: (id, token) => this.fenced.holds(id, token),
     });
+    const streamReaders = (this.streamReaders = new StreamReaders((seq, after) => this.streamLog.ready(seq, after)));
+    this.streamLog = new StreamLog(storage, clock, { lane, missed: (id, token, op) => this.fenced.missed(id, token, op), job: (id) => store.getJob(id), written: () => streamReaders.poke() });
     this.queues = new QueueStore(storage);
     const peer = (name: string) => this.lanes().getByName(name);
     this.dependencies = new Dependencies(storage, clock, store, { lane, objectName, shard: this.shard, peer });
@@ -211,6 +219,7 @@ export class LaneParts {
         fenced: this.fenced,
         cancels: this.cancels,
         checkpoints: this.checkpoints,
+        streams: { write: (id, token, chunks) => this.streamLog.write(id, token, chunks), progressed: () => streamReaders.poke() },
         dependencies: this.dependencies,
         clock,
         env,
@@ -265,6 +274,7 @@ export class LaneParts {
     this.dispatcher.settleCompletions();
     if (pump !== "none") this.dispatcher.pump(pump === "freed");
     this.waiters.answer();
+    this.streamReaders.poke();
     this.watchers.flushed();
     this.outcomes.deliverPending();
     this.metrics.noteChange();

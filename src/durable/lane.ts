@@ -52,6 +52,8 @@ import { selfShard } from "./rpc/self-shard.js";
 import { ShardRpc } from "./rpc/shards.js";
 import { StepRpc } from "./rpc/steps.js";
 import type { WaitAnswer } from "./waits/waits.js";
+import { StreamRpc } from "./rpc/streams.js";
+import type { StreamPage, StreamWritten } from "../shared/stream.js";
 
 export type { LaneOptions, LostEvent, TransitionEvent };
 
@@ -94,6 +96,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   private readonly scheduleRpc: ScheduleRpc;
   private readonly steps: StepRpc;
   private readonly readers: ReaderRpc;
+  private readonly streams: StreamRpc;
   private readonly jobWaits: JobWaitRpc;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
@@ -122,6 +125,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.scheduleRpc = new ScheduleRpc(parts);
     this.steps = new StepRpc(parts);
     this.readers = new ReaderRpc(parts);
+    this.streams = new StreamRpc(parts);
     this.jobWaits = new JobWaitRpc(parts);
     void ctx.blockConcurrencyWhile(() => life.start());
   }
@@ -439,7 +443,21 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   async listCheckpoints(id: unknown): Promise<Result<{ checkpoints: Checkpoint[] }>> { return this.gate.read(() => this.steps.listCheckpoints(id)); }
 
   /** Records the job's progress for the attempt holding the token: fenced like complete; the token is kept. */
-  async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.steps.progress(id, input), flush.onRefusal); }
+  async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
+    return this.gate.change(() => {
+      const answer = this.steps.progress(id, input);
+      this.parts.streamReaders.poke(); // a progress event for held stream readers (a success calls for no flush)
+      return answer;
+    }, flush.onRefusal);
+  }
+
+  // ---- jobs' streams (results/) ----
+
+  /** Writes 1..100 chunks to the job's stream for the attempt holding the token, all or none: fenced like progress (the token is kept), within the job's limits. A success moves no wake term (its held readers are told by the write). */
+  async writeStream(id: unknown, input: unknown): Promise<Result<StreamWritten>> { return this.gate.change(() => this.streams.writeStream(id, input), flush.onRefusal); }
+
+  /** The job's events after `after` (and the job, once settled, with its last): at once when there are any, else held up to `holdMs` without CPU. */
+  async streamEvents(id: unknown, after: unknown, holdMs?: unknown): Promise<Result<StreamPage>> { return this.gate.read(() => this.streams.streamEvents(id, after, holdMs)); }
 }
 
 /** Builds a lane class with executors and hooks, to export from a Worker under its binding's class name. */

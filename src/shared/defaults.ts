@@ -209,5 +209,17 @@ export const MAX_CHECKPOINTS_PER_JOB = 1000;
 export const MAX_CHECKPOINT_BYTES_PER_JOB = 1024 * 1024;
 /** A job's progress, serialized, is at most this many bytes (docs/api.md: 413 above). */
 export const MAX_PROGRESS_BYTES = 16 * 1024;
+/** A stream chunk, serialized, is at most this many bytes (docs/api.md "Results": 413 above). */
+export const MAX_STREAM_CHUNK_BYTES = 64 * 1024;
+/** A job's stream holds at most this many chunks (409 `stream_limit` beyond). */
+export const MAX_STREAM_CHUNKS_PER_JOB = 1000;
+/** A job's stream chunks, serialized, are at most this many bytes in all (409 `stream_limit` beyond). */
+export const MAX_STREAM_BYTES_PER_JOB = 1024 * 1024;
+/** A stream write carries 1..this many chunks. */
+export const MAX_STREAM_CHUNKS_PER_WRITE = 100;
+/** A job keeps its last this many progress events in its stream (older ones drop out of replays). */
+export const MAX_STREAM_PROGRESS_EVENTS = 100;
+/** How long the lane holds a stream reader's call for new events before it answers with none (the front worker asks again). */
+export const STREAM_HOLD_MS = 25_000;
 /** A job keeps the last this many failed attempts in `errors`. */
 export const MAX_JOB_ERRORS = 20;

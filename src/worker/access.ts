@@ -117,6 +117,8 @@ export const ACCESS_RULES: readonly { method: Method; path: string; roles: reado
   { method: "POST", path: "/v1/lanes/{lane}/jobs/{id}/snooze", roles: ["consumer"] },
   { method: "POST", path: "/v1/lanes/{lane}/jobs/{id}/wait", roles: ["consumer"] },
   { method: "POST", path: "/v1/lanes/{lane}/jobs/{id}/progress", roles: ["consumer"] },
+  { method: "GET", path: "/v1/lanes/{lane}/jobs/{id}/stream", roles: READERS },
+  { method: "POST", path: "/v1/lanes/{lane}/jobs/{id}/stream", roles: ["consumer"] },
   { method: "POST", path: "/v1/lanes/{lane}/acks", roles: ["consumer"] },
   { method: "PUT", path: "/v1/lanes/{lane}/jobs/{id}/checkpoints/{name}", roles: ["consumer"] },
   { method: "GET", path: "/v1/lanes/{lane}/jobs/{id}/checkpoints", roles: ["viewer", "consumer"] },

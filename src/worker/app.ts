@@ -22,6 +22,7 @@ import { metricsRoutes } from "./routes/metrics.js";
 import { queueRoutes } from "./routes/queues.js";
 import { waitRoutes } from "./routes/waits.js";
 import { scheduleRoutes } from "./routes/schedules.js";
+import { streamRoutes } from "./routes/stream.js";
 
 const healthz = createRoute({
   method: "get",
@@ -48,6 +49,7 @@ export function createApp() {
     .route("/v1", scheduleRoutes())
     .route("/v1", waitRoutes())
     .route("/v1", checkpointRoutes())
+    .route("/v1", streamRoutes())
     .route("/v1", ackRoutes())
     .route("/v1", eventRoutes())
     .route("/v1", metricsRoutes())

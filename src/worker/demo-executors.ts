@@ -55,6 +55,17 @@ async function steps(payload: { steps?: unknown; failAt?: unknown; stepMs?: unkn
   return { ran, values };
 }
 
+/** Writes the chunks `{"i": 1}` … `{"i": n}` to the job's stream (n at most 1,000), `everyMs` apart, honouring the signal. */
+async function stream(payload: { chunks?: unknown; everyMs?: unknown } | null, { stream, signal }: ExecutorContext) {
+  const n = Math.min(count(payload?.chunks), 1000);
+  const everyMs = count(payload?.everyMs);
+  for (let i = 1; i <= n; i++) {
+    if (i > 1 && everyMs > 0) await wait(everyMs, signal);
+    await stream.write({ i });
+  }
+  return { chunks: n };
+}
+
 /**
  * What `demo.throw` throws, by the name its payload gives: values that `String()` cannot be trusted
  * with (no prototype, a `toString` that throws, a symbol) and plain ones that are no `Error`.
@@ -84,6 +95,7 @@ export const demoExecutors: ExecutorRegistry = {
     return { attempts: attempt };
   },
   "demo.steps": steps,
+  "demo.stream": stream,
   // Each sleep snoozes the job, giving its attempt back: after every one, the attempt is still the first.
   "demo.sleepy": async (payload: { sleeps?: unknown; ms?: unknown } | null, { sleep, attempt }) => {
     const n = count(payload?.sleeps);

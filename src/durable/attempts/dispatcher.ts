@@ -30,6 +30,12 @@ import { withoutToken } from "../store/job-row.js";
 
 const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
 
+/** What an attempt's stream writes reach (results/stream-log.ts), and the look its progress asks of held readers. */
+export interface AttemptStreams {
+  write(id: string, token: string, chunks: readonly string[]): Result<unknown>;
+  progressed(): void;
+}
+
 export interface DispatcherHost<E> {
   readonly lane: string;
   /** The claim (claim.ts): the dispatcher claims through it like any pull consumer. */
@@ -39,6 +45,8 @@ export interface DispatcherHost<E> {
   readonly cancels: Cancels;
   /** Where an attempt's steps record their checkpoints and progress. */
   readonly checkpoints: CheckpointStore;
+  /** Where an attempt's chunks go (its job's stream), and who is told of its progress (the stream's held readers). */
+  readonly streams: AttemptStreams;
   /** What an attempt reads of its job's dependencies (`ctx.dependencies`). */
   readonly dependencies: Dependencies;
   readonly clock: Clock;
@@ -253,7 +261,12 @@ export class Dispatcher<E = unknown> {
         // theirs at the end of the turn, and so, when their executors return together, do their completions.
         return this.attempts.size === 1 && !this.pumping ? landed(checkpoints.record(record)) : this.records.add(record).then(landed);
       },
-      progress: (progressJson) => checkpoints.progress(id, attempt.token, progressJson),
+      progress: (progressJson) => {
+        const recorded = checkpoints.progress(id, attempt.token, progressJson);
+        this.host.streams.progressed();
+        return recorded;
+      },
+      stream: (chunkJson) => this.host.streams.write(id, attempt.token, [chunkJson]),
       over: () => (attempt.ended ? reasonOf(attempt) : null),
       now: () => this.host.clock.now(),
       snooze: (wakeAt) => {

@@ -28,6 +28,8 @@ export interface ExecutorContext<E = SwitchyardEnv> {
   checkpoints: Checkpoints;
   /** Reports the job's progress (any JSON, at most 16 KiB) through the fence, keeping the lease; refused like a step's record. */
   progress(value: unknown): Promise<void>;
+  /** The job's stream (docs/api.md "Results"): what this attempt writes for its readers. */
+  stream: JobStream;
   /**
    * What the job's dependencies settled as and returned (docs/api.md "Dependencies"), in the order
    * `dependsOn` names them; empty without any. Read from the lane on first use.
@@ -55,6 +57,17 @@ export interface Checkpoints {
    * refusal of the fence aborts the attempt as lost and rejects with the signal's reason.
    */
   save(name: string, value: unknown): Promise<void>;
+}
+
+/** An attempt's writes to its job's stream. */
+export interface JobStream {
+  /**
+   * Writes one chunk (any JSON, at most 64 KiB serialized) through the fence, keeping the lease.
+   * Rejects with `payload_too_large`, or `stream_limit` (past 1,000 chunks or 1 MiB per job), writing
+   * nothing (the executor may catch it); a refusal of the fence aborts the attempt as lost and
+   * rejects with the signal's reason.
+   */
+  write(data: unknown): Promise<void>;
 }
 
 /** Runs one attempt of a job. Its return value (JSON) is the job's result; a throw fails the attempt. */

@@ -9,7 +9,7 @@
  * count is exact and its writes need not walk the job's rows. A write that would break a limit is
  * refused here, before anything is written.
  */
-import { MAX_CHECKPOINT_BYTES, MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB, MAX_DURATION_MS, MAX_PROGRESS_BYTES, MAX_SNOOZE_MS, NAME_PATTERN } from "../../shared/defaults.js";
+import { MAX_CHECKPOINT_BYTES, MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB, MAX_DURATION_MS, MAX_PROGRESS_BYTES, MAX_SNOOZE_MS, MAX_STREAM_CHUNK_BYTES, NAME_PATTERN } from "../../shared/defaults.js";
 import { QueueError, type ErrorBody, type Result } from "../../shared/errors.js";
 import type { DependencyOutcome, Json } from "../../shared/job.js";
 import { serializeJson, utf8Length } from "../../shared/json.js";
@@ -24,6 +24,8 @@ export interface AttemptRecorder {
   save(name: string, valueJson: string): Result<unknown> | Promise<Result<unknown>>;
   /** A fenced progress write with the attempt's current token. */
   progress(progressJson: string): Result<unknown>;
+  /** A fenced write of one chunk (its JSON) to the job's stream, with the attempt's current token. */
+  stream(chunkJson: string): Result<unknown>;
   /** Why the attempt's writes are refused before they are tried (it was aborted, or its executor returned); null while it runs. */
   over(): Error | null;
   /** A write was refused: the error to reject with (a refusal of the fence aborts the attempt first). */
@@ -34,7 +36,7 @@ export interface AttemptRecorder {
   snooze(wakeAt: number): Error;
 }
 
-export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progress" | "sleep" | "sleepUntil">;
+export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progress" | "sleep" | "sleepUntil" | "stream">;
 
 /**
  * An executor's context whose steps are built on first use (`steps`): most attempts take no step, and
@@ -71,6 +73,9 @@ export function executorContext<E>(
     },
     get progress() {
       return steps().progress;
+    },
+    get stream() {
+      return steps().stream;
     },
   };
 }
@@ -165,6 +170,14 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
       if (!json.ok) throw QueueError.from(json.error);
       guard();
       check(recorder.progress(json.value));
+    },
+    stream: {
+      async write(data) {
+        const json = serializeJson(data, "chunk", MAX_STREAM_CHUNK_BYTES);
+        if (!json.ok) throw QueueError.from(json.error);
+        guard();
+        check(recorder.stream(json.value));
+      },
     },
     sleep(name: string, ms: number): Promise<void> {
       if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SNOOZE_MS) return Promise.reject(new QueueError("invalid_request", `sleep ${String(name)}: ms must be an integer of 0..${MAX_SNOOZE_MS}`));

@@ -4,8 +4,12 @@ import type { Migration } from "./migration.js";
 /** A row's state as the API shows it (job-row.ts `stateOf`): a queued row with unsettled dependencies is blocked. */
 const shown = (row: "NEW" | "OLD") => `IIF(${row}.state = 'queued' AND ${row}.blocked > 0, 'blocked', ${row}.state)`;
 
-/** The seq after a job's last event: the last one is never dropped (only older progress is), so a seq is never reused. */
-const NEXT_SEQ = `(SELECT COALESCE(MAX(seq), 0) + 1 FROM job_events WHERE job = NEW.seq)`;
+/**
+ * The seq after a job's last event: the last one is never dropped (only older progress is), so a seq
+ * is never reused. Seq 1, the enqueue, is never stored: the job's row and its first stored transition
+ * tell it (results/stream-log.ts), so that an enqueue, batch or single, writes no event row.
+ */
+const NEXT_SEQ = `(SELECT COALESCE(MAX(seq), 1) + 1 FROM job_events WHERE job = NEW.seq)`;
 
 /**
  * Each job's event log (docs/api.md "Results": the stream). Transitions and progress are written by
@@ -42,15 +46,11 @@ export const MIGRATIONS_V24: readonly Migration[] = [
         chunks INTEGER NOT NULL,
         bytes INTEGER NOT NULL
       )`,
-      // The enqueue is seq 1 (from null). A job started in its enqueue's turn is, as its transitions
-      // say, enqueued and then claimed; one settled in its enqueue (a dependency already failed) goes
-      // straight from null to settled.
-      `CREATE TRIGGER job_events_insert AFTER INSERT ON jobs BEGIN
+      // A job started in its enqueue's turn is, as its transitions say, enqueued (seq 1, not stored)
+      // and then claimed (seq 2).
+      `CREATE TRIGGER job_events_started AFTER INSERT ON jobs WHEN NEW.state = 'running' BEGIN
         INSERT INTO job_events (job, seq, type, at, attempt, from_state, to_state, outcome)
-          VALUES (NEW.seq, 1, 'transition', NEW.created_at, IIF(NEW.state = 'running', NEW.attempts - 1, NEW.attempts), NULL,
-            IIF(NEW.state = 'running', 'queued', ${shown("NEW")}), NEW.outcome);
-        INSERT INTO job_events (job, seq, type, at, attempt, from_state, to_state, outcome)
-          SELECT NEW.seq, 2, 'transition', NEW.created_at, NEW.attempts, 'queued', 'running', NULL WHERE NEW.state = 'running';
+          VALUES (NEW.seq, 2, 'transition', NEW.created_at, NEW.attempts, 'queued', 'running', NULL);
       END`,
       // A change of the state as the API shows it; a statement that sets neither column never runs it.
       `CREATE TRIGGER job_events_transition AFTER UPDATE OF state, blocked ON jobs
