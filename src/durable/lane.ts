@@ -47,6 +47,8 @@ import { flush, RpcGate } from "./rpc/gate.js";
 import { OperatorRpc } from "./rpc/operator.js";
 import { PullConsumerRpc } from "./rpc/pull-consumers.js";
 import { ReaderRpc } from "./rpc/readers.js";
+import { WaitpointListRpc } from "./rpc/waitpoint-list.js";
+import type { WaitpointShardPage } from "../shared/waitpoint-list.js";
 import { ScheduleRpc } from "./rpc/schedules.js";
 import { selfShard } from "./rpc/self-shard.js";
 import { ShardRpc } from "./rpc/shards.js";
@@ -96,6 +98,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   private readonly scheduleRpc: ScheduleRpc;
   private readonly steps: StepRpc;
   private readonly readers: ReaderRpc;
+  private readonly waitpointList: WaitpointListRpc;
   private readonly streams: StreamRpc;
   private readonly jobWaits: JobWaitRpc;
 
@@ -125,6 +128,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.scheduleRpc = new ScheduleRpc(parts);
     this.steps = new StepRpc(parts);
     this.readers = new ReaderRpc(parts);
+    this.waitpointList = new WaitpointListRpc(parts);
     this.streams = new StreamRpc(parts);
     this.jobWaits = new JobWaitRpc(parts);
     void ctx.blockConcurrencyWhile(() => life.start());
@@ -208,6 +212,9 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** A page of jobs in enqueue order: at most `limit` and at most 4 MiB of JSON; the cursor continues. */
   async listJobs(input: unknown): Promise<Result<JobPage>> { return this.gate.read(() => this.readers.listJobs(input)); }
+
+  /** This object's waitpoints after a cursor, in id order (the router merges a sharded lane's: routing/waitpoint-list-routing.ts). */
+  async listWaitpoints(input: unknown): Promise<Result<WaitpointShardPage>> { return this.gate.read(() => this.waitpointList.listWaitpoints(input)); }
 
   async info(): Promise<Result<LaneInfo>> {
     return this.gate.read(() => this.life.laneInfo());

@@ -108,6 +108,7 @@ export const ACCESS_RULES: readonly { method: Method; path: string; roles: reado
   { method: "GET", path: "/v1/lanes/{lane}/jobs/{id}", roles: READERS },
   { method: "GET", path: "/v1/lanes/{lane}/jobs/{id}/dependents", roles: ["viewer", "producer"] },
   { method: "POST", path: "/v1/lanes/{lane}/jobs/{id}/cancel", roles: ["producer"] },
+  { method: "GET", path: "/v1/lanes/{lane}/waitpoints", roles: READERS },
   { method: "POST", path: "/v1/lanes/{lane}/jobs/{id}/link", roles: ["viewer", "producer"] },
   { method: "POST", path: "/v1/lanes/{lane}/claims", roles: ["consumer"] },
   { method: "POST", path: "/v1/lanes/{lane}/jobs/{id}/renew", roles: ["consumer"] },

@@ -22,6 +22,7 @@ import { metricsRoutes } from "./routes/metrics.js";
 import { queueRoutes } from "./routes/queues.js";
 import { waitRoutes } from "./routes/waits.js";
 import { scheduleRoutes } from "./routes/schedules.js";
+import { waitpointListRoutes } from "./routes/waitpoint-list.js";
 import { streamRoutes } from "./routes/stream.js";
 
 const healthz = createRoute({
@@ -47,6 +48,7 @@ export function createApp() {
     .route("/v1", consumerRoutes())
     .route("/v1", queueRoutes())
     .route("/v1", scheduleRoutes())
+    .route("/v1", waitpointListRoutes())
     .route("/v1", waitRoutes())
     .route("/v1", checkpointRoutes())
     .route("/v1", streamRoutes())
