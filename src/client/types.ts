@@ -70,7 +70,7 @@ export interface LaneClient {
   configure(patch: LanePatch): Promise<LaneInfo>;
   cancel(id: string, request?: CancelRequest): Promise<CancelAnswer>;
   requeue(id: string): Promise<{ job: Job }>;
-  sweep(request: SweepRequest): Promise<{ removed: number }>;
+  sweep(request: SweepRequest): Promise<{ removed: number; waitpointsRemoved: number }>;
   /** Pull consumers: claims up to `max` due jobs, each with its lease token and what its earlier attempts recorded. */
   claim(request?: ClaimRequest): Promise<{ jobs: PulledJob[] }>;
   /** A new token for the lease; the old one is then `lease_superseded`. */

@@ -75,6 +75,7 @@ export class LaneLifecycle {
     steps.run("undeliverable", () => this.parts.outcomes.settleUndeliverable());
     steps.run("retention", () => this.parts.retention.pass(this.parts.store.settings.read().retention));
     steps.run("outbox", () => this.parts.outbox.deliver());
+    steps.run("waitpoints", () => this.parts.waitpoints.alarm(this.parts.store.settings.read().retention.completedMs));
     steps.run("housekeeping", () => this.housekeeping());
     this.parts.wake.afterChange();
     steps.run("flush", () => this.parts.wake.flush()); // within the handler: an alarm set after it returns could be taken for consumed
@@ -117,11 +118,13 @@ export class LaneLifecycle {
   laneInfo(): Result<LaneInfo> {
     const { concurrency, paused, retention, rateLimit, fairness } = this.parts.store.settings.read();
     const { laneCounts } = this.parts.store;
+    const waitpoints = this.parts.waitpoints.counts();
     return ok({
       lane: this.parts.lane, counts: laneCounts.counts(), paused, concurrency, nextWakeAt: this.parts.wakeComputer.compute(),
-      retention, stats: laneCounts.stats(), oldestDueAt: laneCounts.oldestDueAt(this.clock.now()), kinds: laneCounts.kinds(),
+      retention, stats: { ...laneCounts.stats(), ...waitpoints.stats }, oldestDueAt: laneCounts.oldestDueAt(this.clock.now()), kinds: laneCounts.kinds(),
       rateLimit, fairness,
       shards: this.parts.shard.count(),
+      waitpoints: { pending: waitpoints.pending },
     });
   }
 

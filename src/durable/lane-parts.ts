@@ -49,6 +49,7 @@ import { recordingOn } from "./history/recording.js";
 import { WakeComputer } from "./wake/compute.js";
 import { WakeReads } from "./wake/reads.js";
 import { Wake, type Pump } from "./wake/wake.js";
+import { Waitpoints } from "./waitpoints/waitpoints.js";
 import { StreamLog } from "./results/stream-log.js";
 import { StreamReaders } from "./results/stream-readers.js";
 
@@ -138,6 +139,8 @@ export class LaneParts {
   readonly alarmSteps: AlarmSteps;
   /** A debounce key's queued job moved between shards (shards/key-moves.ts). */
   readonly keyMoves: KeyMoves;
+  /** The lane's waitpoints: made, settled once, timed out and kept (waitpoints/waitpoints.ts). */
+  readonly waitpoints: Waitpoints;
   /** Jobs' event logs: their chunk writes and pages (results/stream-log.ts). */
   readonly streamLog: StreamLog;
   /** Stream readers held until their job has something new (results/stream-readers.ts). */
@@ -170,6 +173,7 @@ export class LaneParts {
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => storage.sync(), now: clock.now });
     const store = (this.store = new JobStore(storage, clock, entropy, { lane, deliverOutcomes, transitions: this.transitions }));
     this.cancels = new Cancels(storage, clock, store);
+    this.waitpoints = new Waitpoints(storage, clock, entropy, lane, this.shard);
     this.fenced = new FencedWrites(storage, clock, entropy, store, this.cancels);
     this.recovery = new Recovery(storage, clock, store, this.cancels, version);
     this.checkpoints = new CheckpointStore(storage, clock, {
@@ -250,6 +254,7 @@ export class LaneParts {
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, alarmWatch: this.alarmWatch, deliverOutcomes,
       heldClaims: () => held.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
       reportDueAt: () => this.metrics.dueAt(), alarmSteps: this.alarmSteps, keyMoveAt: () => (this.shard.count() > 1 ? this.keyMoves.nextAt() : null),
+      waitpointAt: () => this.waitpoints.nextAt(store.settings.read().retention.completedMs),
     });
   }
 

@@ -53,6 +53,9 @@ import { ScheduleRpc } from "./rpc/schedules.js";
 import { selfShard } from "./rpc/self-shard.js";
 import { ShardRpc } from "./rpc/shards.js";
 import { StepRpc } from "./rpc/steps.js";
+import { WaitpointRpc } from "./rpc/waitpoints.js";
+import type { WaitpointCompleted } from "./waitpoints/waitpoints.js";
+import type { Waitpoint, WaitpointCreated } from "../shared/waitpoint.js";
 import type { WaitAnswer } from "./waits/waits.js";
 import { StreamRpc } from "./rpc/streams.js";
 import type { StreamPage, StreamWritten } from "../shared/stream.js";
@@ -98,6 +101,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   private readonly scheduleRpc: ScheduleRpc;
   private readonly steps: StepRpc;
   private readonly readers: ReaderRpc;
+  private readonly waitpointRpc: WaitpointRpc;
   private readonly waitpointList: WaitpointListRpc;
   private readonly streams: StreamRpc;
   private readonly jobWaits: JobWaitRpc;
@@ -128,6 +132,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.scheduleRpc = new ScheduleRpc(parts);
     this.steps = new StepRpc(parts);
     this.readers = new ReaderRpc(parts);
+    this.waitpointRpc = new WaitpointRpc(parts);
     this.waitpointList = new WaitpointListRpc(parts);
     this.streams = new StreamRpc(parts);
     this.jobWaits = new JobWaitRpc(parts);
@@ -428,6 +433,19 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** On a shard of a sharded lane: a fire of its shard 0 whose job belongs here, `<name>@<T>` (schedules/shard-fires.ts). Flushes in its body (the enqueue path's pump, and none for a duplicate): shard 0 answers its own fires there too. */
   async enqueueFire(input: unknown): Promise<Result<EnqueueAnswer>> { return this.gate.change(() => this.scheduleRpc.enqueueFire(input), flush.inBody); }
+
+  // ---- waitpoints (waitpoints/) ----
+
+  /** Creates a pending waitpoint (idempotent by id: an existing one answers as it is). Its timeout is a wake term, but makes no job due: the flush re-arms, a refusal changed nothing. */
+  async createWaitpoint(input: unknown): Promise<Result<WaitpointCreated>> { return this.gate.change(() => this.waitpointRpc.createWaitpoint(input), (answer) => (answer.ok ? false : null)); }
+
+  async getWaitpoint(id: unknown): Promise<Result<Waitpoint>> { return this.gate.read(() => this.waitpointRpc.getWaitpoint(id)); }
+
+  /** Completes a waitpoint, the first settlement alone (an unknown id is created completed); its waiting jobs are told in the same transaction. */
+  async completeWaitpoint(id: unknown, input?: unknown): Promise<Result<WaitpointCompleted>> { return this.gate.change(() => this.waitpointRpc.completeWaitpoint(id, input)); }
+
+  /** Deletes settled waitpoints settled before `settledBefore` (at most `limit`) whose waiters were all told: the lane's sweep's share. */
+  async sweepWaitpoints(input: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.waitpointRpc.sweepWaitpoints(input)); }
 
   // ---- the cron's check of lost alarms ----
 

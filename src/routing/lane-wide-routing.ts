@@ -10,6 +10,7 @@ import { FailLaneRequest, SweepRequest, type LanePatch, type ListQuery } from ".
 import { DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH } from "../shared/defaults.js";
 import { divideAmong } from "../shared/shards.js";
 import { JobRouting } from "./job-routing.js";
+import { sweepWaitpoints } from "./waitpoint-routing.js";
 import type { LanePeer } from "./peer.js";
 
 /** The sum of a lane's shards, with each shard's counts: what `GET /v1/lanes/{lane}` answers for a sharded lane. */
@@ -83,7 +84,7 @@ export class LaneWideRouting<P extends LanePeer> extends JobRouting<P> {
       const reach = Math.max(now.value, wanted);
       const states = await Promise.all(Array.from({ length: reach }, (_, i) => this.stub(lane, i).shardState()));
       for (const state of states) if (!state.ok) return state;
-      if (states.some((s) => !(s as { value: { empty: boolean } }).value.empty)) return fail("lane_not_empty", `lane ${lane} holds jobs: its shard count can change only while it holds none`);
+      if (states.some((s) => !(s as { value: { empty: boolean } }).value.empty)) return fail("lane_not_empty", `lane ${lane} holds jobs or waitpoints: its shard count can change only while it holds none`);
       const told: number[] = [];
       for (const i of [...Array.from({ length: reach - 1 }, (_, k) => k + 1), 0]) {
         const set = await this.stub(lane, i).configure({ shards: wanted });
@@ -200,7 +201,16 @@ export class LaneWideRouting<P extends LanePeer> extends JobRouting<P> {
    * Sweeping: at most the request's `limit` (default `DEFAULT_SWEEP_LIMIT`) in all, as one object:
    * shard by shard, each asked for what remains.
    */
-  async sweep(lane: string, request: unknown): Promise<Result<{ removed: number }>> {
+  async sweep(lane: string, request: unknown): Promise<Result<{ removed: number; waitpointsRemoved: number }>> {
+    const jobs = await this.sweepJobs(lane, request);
+    if (!jobs.ok) return jobs;
+    // The jobs' sweep took the request, so it is valid; the same horizon and limit for waitpoints.
+    const { settledBefore, limit } = SweepRequest.parse(request);
+    const waitpoints = await sweepWaitpoints(this, lane, settledBefore, limit ?? DEFAULT_SWEEP_LIMIT);
+    return waitpoints.ok ? ok({ removed: jobs.value.removed, waitpointsRemoved: waitpoints.value.removed }) : waitpoints;
+  }
+
+  private async sweepJobs(lane: string, request: unknown): Promise<Result<{ removed: number }>> {
     const count = await this.shards(lane, true);
     if (!count.ok) return count;
     const parsed = SweepRequest.safeParse(request);
@@ -284,6 +294,7 @@ export function sumInfo(infos: LaneInfo[]): ShardedLaneInfo {
     sum.nextWakeAt = earliest(sum.nextWakeAt, info.nextWakeAt);
     sum.oldestDueAt = earliest(sum.oldestDueAt, info.oldestDueAt);
     sum.concurrency += info.concurrency;
+    sum.waitpoints.pending += info.waitpoints.pending;
     if (sum.rateLimit && info.rateLimit) sum.rateLimit.limit += info.rateLimit.limit;
   }
   sum.shards = infos.length;

@@ -11,6 +11,7 @@ import type { AcksAnswer, BatchAnswer, FailLaneAnswer, JobPage } from "../shared
 import type { Result } from "../shared/errors.js";
 import type { HistoryAnswer } from "../shared/history.js";
 import type { Counts, Job, LaneInfo, PulledJob } from "../shared/job.js";
+import type { Waitpoint, WaitpointCompleted, WaitpointCreated } from "../shared/waitpoint.js";
 
 /**
  * What a reservation answers: `new` or `same` (go on to the target, the write carrying `nonce`),
@@ -61,8 +62,16 @@ export interface ShardPeer extends EnqueuePeer {
   acks(request: object): Promise<Result<AcksAnswer>>;
 }
 
+/** What the waitpoints' routing calls (waitpoint-routing.ts). */
+export interface WaitpointPeer {
+  createWaitpoint(request: object): Answer<WaitpointCreated>;
+  getWaitpoint(id: string): Answer<Waitpoint>;
+  completeWaitpoint(id: string, request: object): Answer<WaitpointCompleted>;
+  sweepWaitpoints(request: object): Answer<{ removed: number }>;
+}
+
 /** What the lane-wide fan-outs and the claims across shards call. */
-export interface LanePeer extends ShardPeer {
+export interface LanePeer extends ShardPeer, WaitpointPeer {
   info(): Promise<Result<LaneInfo>>;
   configure(patch: object): Promise<Result<LaneInfo>>;
   listJobs(query: object): Promise<Result<JobPage>>;

@@ -159,6 +159,9 @@ export interface KindCounts {
   running: number;
 }
 
+/** Lifetime counters of a lane's waitpoints: each settlement counted once. */
+export type WaitpointStats = Record<"waitpointsCompleted" | "waitpointsTimedOut", number>;
+
 export interface LaneInfo {
   lane: string;
   counts: Counts;
@@ -166,7 +169,8 @@ export interface LaneInfo {
   concurrency: number;
   nextWakeAt: number | null;
   retention: Retention;
-  stats: LaneStats;
+  /** The jobs' stats, and the waitpoints' (docs/api.md "Waitpoints"). */
+  stats: LaneStats & WaitpointStats;
   /** The runAt of the longest-waiting queued job that is due now; null when none is. */
   oldestDueAt: number | null;
   /** Queued and running jobs per kind (kinds with any), kept as the jobs change. */
@@ -178,6 +182,8 @@ export interface LaneInfo {
   shards?: number;
   /** A sharded lane's shards, each with its counts (the front worker's sum says it; a shard never does). */
   shardList?: { shard: number; counts: Counts }[];
+  /** The lane's waitpoints now (docs/api.md "Waitpoints"): how many are pending, kept as they change. */
+  waitpoints: { pending: number };
 }
 
 /** What an enqueue did: a new job, the same one again, or (debounce) the queued job of its key replaced. */

@@ -56,3 +56,6 @@ export interface WaitpointCreated {
   waitpoint: Waitpoint;
   created: boolean;
 }
+
+/** What a completion answers: the waitpoint it settled, and whether it made it (201: an unknown id, created completed). */
+export type WaitpointCompleted = WaitpointCreated;

@@ -20,6 +20,7 @@ import { LINKS_PATH, linkReadRoutes, linkRoutes } from "./routes/links.js";
 import { laneRoutes } from "./routes/lanes.js";
 import { metricsRoutes } from "./routes/metrics.js";
 import { queueRoutes } from "./routes/queues.js";
+import { waitpointRoutes } from "./routes/waitpoints.js";
 import { waitRoutes } from "./routes/waits.js";
 import { scheduleRoutes } from "./routes/schedules.js";
 import { waitpointListRoutes } from "./routes/waitpoint-list.js";
@@ -48,6 +49,7 @@ export function createApp() {
     .route("/v1", consumerRoutes())
     .route("/v1", queueRoutes())
     .route("/v1", scheduleRoutes())
+    .route("/v1", waitpointRoutes())
     .route("/v1", waitpointListRoutes())
     .route("/v1", waitRoutes())
     .route("/v1", checkpointRoutes())

@@ -107,6 +107,8 @@ export const LaneStats = z
     expired: z.number().int().openapi({ description: "jobs settled cancelled because their TTL ran out before they started" }),
     snoozed: z.number().int().openapi({ description: "attempts that snoozed their job (queued for later, the attempt given back)" }),
     debounced: z.number().int().openapi({ description: "enqueues that replaced a queued job of their debounce key" }),
+    waitpointsCompleted: z.number().int().openapi({ description: "waitpoints completed (by route, callback or a completion that created one)" }),
+    waitpointsTimedOut: z.number().int().openapi({ description: "waitpoints that timed out" }),
   })
   .openapi("LaneStats", { description: "lifetime counters of the lane; they never go down" });
 
@@ -130,6 +132,7 @@ export const LaneInfo = z
       .array(z.object({ shard: z.number().int(), counts: Counts }))
       .optional()
       .openapi({ description: "a sharded lane's shards, each with its counts" }),
+    waitpoints: z.object({ pending: z.number().int() }).openapi({ description: "the lane's pending waitpoints, kept as they change" }),
   })
   .openapi("LaneInfo");
 
@@ -153,7 +156,9 @@ export const LaneList = z
   .object({ lanes: z.array(z.object({ lane: z.string(), counts: Counts })), cursor: z.string().nullable() })
   .openapi("LaneList");
 
-export const SweepResponse = z.object({ removed: z.number().int() }).openapi("SweepResponse");
+export const SweepResponse = z
+  .object({ removed: z.number().int(), waitpointsRemoved: z.number().int().openapi({ description: "settled waitpoints removed" }) })
+  .openapi("SweepResponse");
 
 export const ClaimResponse = z.object({ jobs: z.array(ClaimedJob) }).openapi("ClaimResponse");
 

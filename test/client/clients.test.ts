@@ -169,7 +169,7 @@ describe("the HTTP client", () => {
     await lane.cancel("x");
     expect((await lane.requeue("x")).job.state).toBe("queued");
     expect((await lane.list({ limit: 1 })).jobs).toHaveLength(1);
-    expect(await lane.sweep({ settledBefore: T0 })).toEqual({ removed: 0 });
+    expect(await lane.sweep({ settledBefore: T0 })).toEqual({ removed: 0, waitpointsRemoved: 0 });
     const page = await client.lanes({ cursor: name.slice(0, -1), limit: 500 });
     expect(page.lanes.map((l) => l.lane)).toContain(name);
   });

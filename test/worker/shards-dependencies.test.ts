@@ -121,7 +121,7 @@ describe("dependencies on a sharded lane", () => {
     await enqueue(fixture, { id: gone, queue: keyOn(3, 4, "q") });
     await settle(fixture, gone, 3, { result: null });
     fixture.clock.advance(1_000);
-    expect((await post(`${fixture.base}/sweep`, { settledBefore: fixture.clock.now() })).body).toEqual({ removed: 1 });
+    expect((await post(`${fixture.base}/sweep`, { settledBefore: fixture.clock.now() })).body).toEqual({ removed: 1, waitpointsRemoved: 0 });
     const stale = await post(`${fixture.base}/jobs/batch`, { jobs: [{ id: keyOn(2, 4, "c"), kind: PULL_KIND }, { id: keyOn(1, 4, "d"), kind: PULL_KIND, dependsOn: [{ id: gone }] }] });
     expect(expectError(stale, 409, "dependency_not_found").details).toEqual({ dependencies: [{ lane: fixture.lane, id: gone }] });
     expect((await get(`${fixture.base}/jobs`)).body.jobs).toEqual([]);

@@ -91,9 +91,9 @@ describe("shards: lane-wide operations hold for the whole lane", () => {
     for (let i = 0; i < 4; i++) for (let n = 0; n < 3; n++) expect((await post(`${fixture.base}/jobs`, { kind: PULL_KIND, queue: keyOn(i, 4, `q${n}-`) })).status).toBe(201);
     expect((await post(`${fixture.base}/fail`, { reason: "stop" })).body.failed).toHaveLength(12);
     fixture.clock.advance(10);
-    expect((await post(`${fixture.base}/sweep`, { settledBefore: fixture.clock.now(), limit: 5 })).body).toEqual({ removed: 5 });
+    expect((await post(`${fixture.base}/sweep`, { settledBefore: fixture.clock.now(), limit: 5 })).body).toEqual({ removed: 5, waitpointsRemoved: 0 });
     expect((await get(fixture.base)).body.counts.failed).toBe(7);
-    expect((await post(`${fixture.base}/sweep`, { settledBefore: fixture.clock.now(), limit: 100 })).body).toEqual({ removed: 7 });
+    expect((await post(`${fixture.base}/sweep`, { settledBefore: fixture.clock.now(), limit: 100 })).body).toEqual({ removed: 7, waitpointsRemoved: 0 });
     expect((await get(fixture.base)).body.counts.failed).toBe(0);
   });
 

@@ -17,6 +17,7 @@ import type { Located, Refusal, Reservation, ShardState } from "../shards/shard-
 import type { Watched, Watchers } from "../shards/watchers.js";
 import type { JobStore } from "../store/job-store.js";
 import type { Wake } from "../wake/wake.js";
+import type { Waitpoints } from "../waitpoints/waitpoints.js";
 import { z } from "zod";
 
 /** A position in a shard's list (a job's seq; 0: the start). */
@@ -30,6 +31,7 @@ export interface ShardParts {
   readonly keyMoves: KeyMoves;
   readonly enqueue: Enqueue;
   readonly watchers: Watchers;
+  readonly waitpoints: Waitpoints;
   /** A watch flushes itself, before it waits (rpc/gate.ts `flush.inBody`). */
   readonly wake: Wake;
 }
@@ -66,6 +68,8 @@ export class ShardRpc {
   private heldForResharding(): string | null {
     const counts = this.parts.store.counts();
     if (Object.values(counts).some((n) => n > 0)) return "holds jobs";
+    // A waitpoint lives in the shard its id hashes to: another count would send its calls elsewhere.
+    if (this.parts.waitpoints.any()) return "holds waitpoints";
     // A debounce key's job on its way to another shard is a job of the lane too (shards/key-moves.ts).
     if (this.parts.keyMoves.nextAt() !== null) return "moves a job to another shard";
     return null;

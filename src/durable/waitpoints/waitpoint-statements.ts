@@ -20,7 +20,8 @@ export const SETTLE_SQL = `UPDATE waitpoints SET state = ?2, result = ?3, settle
 export const COUNT_SQL = `UPDATE lane_counts SET waitpoints_pending = waitpoints_pending + ?1 - ?2,
   total_waitpoints_completed = total_waitpoints_completed + ?3, total_waitpoints_timed_out = total_waitpoints_timed_out + ?4 WHERE id = 1`;
 
-export const PENDING_SQL = `SELECT waitpoints_pending AS n FROM lane_counts WHERE id = 1`;
+/** The kept counts: pending now, and the lifetime stats. */
+export const COUNTS_SQL = `SELECT waitpoints_pending AS pending, total_waitpoints_completed AS waitpointsCompleted, total_waitpoints_timed_out AS waitpointsTimedOut FROM lane_counts WHERE id = 1`;
 
 /** Pending waitpoints whose timeout has come, earliest first, on `waitpoints_timeout`. */
 export const DUE_TIMEOUTS_SQL = `SELECT ${COLUMNS} FROM waitpoints

@@ -11,8 +11,11 @@
 import type { Clock, Entropy } from "../../shared/clock.js";
 import { RETENTION_BATCH } from "../../shared/defaults.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
-import type { Json } from "../../shared/job.js";
-import type { Waitpoint, WaitpointCreated, WaitpointState } from "../../shared/waitpoint.js";
+import type { Json, WaitpointStats } from "../../shared/job.js";
+import type { Waitpoint, WaitpointCompleted, WaitpointCreated, WaitpointState } from "../../shared/waitpoint.js";
+
+export type { WaitpointCompleted };
+import { idOnShard } from "../../shared/shards.js";
 import { retentionWake } from "../operator/retention.js";
 import { NO_WAITERS, type WaitpointWaiters } from "./waiters.js";
 import * as W from "./waitpoint-statements.js";
@@ -33,11 +36,6 @@ export type WaitpointRow = {
 /** How a waitpoint settles: completed with a result (its JSON text), or timed out. */
 export type Settlement = { state: "completed"; result: string } | { state: "timedOut" };
 
-/** What a completion did: settled the waitpoint (`created`: an unknown id, made already completed). */
-export interface WaitpointCompleted {
-  waitpoint: Waitpoint;
-  created: boolean;
-}
 
 export class Waitpoints {
   private readonly sql: SqlStorage;
@@ -49,6 +47,7 @@ export class Waitpoints {
     private readonly clock: Clock,
     private readonly entropy: Entropy,
     private readonly lane: string,
+    private readonly shard: { readonly index: number; count(): number },
     /** The jobs waiting on waitpoints; nothing waits until a lane's parts say otherwise. */
     public waiters: WaitpointWaiters = NO_WAITERS,
   ) {
@@ -57,7 +56,8 @@ export class Waitpoints {
 
   /** Creates waitpoint `id` (a UUID when none) pending, timing out `timeoutMs` from now; an existing one answers as it is. */
   create(id: string | undefined, timeoutMs: number | undefined): WaitpointCreated {
-    const name = id ?? this.entropy.id();
+    // A shard of a sharded lane makes an id it owns itself (its router names one: this is a stale router's call).
+    const name = id ?? (this.shard.count() > 1 ? idOnShard(this.shard.index, this.shard.count(), () => this.entropy.id()) : this.entropy.id());
     const now = this.clock.now();
     return this.storage.transactionSync(() => {
       const made = this.sql.exec<WaitpointRow>(W.INSERT_PENDING_SQL, name, timeoutMs === undefined ? null : now + timeoutMs, now).toArray()[0];
@@ -155,9 +155,10 @@ export class Waitpoints {
     return timeout === null ? retention : retention === null ? timeout : Math.min(timeout, retention);
   }
 
-  /** How many waitpoints are pending: the kept count. */
-  pending(): number {
-    return this.sql.exec<{ n: number }>(W.PENDING_SQL).one().n;
+  /** How many waitpoints are pending, and the lifetime stats: the kept counts, one row read. */
+  counts(): { pending: number; stats: WaitpointStats } {
+    const { pending, waitpointsCompleted, waitpointsTimedOut } = this.sql.exec<{ pending: number } & WaitpointStats>(W.COUNTS_SQL).one();
+    return { pending, stats: { waitpointsCompleted, waitpointsTimedOut } };
   }
 
   /** Whether the lane holds any waitpoint, settled or not (its shard count may not change then). */

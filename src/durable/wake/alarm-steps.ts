@@ -28,6 +28,7 @@ const TERMS_OF: Record<AlarmStep, readonly (keyof WakeTerms)[]> = {
   flush: ["claimableHead", "heldClaims", "queueToken", "undelivered", "metricsReport"],
   sent: [],
   keyMoves: ["keyMove"],
+  waitpoints: ["waitpoints"],
 };
 
 type Failing = { failures: number; retryAt: number };

@@ -46,13 +46,15 @@ export interface WakeTerms {
   keyMove: number | null;
   /** A step of the alarm that threw is tried again (wake/alarm-steps.ts): its backoff's end. */
   stepRetry: number | null;
+  /** The earliest timeout of a pending waitpoint, or a settled one past its horizon (waitpoints/waitpoints.ts): now once due. */
+  waitpoints: number | null;
 }
 
 /**
  * What the terms are computed from: the jobs' rows (reads.ts), the next retention pass
  * (operator/retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
  */
-export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null; nextKeyMove?: number | null };
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null; nextKeyMove?: number | null; nextWaitpoint?: number | null };
 
 /** What the lane itself holds in memory that the rows cannot say. */
 export interface WakeMemory {
@@ -83,6 +85,7 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     metricsReport: memory.reportDueAt === null ? null : Math.max(now, memory.reportDueAt),
     keyMove: rows.nextKeyMove == null ? null : Math.max(now, rows.nextKeyMove),
     stepRetry: memory.stepRetryAt === null ? null : Math.max(now, memory.stepRetryAt),
+    waitpoints: rows.nextWaitpoint == null ? null : Math.max(now, rows.nextWaitpoint),
   };
 }
 

@@ -9,11 +9,11 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { DISPATCH_LEASE_MS } from "../../../src/shared/defaults.js";
 import { ManualClock } from "../../../src/shared/clock.js";
-import type { Counts, LaneStats } from "../../../src/shared/job.js";
+import type { Counts, LaneInfo } from "../../../src/shared/job.js";
 import { gate, lost } from "../../helpers/executors.js";
 import { T0, claimOne, enqueue, evict, fireAlarm, inject, setup, sql, value, type LaneStub } from "../../helpers/lane.js";
 
-const ZERO_STATS: LaneStats = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0 };
+const ZERO_STATS: LaneInfo["stats"] = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0, waitpointsCompleted: 0, waitpointsTimedOut: 0 };
 const ZERO_COUNTS: Counts = { blocked: 0, queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
 
 const stats = async (stub: LaneStub) => value(await stub.info()).stats;
