@@ -96,6 +96,7 @@ export function fetchAccess(token: string): Promise<Access> {
 
 export const lanePath = (lane: string): string => `/v1/lanes/${encodeURIComponent(lane)}`;
 export const jobPath = (lane: string, id: string): string => `${lanePath(lane)}/jobs/${encodeURIComponent(id)}`;
+export const waitpointPath = (lane: string, id: string): string => `${lanePath(lane)}/waitpoints/${encodeURIComponent(id)}`;
 
 /** What to tell the operator about a failed call. */
 export function describe(error: unknown): string {

@@ -4,7 +4,7 @@
  */
 import type { Child } from "hono/jsx/dom";
 import { dateTime, relative } from "./format.js";
-import { COUNT_KEYS, STAT_KEYS, type Counts, type LaneStats } from "./types.js";
+import { COUNT_KEYS, STAT_KEYS, type Counts, type LaneInfo } from "./types.js";
 
 export function CountsStrip({ counts }: { counts: Counts | null }) {
   return (
@@ -20,16 +20,18 @@ export function CountsStrip({ counts }: { counts: Counts | null }) {
 }
 
 /** What the less obvious lifetime counters count (docs/api.md "The lane"). */
-const STAT_MEANINGS: Partial<Record<keyof LaneStats, string>> = {
+const STAT_MEANINGS: Partial<Record<keyof LaneInfo["stats"], string>> = {
   claimed: "attempts started (in-process and pulled)",
   retried: "attempts that failed and were queued again",
   recovered: "expired leases whose jobs were queued again",
   lost: "in-process attempts that lost their lease",
   snoozed: "attempts that snoozed their job (queued for later, the attempt given back)",
+  waitpointsCompleted: "waitpoints completed (by route, callback, or a completion that created one)",
+  waitpointsTimedOut: "waitpoints that timed out",
 };
 
 /** A lane's lifetime counters: unlike counts, they never go down (sweeps and retention leave them). */
-export function StatsStrip({ stats }: { stats: LaneStats }) {
+export function StatsStrip({ stats }: { stats: LaneInfo["stats"] }) {
   return (
     <div class="stats" data-testid="stats">
       <span class="muted" title="counters since the lane began: they never go down">

@@ -8,7 +8,7 @@ import { useAlive } from "./alive.js";
 import { describe, jobPath, type Api } from "./api.js";
 import { Alert, Section, StateBadge } from "./components.js";
 import { href } from "./router.js";
-import type { Job, JobRef } from "./types.js";
+import type { DependsOnItem, Job, JobRef } from "./types.js";
 
 /** A dependency as read: its job, or gone (`missing`), or not readable with this token (`hidden`). */
 type Seen = JobRef & { job: Job | null; missing: boolean; hidden?: boolean };
@@ -18,7 +18,8 @@ export function Dependencies({ api, job, version }: { api: Api; job: Job; versio
   const [dependents, setDependents] = useState<JobRef[] | null>(null);
   const [problem, setProblem] = useState<string | null>(null);
   const alive = useAlive();
-  const refs = job.dependsOn ?? [];
+  // Its waitpoints are shown with their states apart (waits.tsx).
+  const refs = (job.dependsOn ?? []).filter((item: DependsOnItem): item is JobRef => "id" in item);
 
   useEffect(() => {
     void (async () => {

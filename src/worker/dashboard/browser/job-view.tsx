@@ -1,6 +1,6 @@
 /**
- * One job: every field, its payload, result, progress, dependencies and dependents, checkpoints and
- * errors, its lease; cancel and requeue.
+ * One job: every field, its payload, result, progress, the waitpoints it waits on, its stream (live),
+ * dependencies and dependents, checkpoints and errors, its lease; cancel and requeue.
  * Live: it reloads on each of its transitions (over the lane's events socket) and, while it runs,
  * every second for its progress and lease.
  */
@@ -9,6 +9,8 @@ import { useAlive } from "./alive.js";
 import { ApiError, describe, jobPath, type Api } from "./api.js";
 import { Checkpoints } from "./checkpoints.js";
 import { Dependencies } from "./dependencies.js";
+import { StreamPanel } from "./stream-panel.js";
+import { Waits } from "./waits.js";
 import { Alert, Json, Notice, Section, StateBadge, When } from "./components.js";
 import { duration, relative } from "./format.js";
 import { useLaneEvents } from "./live.js";
@@ -165,6 +167,8 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
           <Json value={job.progress} />
         </Section>
       )}
+      <Waits api={api} job={job} version={reads} />
+      {api.can("GET", "/v1/lanes/{lane}/jobs/{id}/stream", lane) && <StreamPanel api={api} lane={lane} id={id} settled={job.state === "settled"} />}
       <Dependencies api={api} job={job} version={reads} />
       {api.can("GET", "/v1/lanes/{lane}/jobs/{id}/checkpoints", lane) && <Checkpoints api={api} lane={lane} id={id} version={reads} />}
       {job.errors && job.errors.length > 0 && (

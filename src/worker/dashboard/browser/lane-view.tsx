@@ -17,6 +17,7 @@ import { QueuePanel } from "./queue-panel.js";
 import { useCoalescedReload } from "./reload.js";
 import { href } from "./router.js";
 import { SchedulesPanel } from "./schedules-panel.js";
+import { WaitpointsPanel } from "./waitpoints-panel.js";
 import type { Counts, LaneInfo } from "./types.js";
 
 const FEED_LENGTH = 40;
@@ -134,6 +135,7 @@ export function LaneView({ api, lane }: { api: Api; lane: string }) {
         <SchedulesPanel api={api} lane={lane} fires={fires} />
         <QueuePanel api={api} lane={lane} changes={changes} />
       </div>
+      {api.can("GET", "/v1/lanes/{lane}/waitpoints", lane) && <WaitpointsPanel api={api} lane={lane} changes={changes} pending={info?.waitpoints?.pending ?? null} onRead={() => refresh.soon()} />}
     </div>
   );
 }

@@ -1,7 +1,8 @@
 /** The API's shapes as the page reads them: the server's own types (type-only imports, so nothing of the server is bundled). */
-import type { Counts, LaneStats } from "../../../shared/job.js";
+import type { Counts, LaneInfo } from "../../../shared/job.js";
 
-export type { AttemptError, Checkpoint, Counts, Job, JobRef, LaneInfo, LaneStats } from "../../../shared/job.js";
+export type { AttemptError, Checkpoint, Counts, DependsOnItem, Job, JobRef, LaneInfo, LaneStats, WaitpointRef } from "../../../shared/job.js";
+export type { Waitpoint, WaitpointState } from "../../../shared/waitpoint.js";
 export type { FailLaneAnswer, PurgeAnswer, QueueInfo } from "../../../shared/answers.js";
 export type { Schedule, SchedulePage } from "../../../shared/schedule.js";
 
@@ -9,4 +10,4 @@ export const COUNT_KEYS = ["blocked", "queued", "running", "completing", "comple
 export const STATES = ["blocked", "queued", "running", "completing", "settled"] as const;
 export const OUTCOMES = ["completed", "failed", "cancelled", "interrupted"] as const;
 /** A lane's lifetime counters, in the order the page shows them. */
-export const STAT_KEYS = ["enqueued", "claimed", "completed", "failed", "cancelled", "interrupted", "retried", "recovered", "lost", "snoozed"] as const satisfies readonly (keyof LaneStats)[];
+export const STAT_KEYS = ["enqueued", "claimed", "completed", "failed", "cancelled", "interrupted", "retried", "recovered", "lost", "snoozed", "waitpointsCompleted", "waitpointsTimedOut"] as const satisfies readonly (keyof LaneInfo["stats"])[];

@@ -1,0 +1,135 @@
+/**
+ * The dashboard's waits and streams in a real browser against the real runtime: a job's page shows
+ * the waitpoints it waits on (its dependsOn items, and an in-process attempt's `ctx.waitFor`) and
+ * sees them completed over the API; it shows the job's stream live,
+ * chunks appearing as a pull consumer writes them and as `demo.stream` writes them, and the stream's
+ * end; a lane's page lists its pending waitpoints and completes one.
+ */
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Dashboard } from "./dashboard-session.js";
+
+let dashboard: Dashboard;
+
+beforeAll(async () => {
+  dashboard = await Dashboard.start();
+});
+
+afterAll(async () => {
+  await dashboard?.stop();
+});
+
+const api = (method: string, path: string, body?: unknown) => dashboard.runtime.api(method, path, body);
+
+async function createWaitpoint(lane: string, id: string, body: Record<string, unknown> = {}): Promise<void> {
+  const made = await api("POST", `/v1/lanes/${lane}/waitpoints`, { id, ...body });
+  expect(made.status, JSON.stringify(made.body)).toBe(201);
+}
+
+const streamCounts = (page: Page) => page.locator("[data-testid=stream-counts]");
+
+describe("the dashboard's waits and streams", () => {
+  it("shows the waitpoints a job waits on, and one completed over the API as completed", async () => {
+    const lane = "waits";
+    await createWaitpoint(lane, "approval-1", { timeoutMs: 600_000 });
+    await createWaitpoint(lane, "approval-2");
+    const job = await dashboard.enqueue(lane, { id: "waiter", kind: "demo.echo", payload: {}, dependsOn: [{ waitpoint: "approval-1" }, { waitpoint: "approval-2" }] });
+    const page = await dashboard.show(`lanes/${lane}/jobs/${job.id}`);
+    await page.locator('[data-testid=job][data-state="blocked"]').waitFor();
+    const first = page.locator(`[data-testid=waits] tr[data-waitpoint="${lane}/approval-1"]`);
+    const second = page.locator(`[data-testid=waits] tr[data-waitpoint="${lane}/approval-2"]`);
+    await page.locator(`[data-testid=waits] tr[data-waitpoint="${lane}/approval-1"][data-state="pending"]`).waitFor();
+    expect(await first.locator(".badge").textContent()).toBe("pending");
+    expect(await first.locator("td.num").textContent()).toBe("1"); // the job waits on it
+
+    // Completing one leaves the job blocked on the other: the page sees it all the same.
+    expect((await api("POST", `/v1/lanes/${lane}/waitpoints/approval-1/complete`, { result: { approvedBy: "ops" } })).status).toBe(200);
+    await page.locator(`[data-testid=waits] tr[data-waitpoint="${lane}/approval-1"][data-state="completed"]`).waitFor({ timeout: 5_000 });
+    expect(await first.locator("pre.json").textContent()).toContain('"approvedBy": "ops"');
+    expect(await second.getAttribute("data-state")).toBe("pending");
+    expect(await page.locator("[data-testid=job]").getAttribute("data-state")).toBe("blocked");
+
+    expect((await api("POST", `/v1/lanes/${lane}/waitpoints/approval-2/complete`, {})).status).toBe(200);
+    await page.locator(`[data-testid=waits] tr[data-waitpoint="${lane}/approval-2"][data-state="completed"]`).waitFor({ timeout: 5_000 });
+    await page.locator('[data-testid=job][data-outcome="completed"]').waitFor({ timeout: 5_000 });
+    expect(dashboard.problems).toEqual([]);
+  });
+
+  it("shows the wait an in-process attempt made (demo.approval's ctx.waitFor), and its completion", async () => {
+    const lane = "approvals";
+    const job = await dashboard.enqueue(lane, { id: "order-7", kind: "demo.approval", payload: { timeoutMs: 600_000 } });
+    await dashboard.jobUntil(lane, job.id, (j) => j.state === "blocked");
+    const page = await dashboard.show(`lanes/${lane}/jobs/${job.id}`);
+    const wait = `[data-testid=waits] tr[data-waitpoint="${lane}/order-7.approval"][data-from="attempt"]`;
+    await page.locator(`${wait}[data-state="pending"]`).waitFor({ timeout: 5_000 });
+    expect((await api("POST", `/v1/lanes/${lane}/waitpoints/order-7.approval/complete`, { result: { by: "ops" } })).status).toBe(200);
+    await page.locator('[data-testid=job][data-outcome="completed"]').waitFor({ timeout: 5_000 });
+    await page.locator(`${wait}[data-state="completed"]`).waitFor({ timeout: 5_000 });
+    expect(dashboard.problems).toEqual([]);
+  });
+
+  it("shows a job's stream live: chunks a pull consumer writes appear as they are written, then its end", async () => {
+    const lane = "streams";
+    const job = await dashboard.enqueue(lane, { id: "streamed", kind: "pull.only", payload: {} });
+    const claimed = await api("POST", `/v1/lanes/${lane}/claims`, { kinds: ["pull.only"] });
+    const token = claimed.body.jobs[0].lease.token;
+    const page = await dashboard.show(`lanes/${lane}/jobs/${job.id}`);
+    await page.locator('[data-testid=stream-state][data-state="live"]').waitFor({ timeout: 5_000 });
+    // Its enqueue and its claim, so far.
+    await expect.poll(() => streamCounts(page).getAttribute("data-transitions")).toBe("2");
+    expect(await streamCounts(page).getAttribute("data-chunks")).toBe("0");
+
+    const write = (chunks: unknown[]) => api("POST", `/v1/lanes/${lane}/jobs/${job.id}/stream`, { token, chunks });
+    expect((await write(["Hello, ", "wor"])).status).toBe(200);
+    await expect.poll(() => page.locator("[data-testid=stream-text]").textContent(), { timeout: 3_000 }).toBe("Hello, wor");
+    expect((await write(["ld."])).status).toBe(200);
+    await expect.poll(() => page.locator("[data-testid=stream-text]").textContent(), { timeout: 3_000 }).toBe("Hello, world.");
+    expect(await page.locator('[data-testid=stream] li[data-type="chunk"]').count()).toBe(3);
+    expect(await page.getAttribute("[data-testid=stream-state]", "data-state")).toBe("live");
+
+    expect((await api("POST", `/v1/lanes/${lane}/jobs/${job.id}/complete`, { token, result: { ok: true } })).status).toBe(200);
+    await page.locator('[data-testid=stream-state][data-state="ended"]').waitFor({ timeout: 5_000 });
+    // running → completed (with completing between, where outcomes are delivered first).
+    expect(Number(await streamCounts(page).getAttribute("data-transitions"))).toBeGreaterThanOrEqual(3);
+    expect(dashboard.problems).toEqual([]);
+  });
+
+  it("shows demo.stream's chunks arrive, and keeps only the newest in the page", async () => {
+    const lane = "demo-streams";
+    const job = await dashboard.enqueue(lane, { id: "demo", kind: "demo.stream", payload: { chunks: 250, everyMs: 20 } });
+    const page = await dashboard.show(`lanes/${lane}/jobs/${job.id}`);
+    // Some arrived while it runs: live, not read once it is over.
+    await expect
+      .poll(async () => ({ state: await page.getAttribute("[data-testid=stream-state]", "data-state"), chunks: Number(await streamCounts(page).getAttribute("data-chunks")) }), { timeout: 5_000 })
+      .toMatchObject({ state: "live", chunks: expect.toSatisfy((n: number) => n > 0 && n < 250) });
+    await page.locator('[data-testid=stream-state][data-state="ended"]').waitFor({ timeout: 30_000 });
+    expect(await streamCounts(page).getAttribute("data-chunks")).toBe("250");
+    // Bounded: the page holds the newest 200 events, the last chunk among them.
+    expect(await page.locator("[data-testid=stream] li").count()).toBe(200);
+    expect(await page.locator('[data-testid=stream] li[data-type="chunk"]').first().textContent()).toContain('{"i":250}');
+    expect(dashboard.problems).toEqual([]);
+  });
+
+  it("lists a lane's pending waitpoints, and completes one once confirmed", async () => {
+    const lane = "pending-waitpoints";
+    await createWaitpoint(lane, "wp-open", { timeoutMs: 600_000 });
+    await createWaitpoint(lane, "wp-done");
+    expect((await api("POST", `/v1/lanes/${lane}/waitpoints/wp-done/complete`, {})).status).toBe(200);
+    const page = await dashboard.show(`lanes/${lane}`);
+    const panel = page.locator("section.panel", { has: page.getByRole("heading", { name: /^Waitpoints/ }) });
+    await panel.getByRole("heading", { name: "Waitpoints (1 pending)" }).waitFor({ timeout: 5_000 });
+    const open = panel.locator('[data-testid=waitpoints] tr[data-waitpoint="wp-open"]');
+    await open.waitFor({ timeout: 5_000 });
+    expect(await open.getAttribute("data-state")).toBe("pending");
+    expect(await panel.locator('[data-testid=waitpoints] tr[data-waitpoint="wp-done"]').count()).toBe(0);
+
+    await open.getByRole("button", { name: "Complete…" }).click();
+    await panel.getByRole("status").filter({ hasText: "Completed waitpoint wp-open." }).waitFor({ timeout: 5_000 });
+    expect((await api("GET", `/v1/lanes/${lane}/waitpoints/wp-open`)).body.waitpoint.state).toBe("completed");
+    await panel.getByText("No pending waitpoints.").waitFor({ timeout: 5_000 });
+    await panel.getByRole("heading", { name: "Waitpoints (0 pending)" }).waitFor({ timeout: 5_000 });
+    await panel.locator("select[name=waitpoint-state]").selectOption("completed");
+    await panel.locator('[data-testid=waitpoints] tr[data-waitpoint="wp-open"][data-state="completed"]').waitFor({ timeout: 5_000 });
+    expect(dashboard.problems).toEqual([]);
+  });
+});
