@@ -8,7 +8,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/worker/app.js";
 import { callbackUrlFor, signCallback } from "../../src/worker/signing.js";
-import { call, expectError, get, post, read, request, setup, type Answer, type CallOptions, type LaneFixture } from "../helpers/http.js";
+import { keyOn, setupSharded } from "../helpers/shards.js";
+import { call, claimOne, enqueue, expectError, get, post, read, request, setup, type Answer, type CallOptions, type LaneFixture } from "../helpers/http.js";
 
 /** The workers pool's SIGNING_SECRET (vitest.config.ts). */
 const SECRET = "test-signing-secret";
@@ -88,6 +89,30 @@ describe("POST {callbackUrl}", () => {
     expect((await callback(none.url)).body.waitpoint).toMatchObject({ state: "completed", result: null });
     const empty = await pending(fixture);
     expect((await callback(empty.url, undefined, { raw: "", headers: { "content-type": "application/json" } })).body.waitpoint).toMatchObject({ state: "completed", result: null });
+  });
+
+  it("releases the jobs that wait on the waitpoint, handing them its result", async () => {
+    const { fixture, id, url } = await pending();
+    const job = await enqueue(fixture, { dependsOn: [{ waitpoint: id }] });
+    expect(job.state).toBe("blocked");
+    expect((await waitpoint(fixture, id)).waiters).toBe(1);
+    expect((await callback(url, { approved: "yes" })).status).toBe(200);
+    expect((await get(`${fixture.base}/jobs/${job.id}`)).body.state).toBe("queued");
+    const claimed = await claimOne(fixture);
+    expect(claimed.id).toBe(job.id);
+    expect(claimed.dependencies).toEqual([{ lane: fixture.lane, waitpoint: id, outcome: "completed", result: { approved: "yes" } }]);
+  });
+
+  it("completes a waitpoint of a sharded lane in its own shard", async () => {
+    const lane = await setupSharded(4);
+    for (let shard = 0; shard < 4; shard++) {
+      const id = keyOn(shard, 4, "wp");
+      const created = await post(`${lane.base}/waitpoints`, { id });
+      expect(created.status).toBe(201);
+      expect((await callback(created.body.callbackUrl, { shard })).body.waitpoint).toMatchObject({ id, state: "completed", result: { shard } });
+      expect((await get(`${lane.base}/waitpoints/${id}`)).body.waitpoint).toMatchObject({ state: "completed", result: { shard } });
+      expectError(await callback(created.body.callbackUrl, { again: true }), 409, "waitpoint_settled");
+    }
   });
 
   it("ignores an Authorization header, even a wrong one", async () => {

@@ -8,7 +8,8 @@ import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/worker/app.js";
 import { signLink } from "../../src/worker/signing.js";
-import { call, enqueue, expectError, get, post, read, request, setup, TOKEN, type Answer, type CallOptions, type LaneFixture } from "../helpers/http.js";
+import { keyOn, setupSharded } from "../helpers/shards.js";
+import { call, enqueue, expectError, get, post, PULL_KIND, read, request, setup, TOKEN, type Answer, type CallOptions, type LaneFixture } from "../helpers/http.js";
 
 /** The workers pool's SIGNING_SECRET (vitest.config.ts). */
 const SECRET = "test-signing-secret";
@@ -158,6 +159,18 @@ describe("GET {link}", () => {
     expect(held.status).toBe(200);
     expect(held.body).toMatchObject({ id: job.id, state: "settled" });
     for (const waitMs of ["30001", "-1", "1.5", "x"]) expectError(await get(`${url}?waitMs=${waitMs}`, { token: null }), 400, "invalid_request");
+  });
+
+  it("reads a job of a sharded lane from its own shard", async () => {
+    const lane = await setupSharded(4);
+    for (let shard = 0; shard < 4; shard++) {
+      const id = keyOn(shard, 4, "job");
+      expect((await post(`${lane.base}/jobs`, { id, kind: PULL_KIND, payload: { shard } })).status).toBe(201);
+      const link = await post(`${lane.base}/jobs/${id}/link`, {});
+      expect(link.status).toBe(200);
+      expect((await get(link.body.url, { token: null })).body).toMatchObject({ id, lane: lane.lane, payload: { shard } });
+    }
+    expectError(await post(`${lane.base}/jobs/${keyOn(2, 4, "nobody")}/link`, {}), 404, "job_not_found");
   });
 
   it("ignores an Authorization header, even a wrong one", async () => {
