@@ -17,6 +17,7 @@ import { consumerRoutes } from "./routes/consumers.js";
 import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
 import { jobRoutes } from "./routes/jobs.js";
 import { LINKS_PATH, linkReadRoutes, linkRoutes } from "./routes/links.js";
+import { CALLBACKS_PATH, callbackRoutes } from "./routes/callbacks.js";
 import { laneRoutes } from "./routes/lanes.js";
 import { metricsRoutes } from "./routes/metrics.js";
 import { queueRoutes } from "./routes/queues.js";
@@ -39,9 +40,9 @@ export function createApp() {
   const app = createRouter();
   app.onError(onError);
   app.notFound(onNotFound);
-  // The events socket authenticates with a ticket instead (routes/events.ts), links with their
-  // signature (routes/links.ts), which take no body either.
-  app.use("/v1/*", except([EVENTS_PATH, LINKS_PATH], requireAccess), except(LINKS_PATH, jsonBody));
+  // The events socket authenticates with a ticket instead (routes/events.ts), links and callbacks
+  // with their signature (routes/links.ts, routes/callbacks.ts), which read their bodies themselves.
+  app.use("/v1/*", except([EVENTS_PATH, LINKS_PATH, CALLBACKS_PATH], requireAccess), except([LINKS_PATH, CALLBACKS_PATH], jsonBody));
   const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
@@ -60,6 +61,7 @@ export function createApp() {
     .route("/v1", accessRoutes())
     .route("/v1", linkRoutes())
     .route("/v1", linkReadRoutes())
+    .route("/v1", callbackRoutes())
     .route("/", dashboardRoutes());
   serveDocument(routes, "/openapi.json");
   return routes;
