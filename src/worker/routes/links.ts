@@ -45,7 +45,7 @@ const LinkResponse = z
 const createLink = createRoute({
   method: "post",
   path: "/lanes/{lane}/jobs/{id}/link",
-  tags: ["jobs"],
+  tags: ["results"],
   summary: "Sign an expiring, read-only URL of the job and its stream, for a browser",
   security: bearerAuth,
   request: { params: JobParams, body: jsonRequest(LinkRequest, false) },
