@@ -28,6 +28,34 @@ async function createWaitpoint(lane: string, id: string, body: Record<string, un
 
 const streamCounts = (page: Page) => page.locator("[data-testid=stream-counts]");
 
+/** In the page: every stream response's body fails like a dropped connection when `__dropStreams()` is called. */
+const DROPPABLE_STREAMS = `(() => {
+  const original = window.fetch;
+  const drops = [];
+  window.__dropStreams = () => { for (const drop of drops.splice(0)) drop(); };
+  window.fetch = async (...args) => {
+    const response = await original(...args);
+    if (!String(args[0]).includes("/stream?") || response.body === null) return response;
+    let drop;
+    const dropped = new Promise((_, reject) => { drop = () => reject(new TypeError("network error")); });
+    dropped.catch(() => {});
+    drops.push(drop);
+    const reader = response.body.getReader();
+    const body = new ReadableStream({
+      async pull(controller) {
+        try {
+          const read = await Promise.race([reader.read(), dropped]);
+          if (read.done) controller.close(); else controller.enqueue(read.value);
+        } catch (error) {
+          controller.error(error);
+          reader.cancel().catch(() => {});
+        }
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+})();`;
+
 describe("the dashboard's waits and streams", () => {
   it("shows the waitpoints a job waits on, and one completed over the API as completed", async () => {
     const lane = "waits";
@@ -92,6 +120,34 @@ describe("the dashboard's waits and streams", () => {
     // running → completed (with completing between, where outcomes are delivered first).
     expect(Number(await streamCounts(page).getAttribute("data-transitions"))).toBeGreaterThanOrEqual(3);
     expect(dashboard.problems).toEqual([]);
+  });
+
+  it("resumes a dropped stream after the last event it showed: nothing missed, nothing twice", async () => {
+    const lane = "stream-drops";
+    const job = await dashboard.enqueue(lane, { id: "dropped", kind: "pull.only", payload: {} });
+    const claimed = await api("POST", `/v1/lanes/${lane}/claims`, { kinds: ["pull.only"] });
+    const token = claimed.body.jobs[0].lease.token;
+    const write = (chunks: unknown[]) => api("POST", `/v1/lanes/${lane}/jobs/${job.id}/stream`, { token, chunks });
+    const page = await dashboard.newPage();
+    // A network that can drop the page's open streams on demand (the page's code is as served).
+    await page.addInitScript(DROPPABLE_STREAMS);
+    const asked: string[] = [];
+    page.on("request", (request) => void (request.url().includes("/stream?") && asked.push(new URL(request.url()).search)));
+    await dashboard.signIn(page);
+    await page.goto(new URL(`/dashboard#/lanes/${lane}/jobs/${job.id}`, dashboard.runtime.url).href);
+    await page.locator('[data-testid=stream-state][data-state="live"]').waitFor({ timeout: 5_000 });
+    expect((await write(["one "])).status).toBe(200);
+    await expect.poll(() => page.locator("[data-testid=stream-text]").textContent(), { timeout: 3_000 }).toBe("one ");
+    const last = Number(await page.locator("[data-testid=stream] li").first().getAttribute("data-seq"));
+
+    await page.evaluate(() => (globalThis as any).__dropStreams());
+    expect((await write(["two ", "three"])).status).toBe(200);
+    await expect.poll(() => page.locator("[data-testid=stream-text]").textContent(), { timeout: 10_000 }).toBe("one two three");
+    expect(asked).toEqual(["?after=0", `?after=${last}`]);
+    expect(await streamCounts(page).getAttribute("data-chunks")).toBe("3");
+    expect(await page.locator('[data-testid=stream] li[data-type="chunk"]').count()).toBe(3);
+    expect(await page.getAttribute("[data-testid=stream-state]", "data-state")).toBe("live");
+    await page.context().close();
   });
 
   it("shows demo.stream's chunks arrive, and keeps only the newest in the page", async () => {
