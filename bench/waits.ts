@@ -166,13 +166,39 @@ function openStream(server: Server, lane: string, id: string, onEvent: (event: S
   return { opened: guard(openedP), ended: guard(endedP), done, close: () => abort.abort() };
 }
 
-/** Time spent while `fn` runs, and workerd's CPU meanwhile (cores: 1.0 is one core busy throughout). */
+/**
+ * workerd's CPU (cores: 1.0 is one core busy throughout) over `ms` of waiting, in one-second windows:
+ * the whole window's mean, and its median second, which a transient at its start (the last held
+ * request reaching the lane) does not move.
+ */
 async function watched(processGroup: number, ms: number) {
-  const watch = new ProcessWatch(processGroup);
-  watch.start();
-  await sleep(ms);
-  const figures = watch.stop();
-  return { ms, cpuCores: figures.cpuCores, startRssMb: figures.startRssMb, endRssMb: figures.endRssMb };
+  const seconds: number[] = [];
+  let rss: { start: number | null; end: number | null } = { start: null, end: null };
+  for (let left = ms; left > 0; left -= 1000) {
+    const watch = new ProcessWatch(processGroup);
+    watch.start();
+    await sleep(Math.min(1000, left));
+    const figures = watch.stop();
+    if (figures.cpuCores !== null) seconds.push(figures.cpuCores);
+    rss = { start: rss.start ?? figures.startRssMb, end: figures.endRssMb };
+  }
+  const sorted = [...seconds].sort((a, b) => a - b);
+  const mean = seconds.length ? Math.round((seconds.reduce((a, b) => a + b, 0) / seconds.length) * 1000) / 1000 : null;
+  return { ms, cpuCores: mean, medianSecondCores: sorted.length ? sorted[Math.floor(sorted.length / 2)]! : null, seconds, startRssMb: rss.start, endRssMb: rss.end };
+}
+
+/**
+ * Waits, in one-second windows, until workerd's CPU is back to `ceiling` cores (the requests just sent
+ * have all reached the lane: on a loaded machine that takes seconds), or `maxMs` has passed. Answers
+ * the ms it waited, null when it never got quiet (the window after it then says how busy it stayed).
+ */
+async function quiet(processGroup: number, ceiling: number, maxMs: number): Promise<number | null> {
+  const t0 = performance.now();
+  while (performance.now() - t0 < maxMs) {
+    const second = await watched(processGroup, 1000);
+    if (second.cpuCores !== null && second.cpuCores <= ceiling) return performance.now() - t0;
+  }
+  return null;
 }
 
 /** Whether the runtime holds a read with `waitMs`: null when it does, else why not (a 400, or answered at once). */
@@ -213,39 +239,50 @@ async function held(server: Server, processGroup: number, run: string, sizes: (t
   await sleep(500); // the enqueue's and claim's own work done
   const before = await watched(processGroup, sizes.idleMs);
 
-  // The streams first (each is open once its replay's first event arrived), then the held reads.
+  // The streams first (each is open once its replay's first event arrived), then the held reads:
+  // a window with the streams alone, then one with both.
   const streams = Array.from({ length: streamCount }, () => openStream(server, lane, id));
   const openT0 = performance.now();
   await Promise.all(streams.map((s) => s.opened));
   const streamsOpenMs = performance.now() - openT0;
+  // Quiet: at most a tick (1/100 s) a second above the windows with none held.
+  const ceiling = (before.medianSecondCores ?? 0) + 0.01;
+  const streamsQuietMs = streamCount > 0 ? await quiet(processGroup, ceiling, 20_000) : null;
+  const streamsHeld = streamCount > 0 ? await watched(processGroup, sizes.idleMs) : null;
   let earlyReads = 0;
+  let settleSent = false;
   const reads = Array.from({ length: readCount }, () => handled((async () => {
     const answer = await call(server, "GET", `/v1/lanes/${lane}/jobs/${id}?waitMs=30000`);
     const at = performance.now();
     if (answer.status !== 200) throw new Error(`held read: ${answer.status} ${JSON.stringify(answer.body)}`);
-    if (answer.body.state !== "completed") earlyReads++;
+    if (!settleSent || answer.body.outcome !== "completed") earlyReads++;
     return at;
   })()));
   const readsSent = performance.now();
-  await sleep(1000); // every held read has reached the lane
+  // Every held read has reached the lane; the window must end well inside their 30 s.
+  const readsQuietMs = readCount > 0 ? await quiet(processGroup, ceiling, 25_000 - sizes.idleMs) : null;
   const whileHeld = await watched(processGroup, sizes.idleMs);
   const heldForMs = performance.now() - readsSent;
 
   const t0 = performance.now();
+  settleSent = true;
   await ok(server, "POST", `/v1/lanes/${lane}/jobs/${id}/complete`, { token: claimed.token, result: { ok: true } });
   const completeRoundTripMs = performance.now() - t0;
   const readTimes = await Promise.all(reads);
   const streamTimes = await Promise.all(streams.map((s) => s.ended));
-  if (earlyReads > 0) throw new Error(`${earlyReads} held reads answered before the job settled (held ${Math.round(heldForMs)} ms, under their 30 s)`);
+  if (earlyReads > 0) throw new Error(`${earlyReads} held reads answered before the job settled or unsettled (held ${Math.round(heldForMs)} ms, under their 30 s)`);
   await sleep(500);
   const after = await watched(processGroup, sizes.idleMs);
 
-  const idle = [before.cpuCores, after.cpuCores].filter((x): x is number => typeof x === "number");
+  const idle = [before.medianSecondCores, after.medianSecondCores].filter((x): x is number => typeof x === "number");
   const idleCores = idle.length ? idle.reduce((a, b) => a + b, 0) / idle.length : null;
   return {
     streams: streamCount, reads: readCount, ...(streamsMissing || readsMissing ? { notMeasuredPart: streamsMissing ?? readsMissing } : {}),
-    idleWindowMs: sizes.idleMs, streamsOpenMs, heldForMs,
-    cpu: { noneHeldBefore: before, allHeld: whileHeld, noneHeldAfter: after, idleCores, heldAboveIdleCores: whileHeld.cpuCores !== null && idleCores !== null ? whileHeld.cpuCores - idleCores : null },
+    idleWindowMs: sizes.idleMs, streamsOpenMs, streamsQuietMs, readsQuietMs, heldForMs,
+    cpu: {
+      noneHeldBefore: before, streamsHeld, allHeld: whileHeld, noneHeldAfter: after, idleCores,
+      heldAboveIdleCores: whileHeld.medianSecondCores !== null && idleCores !== null ? Math.round((whileHeld.medianSecondCores - idleCores) * 1000) / 1000 : null,
+    },
     completeRoundTripMs,
     settleToLastAnswerMs: Math.max(...readTimes, ...streamTimes) - t0,
     settleToAnswerMs: { reads: summary(readTimes.map((t) => t - t0)), streams: summary(streamTimes.map((t) => t - t0)) },
@@ -310,13 +347,16 @@ async function chunkToReader(server: Server, run: string, n: number) {
   return { writtenToReceivedMs: summary(fromSent), writeRoundTripMs: summary(writeMs) };
 }
 
-/** A piece's figures, or `{notMeasured}` when a route it needs is missing; any other failure is thrown. */
+/**
+ * A piece's figures; `{notMeasured}` when a route it needs is missing; `{error}` when it broke, so that
+ * the other pieces still run (its targets then have no figure, which a full run reports as broken).
+ */
 async function piece(fn: () => Promise<object>): Promise<object> {
   try {
     return await fn();
   } catch (error) {
     if (error instanceof NotMeasured) return { notMeasured: `${error.message}` };
-    throw error;
+    return { error: String(error) };
   }
 }
 
@@ -347,27 +387,33 @@ export function waitsTargets(results: Record<string, any>): Target[] {
     const value = num(measured);
     if (value !== null) targets.push({ name, measured: Math.round(value * 100) / 100, target: 0, unit: "ms", met: true, comparison: ">=", basis, reported: true });
   };
+  const broken = (name: string, error: string): Target => ({ name, measured: null, target: 0, unit: "ms", met: false, comparison: "<=", basis: `broke: ${error}` });
   const h = w.held;
-  if (h && !h.notMeasured) {
+  if (h?.error) targets.push(broken("held requests: workerd CPU while idle", h.error));
+  else if (h && !h.notMeasured) {
     const above = num(h.cpu?.heldAboveIdleCores);
     const held = `${h.streams} SSE streams + ${h.reads} held reads on one job of an idle lane`;
     targets.push({
       name: `held requests: workerd CPU while idle, ${held}, above none held`, measured: above === null ? null : Math.round(above * 1000) / 1000,
       target: HELD_IDLE_GOAL_CORES, unit: "cores", met: above !== null && above <= HELD_IDLE_GOAL_CORES, comparison: "<=",
-      basis: `${fmt(h.cpu?.allHeld?.cpuCores, 3)} cores held vs ${fmt(h.cpu?.noneHeldBefore?.cpuCores, 3)} before / ${fmt(h.cpu?.noneHeldAfter?.cpuCores, 3)} after, ${h.idleWindowMs} ms windows; RSS ${fmt(h.cpu?.noneHeldBefore?.endRssMb)} → ${fmt(h.cpu?.allHeld?.endRssMb)} MB`,
+      basis: `median second of ${h.idleWindowMs} ms windows: ${fmt(h.cpu?.allHeld?.medianSecondCores, 3)} cores all held (mean ${fmt(h.cpu?.allHeld?.cpuCores, 3)}), ` +
+        `${fmt(h.cpu?.streamsHeld?.medianSecondCores, 3)} the streams alone, ${fmt(h.cpu?.noneHeldBefore?.medianSecondCores, 3)} / ${fmt(h.cpu?.noneHeldAfter?.medianSecondCores, 3)} none held before / after; ` +
+        `workerd RSS ${fmt(h.cpu?.noneHeldBefore?.endRssMb, 0)} MB none held, ${fmt(h.cpu?.allHeld?.endRssMb, 0)} MB all held`,
     });
     reported(`held requests: one job settles → the last of its ${h.streams + h.reads} waiters answered`, h.settleToLastAnswerMs,
       `${held}; reads p50 ${fmt(h.settleToAnswerMs?.reads?.p50)} / streams' end p50 ${fmt(h.settleToAnswerMs?.streams?.p50)} ms; the completion's round trip ${fmt(h.completeRoundTripMs)} ms`);
   }
   for (const [key, where] of [["waitpointSameLane", "same lane"], ["waitpointCrossLane", "across lanes"]] as const) {
     const r = w[key];
-    if (!r || r.notMeasured) continue;
+    if (r?.error) targets.push(broken(`waitpoint completed → its waiting job started (${where})`, r.error));
+    if (!r || r.notMeasured || r.error) continue;
     const basis = `${r.startDelayMs?.n} waitpoints over HTTP, a held pull claim timestamps the start; the completion's round trip p50 ${fmt(r.completeRoundTripMs?.p50)} ms`;
     reported(`waitpoint completed → its waiting job started (${where}), p50`, r.startDelayMs?.p50, basis);
     reported(`waitpoint completed → its waiting job started (${where}), p99`, r.startDelayMs?.p99, basis);
   }
   const c = w.chunk;
-  if (c && !c.notMeasured) {
+  if (c?.error) targets.push(broken("stream chunk written → received by an SSE reader", c.error));
+  else if (c && !c.notMeasured) {
     const basis = `${c.writtenToReceivedMs?.n} chunks written one at a time by a pull consumer over HTTP; the write's round trip p50 ${fmt(c.writeRoundTripMs?.p50)} ms`;
     reported("stream chunk written → received by an SSE reader, p50", c.writtenToReceivedMs?.p50, basis);
     reported("stream chunk written → received by an SSE reader, p99", c.writtenToReceivedMs?.p99, basis);
@@ -379,9 +425,10 @@ export function waitsTargets(results: Record<string, any>): Target[] {
 export function printWaits(w: any): void {
   if (!w || w.error) return;
   console.log("\nwaiting both ways (over HTTP via wrangler dev):");
-  const line = (label: string, r: any, text: (r: any) => string) => console.log(`  ${label}  ${r?.notMeasured ? `not measured: ${r.notMeasured}` : text(r)}`);
+  const line = (label: string, r: any, text: (r: any) => string) =>
+    console.log(`  ${label}  ${r?.notMeasured ? `not measured: ${r.notMeasured}` : r?.error ? `broke: ${r.error}` : text(r)}`);
   line("held       ", w.held, (h) =>
-    `${h.streams} streams + ${h.reads} reads held ${fmt(h.heldForMs, 0)} ms: workerd ${fmt(h.cpu.allHeld.cpuCores, 3)} cores idle vs ${fmt(h.cpu.idleCores, 3)} with none held;` +
+    `${h.streams} streams + ${h.reads} reads held ${fmt(h.heldForMs, 0)} ms: workerd's median second ${fmt(h.cpu.allHeld.medianSecondCores, 3)} cores (streams alone ${fmt(h.cpu.streamsHeld?.medianSecondCores, 3)}) vs ${fmt(h.cpu.idleCores, 3)} with none held;` +
       ` settle → last answer ${fmt(h.settleToLastAnswerMs)} ms (reads p50 ${fmt(h.settleToAnswerMs.reads.p50)}, streams p50 ${fmt(h.settleToAnswerMs.streams.p50)})` +
       (h.notMeasuredPart ? `; not measured: ${h.notMeasuredPart}` : ""));
   for (const [label, key] of [["wp → start ", "waitpointSameLane"], ["wp A → B   ", "waitpointCrossLane"]] as const) {
