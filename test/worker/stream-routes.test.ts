@@ -125,6 +125,7 @@ describe("GET …/jobs/{id}/stream", () => {
     expect((await post(`${path}/complete`, { token: claimed.lease.token })).status).toBe(200);
     const rest = await stream.rest();
     expect(rest.map((e) => e.event)).toEqual(["transition", "end"]);
+    expect(JSON.stringify(rest), "a lease token in the stream").not.toContain(claimed.lease.token);
     expect(rest[1]!.data.job).toMatchObject({ id: claimed.id, state: "settled", outcome: "completed" });
     expect(stream.ended()).toBe(true);
   });

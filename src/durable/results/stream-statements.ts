@@ -35,6 +35,13 @@ export const STREAM_HEAD_SQL = `SELECT state, (SELECT COALESCE(MAX(seq), 1) FROM
 export const STREAM_EVENTS_SQL = `SELECT seq, type, at, attempt, from_state, to_state, outcome, data FROM job_events
   WHERE job = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`;
 
+/**
+ * The progress events of a job past the last 100: the subquery by which migration 24's trigger drops
+ * them, as a statement of its own for the query-plan test (a migration's text never changes; this
+ * must say what it says). ?1 the job's seq.
+ */
+export const PROGRESS_PAST_KEPT_SQL = `SELECT seq FROM job_events WHERE job = ?1 AND type = 'progress' ORDER BY seq DESC LIMIT 1 OFFSET 100`;
+
 /** The statements the query-plan tests read (each must use its index). */
 export const STREAM_HOT_STATEMENTS: readonly [string, string, (now: number) => unknown[]][] = [
   ["a stream writer's fence", STREAM_WRITER_SQL, (now) => ["a", "t", now]],

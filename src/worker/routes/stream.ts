@@ -23,7 +23,7 @@ const StreamQuery = z.object({
 });
 
 const StreamHeaders = z.object({
-  "last-event-id": z.string().optional().openapi({ param: { name: "Last-Event-ID", in: "header" }, description: "the seq of the last event the reader holds (an EventSource sends it on reconnect)" }),
+  "last-event-id": z.string().optional().openapi({ param: { name: "last-event-id", in: "header" }, description: "the seq of the last event the reader holds (an EventSource sends it on reconnect)" }),
 });
 
 const readStream = createRoute({

@@ -61,7 +61,7 @@ export const MIGRATIONS_V24: readonly Migration[] = [
       // A progress report: the fenced progress write (its token kept) or a renewal that carried a
       // new value (a renewal without progress leaves it as it was; one that repeats the value it
       // holds cannot be told from that). Only the last 100 are kept.
-      `CREATE TRIGGER job_events_progress AFTER UPDATE OF progress ON jobs
+      `CREATE TRIGGER job_events_progressed AFTER UPDATE OF progress ON jobs
         WHEN NEW.progress IS NOT NULL AND (NEW.lease_token IS OLD.lease_token OR NEW.progress IS NOT OLD.progress) BEGIN
         INSERT INTO job_events (job, seq, type, at, data) SELECT NEW.seq, ${NEXT_SEQ}, 'progress', NEW.updated_at, NEW.progress;
         DELETE FROM job_events WHERE job = NEW.seq AND type = 'progress' AND seq <= (
