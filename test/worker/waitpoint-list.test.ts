@@ -70,6 +70,11 @@ describe("GET /v1/lanes/{lane}/waitpoints", () => {
     expect(listed.body.waitpoints.map((w: any) => w.id)).toEqual(["job-1.", "job-1.approval", "job-1.paid"]);
     expect((await everyPage(fixture.base, "prefix=job-1.&limit=1")).ids).toEqual(["job-1.", "job-1.approval", "job-1.paid"]);
     expect((await get(`${fixture.base}/waitpoints?prefix=job-1.&state=completed`)).body.waitpoints).toEqual([]);
+    // A cursor of another listing, before the prefix's ids, starts at the prefix (job-1-x sorts between).
+    const other = await get(`${fixture.base}/waitpoints?limit=1`);
+    expect(other.body.waitpoints[0].id).toBe("job-1");
+    const resumed = await get(`${fixture.base}/waitpoints?prefix=job-1.&cursor=${encodeURIComponent(other.body.cursor)}`);
+    expect(resumed.body.waitpoints.map((w: any) => w.id)).toEqual(["job-1.", "job-1.approval", "job-1.paid"]);
   });
 
   it("pages by its cursor, and an empty lane answers an empty page", async () => {

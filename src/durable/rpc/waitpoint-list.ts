@@ -9,7 +9,7 @@ import { ok, type Result } from "../../shared/errors.js";
 import type { Waitpoint } from "../../shared/waitpoint.js";
 import { decodeWaitpointCursor, prefixEnd, WaitpointListQuery, type WaitpointShardPage } from "../../shared/waitpoint-list.js";
 import { parse } from "../input.js";
-import { LIST_WAITPOINTS_SQL } from "../waitpoints/list-statements.js";
+import { LIST_WAITPOINTS_AFTER_SQL, LIST_WAITPOINTS_FROM_SQL } from "../waitpoints/list-statements.js";
 
 /** A bound on a waitpoint's JSON beyond its result: its id, lane, state, times and keys. */
 const WAITPOINT_JSON_OVERHEAD = 1_024;
@@ -27,9 +27,12 @@ export class WaitpointListRpc {
     const query = parse(WaitpointListQuery, input ?? {});
     if (!query.ok) return query;
     const { state, prefix, limit, cursor } = query.value;
-    const after = cursor === undefined ? "" : decodeWaitpointCursor(cursor)!;
+    const from = prefix ?? "";
+    const after = cursor === undefined ? null : decodeWaitpointCursor(cursor)!;
+    // A cursor before the prefix's ids (another listing's) starts at the prefix.
+    const [statement, bound] = after === null || after < from ? [LIST_WAITPOINTS_FROM_SQL, from] : [LIST_WAITPOINTS_AFTER_SQL, after];
     // One more than asked tells whether more follow; results are measured, not read, until taken.
-    const rows = this.parts.ctx.storage.sql.exec<{ id: string; bytes: number }>(LIST_WAITPOINTS_SQL, after, state ?? null, limit + 1, prefix ?? "", prefixEnd(prefix ?? ""));
+    const rows = this.parts.ctx.storage.sql.exec<{ id: string; bytes: number }>(statement, bound, prefixEnd(from), state ?? null, limit + 1);
     const ids: string[] = [];
     let bytes = 0;
     let more = false;
