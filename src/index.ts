@@ -12,6 +12,7 @@ export type { SwitchyardEnv } from "./durable/env.js";
 export type { WorkerEnv } from "./worker/env.js";
 export {
   JobSnoozed,
+  JobWaiting,
   NonRetryableError,
   RetryAfterError,
   type AbortCause,

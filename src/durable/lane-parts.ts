@@ -21,6 +21,7 @@ import { Waiters } from "./attempts/waiters.js";
 import { Enqueue } from "./enqueue/enqueue.js";
 import { Debouncer } from "./flow/debounce.js";
 import { Dependencies } from "./deps/dependencies.js";
+import { Waits } from "./waits/waits.js";
 import { Outbox } from "./deps/outbox.js";
 import { Expiry } from "./flow/expiry.js";
 import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
@@ -124,6 +125,8 @@ export class LaneParts {
   readonly waiters: Waiters<PulledJob>;
   /** Jobs that wait for jobs: registrations, notices applied, dependencies read (deps/). */
   readonly dependencies: Dependencies;
+  /** Jobs that wait on waitpoints: `dependsOn` items, attempts' waits, settlements heard (waits/). */
+  readonly waits: Waits;
   /** The notices this lane owes other jobs' lanes (deps/outbox.ts). */
   readonly outbox: Outbox;
   /** The lane's metrics reports to the registry (metrics/reporter.ts). */
@@ -186,6 +189,8 @@ export class LaneParts {
     this.queues = new QueueStore(storage);
     const peer = (name: string) => this.lanes().getByName(name);
     this.dependencies = new Dependencies(storage, clock, store, { lane, objectName, shard: this.shard, peer });
+    this.waits = new Waits(storage, clock, { lane, shard: this.shard, store, waitpoints: this.waitpoints, dependencies: this.dependencies, missed: (id, token, op) => this.fenced.missed(id, token, op) });
+    this.waitpoints.waiters = this.dependencies.waits = this.waits;
     this.outbox = new Outbox(storage, clock, entropy, { lane, objectName, apply: (notices) => this.dependencies.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange(), mayNotify: () => this.dependencies.mayNotify });
     this.claims = new Claims(storage, clock, entropy, {
       lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
@@ -225,6 +230,7 @@ export class LaneParts {
         checkpoints: this.checkpoints,
         streams: { write: (id, token, chunks) => this.streamLog.write(id, token, chunks), progressed: () => streamReaders.poke() },
         dependencies: this.dependencies,
+        waits: this.waits,
         clock,
         env,
         changed: (onlyFreed) => this.wake.afterChange(onlyFreed ? "freed" : true),

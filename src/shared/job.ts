@@ -91,6 +91,9 @@ export interface WaitpointOutcome extends WaitpointRef {
   result: Json;
 }
 
+/** What a wait (`ctx.waitFor`) passes through with: the waitpoint's completion and its result, or its timeout (never a throw). */
+export type WaitForOutcome = { outcome: "completed"; result: Json } | { outcome: "timedOut" };
+
 /** An entry of a claimed job's `dependencies`: its jobs' and waitpoints' in `dependsOn` order, then its attempts' waits. */
 export type DependencyOutcome = JobDependencyOutcome | WaitpointOutcome;
 

@@ -104,6 +104,12 @@ export const demoExecutors: ExecutorRegistry = {
     return { attempt };
   },
   "demo.deps": (_payload: Json, { dependencies }) => ({ dependencies }) as unknown as Json,
+  // Waits on the waitpoint `<job id>.approval`: a timeout is an answer, not a failure.
+  "demo.approval": async (payload: { timeoutMs?: unknown } | null, { waitFor }) => {
+    const timeoutMs = typeof payload?.timeoutMs === "number" ? payload.timeoutMs : undefined;
+    const waited = await waitFor("approval", timeoutMs === undefined ? {} : { timeoutMs });
+    return waited.outcome === "completed" ? { approved: waited.result } : { timedOut: true };
+  },
   "demo.throw": (payload: { value?: unknown } | null) => {
     const name = typeof payload?.value === "string" && Object.hasOwn(DEMO_THROWS, payload.value) ? (payload.value as DemoThrow) : "undefined";
     throw DEMO_THROWS[name]();

@@ -31,6 +31,8 @@ export interface Attempt {
   steps: DurableSteps | null;
   /** A durable sleep asked to end the attempt in a snooze until then (null: none). */
   snoozeUntil: number | null;
+  /** A durable wait asked to end the attempt in a wait on this waitpoint (null: none). */
+  waitOn: { waitpoint: string; timeoutMs: number | undefined } | null;
 }
 
 /** Why an ended attempt's writes are refused: its signal's reason, or (its executor returned) that it is over. */

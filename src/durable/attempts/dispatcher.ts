@@ -17,7 +17,7 @@ import type { ClaimedJob } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
 import { describeError } from "../../shared/describe-error.js";
 import { log, type LostCause } from "../../shared/log.js";
-import { AbortError, JobSnoozed, LOST_CAUSES, type AbortCause, type ExecutorRegistry } from "./executors.js";
+import { AbortError, JobSnoozed, JobWaiting, LOST_CAUSES, type AbortCause, type ExecutorRegistry } from "./executors.js";
 import { reasonOf, retryOf, type Attempt, type Ended } from "./attempt.js";
 import type { Dependencies } from "../deps/dependencies.js";
 import type { CheckpointStore } from "../steps/checkpoints.js";
@@ -49,6 +49,8 @@ export interface DispatcherHost<E> {
   readonly streams: AttemptStreams;
   /** What an attempt reads of its job's dependencies (`ctx.dependencies`). */
   readonly dependencies: Dependencies;
+  /** Where a durable wait ends its attempt (waits/waits.ts). */
+  readonly waits: { wait(id: string, token: string, waitpoint: string, timeoutMs: number | undefined): Result<unknown> };
   readonly clock: Clock;
   readonly env: E;
   /**
@@ -219,6 +221,7 @@ export class Dispatcher<E = unknown> {
     const attempt: Attempt = {
       job, seq, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false, recorded: false, steps: null,
       snoozeUntil: null,
+      waitOn: null,
     };
     if (this.renewer === undefined) this.busy();
     this.attempts.set(job.id, attempt);
@@ -226,7 +229,7 @@ export class Dispatcher<E = unknown> {
     const context = executorContext<E>(
       { signal: attempt.controller.signal, job: withoutToken(job), attempt: job.attempts, env: this.host.env },
       () => (attempt.steps ??= durableSteps(this.recorder(attempt))),
-      () => (job.dependsOn.length === 0 ? [] : this.host.dependencies.of(seq)),
+      () => this.dependenciesOf(attempt),
     );
     let running: unknown;
     try {
@@ -239,6 +242,11 @@ export class Dispatcher<E = unknown> {
       (value) => this.returned(attempt, { ok: true, value }),
       (error: unknown) => this.returned(attempt, { ok: false, error }),
     );
+  }
+
+  /** What an attempt's job was told of its dependencies and of its earlier attempts' waits (a first claim, generation 1, follows no wait). */
+  private dependenciesOf({ job, seq }: Attempt) {
+    return job.dependsOn.length === 0 && job.lease.generation === 1 ? [] : this.host.dependencies.of(seq);
   }
 
   /**
@@ -272,6 +280,13 @@ export class Dispatcher<E = unknown> {
       snooze: (wakeAt) => {
         attempt.snoozeUntil = wakeAt;
         return new JobSnoozed(id, wakeAt);
+      },
+      jobId: id,
+      lane: this.host.lane,
+      dependencies: () => this.dependenciesOf(attempt),
+      wait: (waitpoint, timeoutMs) => {
+        attempt.waitOn = { waitpoint, timeoutMs };
+        return new JobWaiting(id, waitpoint);
       },
       refused: (error) => {
         if (error.code === "job_cancelled") this.abortAttempt(attempt, "cancelled");
@@ -382,6 +397,9 @@ export class Dispatcher<E = unknown> {
         written = settled ? { ok: true, value: settled } : null;
       } else if (attempt.cause === "timeout") {
         written = fenced.fail(job.id, attempt.token, `timed out after ${job.timeoutMs} ms`, true, null);
+      } else if (attempt.waitOn !== null) {
+        // A durable wait ends the attempt, whatever the executor answered after it.
+        written = this.host.waits.wait(job.id, attempt.token, attempt.waitOn.waitpoint, attempt.waitOn.timeoutMs);
       } else if (attempt.snoozeUntil !== null) {
         // A durable sleep ends the attempt, whatever the executor answered after it.
         const delayMs = Math.min(MAX_SNOOZE_MS, Math.max(0, attempt.snoozeUntil - this.host.clock.now()));

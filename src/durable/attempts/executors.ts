@@ -1,6 +1,6 @@
 /** Executors: the functions a user registers, by kind, to run a lane's jobs in process. */
 import type { ErrorCode } from "../../shared/errors.js";
-import type { ClaimedJob, DependencyOutcome, Job, Json } from "../../shared/job.js";
+import type { ClaimedJob, DependencyOutcome, Job, Json, WaitForOutcome } from "../../shared/job.js";
 import type { LostCause } from "../../shared/log.js";
 import type { SwitchyardEnv } from "../env.js";
 
@@ -45,6 +45,17 @@ export interface ExecutorContext<E = SwitchyardEnv> {
   sleep(name: string, ms: number): Promise<void>;
   /** `sleep` until the instant `epochMs` (recorded the first time, as `sleep` records its own). */
   sleepUntil(name: string, epochMs: number): Promise<void>;
+  /**
+   * A durable wait on the waitpoint `<job id>.<name>` of the job's lane (docs/api.md "Waitpoints"):
+   * the first time, the waitpoint is created pending (timing out in `timeoutMs`, 1..31536000000,
+   * when given) and the attempt ends in a wait, without spending it (the promise rejects with a
+   * `JobWaiting`: let it propagate); the job is blocked until the waitpoint settles. The attempt that
+   * resumes passes through at once with `{outcome: "completed", result}` or `{outcome: "timedOut"}`:
+   * a timeout never fails the job. Rejects with `invalid_request` when `<job id>.<name>` is no waitpoint id.
+   */
+  waitFor(name: string, options?: { timeoutMs?: number }): Promise<WaitForOutcome>;
+  /** The waitpoint `waitFor(name)` waits on, `<job id>.<name>`, to hand out before waiting (throws as `waitFor` rejects). */
+  waitpointId(name: string): string;
 }
 
 /** The checkpoints of the job as its attempt sees them (docs/api.md "Checkpoints"). */
@@ -85,6 +96,17 @@ export class JobSnoozed extends Error {
     readonly wakeAt: number,
   ) {
     super(`job ${jobId} sleeps until ${new Date(wakeAt).toISOString()}`);
+  }
+}
+
+/** What a durable wait rejects with: its attempt ends in a wait on the waitpoint. */
+export class JobWaiting extends Error {
+  override name = "JobWaiting";
+  constructor(
+    readonly jobId: string,
+    readonly waitpoint: string,
+  ) {
+    super(`job ${jobId} waits on waitpoint ${waitpoint}`);
   }
 }
 

@@ -11,7 +11,8 @@
  */
 import { MAX_CHECKPOINT_BYTES, MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB, MAX_DURATION_MS, MAX_PROGRESS_BYTES, MAX_SNOOZE_MS, MAX_STREAM_CHUNK_BYTES, NAME_PATTERN } from "../../shared/defaults.js";
 import { QueueError, type ErrorBody, type Result } from "../../shared/errors.js";
-import type { DependencyOutcome, Json } from "../../shared/job.js";
+import type { DependencyOutcome, Json, WaitForOutcome } from "../../shared/job.js";
+import { MAX_WAITPOINT_TIMEOUT_MS, WAITPOINT_ID_PATTERN } from "../../shared/waitpoint.js";
 import { serializeJson, utf8Length } from "../../shared/json.js";
 import type { ExecutorContext } from "../attempts/executors.js";
 import { parseName } from "../input.js";
@@ -34,9 +35,16 @@ export interface AttemptRecorder {
   now(): number;
   /** A durable sleep asks the attempt to end in a snooze until `wakeAt`: the error its promise rejects with. */
   snooze(wakeAt: number): Error;
+  /** The job's id and lane: an in-process wait's waitpoint is `<job id>.<name>`, in the job's lane. */
+  readonly jobId: string;
+  readonly lane: string;
+  /** What the job's dependencies and earlier waits settled as (`ctx.dependencies`). */
+  dependencies(): DependencyOutcome[];
+  /** A wait asks the attempt to end in a wait on waitpoint `waitpoint`: the error its promise rejects with. */
+  wait(waitpoint: string, timeoutMs: number | undefined): Error;
 }
 
-export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progress" | "sleep" | "sleepUntil" | "stream">;
+export type DurableSteps = Pick<ExecutorContext, "step" | "checkpoints" | "progress" | "sleep" | "sleepUntil" | "stream" | "waitFor" | "waitpointId">;
 
 /**
  * An executor's context whose steps are built on first use (`steps`): most attempts take no step, and
@@ -76,6 +84,12 @@ export function executorContext<E>(
     },
     get stream() {
       return steps().stream;
+    },
+    get waitFor() {
+      return steps().waitFor;
+    },
+    get waitpointId() {
+      return steps().waitpointId;
     },
   };
 }
@@ -184,7 +198,31 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
       return sleepUntil(name, recorder.now() + ms);
     },
     sleepUntil: (name: string, epochMs: number) => sleepUntil(name, epochMs),
+    waitpointId,
+    waitFor(name: string, options: { timeoutMs?: number } = {}): Promise<WaitForOutcome> {
+      try {
+        const id = waitpointId(name);
+        const timeoutMs = options?.timeoutMs;
+        if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WAITPOINT_TIMEOUT_MS)) {
+          throw new QueueError("invalid_request", `waitFor ${name}: timeoutMs must be an integer of 1..${MAX_WAITPOINT_TIMEOUT_MS}`);
+        }
+        // An earlier attempt waited and its job heard: this one passes through with what it heard.
+        const heard = recorder.dependencies().find((d) => "waitpoint" in d && d.waitpoint === id && d.lane === recorder.lane && d.outcome !== null);
+        if (heard) return Promise.resolve(heard.outcome === "completed" ? { outcome: "completed", result: heard.result } : { outcome: "timedOut" });
+        guard();
+        return Promise.reject(recorder.wait(id, timeoutMs));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
   };
+
+  /** The waitpoint of an in-process wait: `<job id>.<name>`, which must be a waitpoint id. */
+  function waitpointId(name: string): string {
+    const id = `${recorder.jobId}.${String(name)}`;
+    if (typeof name !== "string" || name.length === 0 || !WAITPOINT_ID_PATTERN.test(id)) throw new QueueError("invalid_request", `waitFor ${String(name)}: ${id} is not a waitpoint id`);
+    return id;
+  }
 
   /**
    * A sleep recorded as the checkpoint `name`, `{"wakeAt": epoch ms}`: the first time it is recorded,

@@ -20,7 +20,7 @@ import { shardOf } from "../../shared/shards.js";
 import type { Waitpoint } from "../../shared/waitpoint.js";
 import type { Dependencies } from "../deps/dependencies.js";
 import type { FenceOp } from "../attempts/fence.js";
-import { firstJobRow, oneJobRow, toJob } from "../store/job-row.js";
+import { firstJobRow, oneJobRow, stateOf, toJob } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
 import { fromRunning, keepUpkeep } from "../store/upkeep.js";
 import type { Waitpoints } from "../waitpoints/waitpoints.js";
@@ -122,7 +122,7 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
       }
       // A wait is no snooze (its stat) and ends its run as a release does (the histogram's label).
       keepUpkeep(this.sql, [fromRunning({ ...row, lease_token: "wait" })], now);
-      this.host.store.emit(row, "running", now - (row.claimed_at ?? now), now);
+      this.host.store.emit({ ...row, state: stateOf(row) }, "running", now - (row.claimed_at ?? now), now);
       return ok({ job: toJob(row, lane), waitpoint: blocked === 1 ? { ...waitpoint, waiters: this.count(waitpointId) } : waitpoint });
     });
   }

@@ -42,7 +42,7 @@ describe("the executor's context", () => {
     const job = await enqueue({ kind: "test.context-copy", payload: null });
     const done = await settled(job.id);
     expect(done.outcome).toBe("completed");
-    expect(done.result).toEqual({ a: 1, loaded: { a: 1, b: job.id }, keys: ["attempt", "checkpoints", "dependencies", "env", "job", "progress", "signal", "sleep", "sleepUntil", "step", "stream", "traceparent"] });
+    expect(done.result).toEqual({ a: 1, loaded: { a: 1, b: job.id }, keys: ["attempt", "checkpoints", "dependencies", "env", "job", "progress", "signal", "sleep", "sleepUntil", "step", "stream", "traceparent", "waitFor", "waitpointId"] });
     // Completion deleted the checkpoints; the progress it reported stays on the job.
     expect(done.progress).toEqual({ a: 1 });
     expect(unwrap(await lane.listCheckpoints(job.id)).checkpoints).toEqual([]);
