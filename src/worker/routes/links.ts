@@ -6,7 +6,7 @@
  * about the job. The reads are the job routes' own handlers (`readJob`, `jobStream`).
  */
 import { createRoute, z } from "@hono/zod-openapi";
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { QueueError, fail } from "../../shared/errors.js";
 import { accessConfig } from "../access.js";
 import { toIssues } from "../../shared/schemas.js";
@@ -55,7 +55,8 @@ const createLink = createRoute({
   },
 });
 
-const notFound = () => new QueueError("not_found", "no such link, or no longer");
+/** One answer for every link that does not verify (expired included), whatever it names. */
+const notFound = () => new QueueError("not_found", "no such link, or it has expired");
 
 /**
  * Before anything under `/v1/links/`: like every `/v1` route it answers nothing while the API has no
@@ -65,7 +66,7 @@ const linkAccess: MiddlewareHandler<AppEnv> = async (c, next) => {
   const config = accessConfig(c.env);
   if (!config.ok) throw new QueueError("auth_not_configured", config.reason);
   await next();
-  // A forwarded answer's headers may be immutable (a stream's): the answer is rebuilt around its body.
+  // An answer's headers may be immutable (a stream's): it is rebuilt around its body.
   const answer = new Response(c.res.body, c.res);
   answer.headers.set("access-control-allow-origin", "*");
   c.res = undefined;
@@ -73,7 +74,7 @@ const linkAccess: MiddlewareHandler<AppEnv> = async (c, next) => {
 };
 
 /** The job a link names, when it verifies now; a 404 `not_found` otherwise. */
-async function linkedJob(c: Parameters<MiddlewareHandler<AppEnv>>[0]): Promise<{ lane: string; id: string }> {
+async function linkedJob(c: Context<AppEnv>): Promise<{ lane: string; id: string }> {
   const { lane, id, expiresAt, signature } = c.req.param() as Record<"lane" | "id" | "expiresAt" | "signature", string>;
   if (!(await verifyLink(c.env.SIGNING_SECRET, lane, id, expiresAt, signature, Date.now()))) throw notFound();
   return { lane, id };
