@@ -34,6 +34,7 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/waitpoints",
   "get /v1/lanes/{lane}/waitpoints/{id}",
   "post /v1/lanes/{lane}/waitpoints/{id}/complete",
+  "get /v1/lanes/{lane}/waitpoints",
   "post /v1/lanes/{lane}/acks",
   "post /v1/lanes/{lane}/jobs/{id}/progress",
   "put /v1/lanes/{lane}/jobs/{id}/checkpoints/{name}",
