@@ -62,6 +62,7 @@ export {
   RetryAfterError,
   WorkerAbortError,
   WorkerSnoozed,
+  WorkerWaiting,
   type PullWorker,
   type WorkerAbortCause,
   type WorkerContext,

@@ -14,7 +14,8 @@ import { MAX_DURATION_MS, MAX_ERROR_MESSAGE_CHARS, MAX_SNOOZE_MS, MAX_STREAM_CHU
 import { QueueError, type ErrorCode } from "../shared/errors.js";
 import { describeError } from "../shared/describe-error.js";
 import { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
-import type { DependencyOutcome, Job, Json } from "../shared/job.js";
+import type { DependencyOutcome, Job, Json, WaitForOutcome } from "../shared/job.js";
+import { MAX_WAITPOINT_TIMEOUT_MS, WAITPOINT_ID_PATTERN } from "../shared/waitpoint.js";
 import { serializeJson } from "../shared/json.js";
 import type { AckItem } from "../shared/schemas.js";
 import type { AckBatcher } from "./ack-batcher.js";
@@ -56,6 +57,27 @@ export interface WorkerContext {
    * `WorkerSnoozed` at once, so that `await ctx.snooze(ms)` stops the handler there.
    */
   snooze(ms: number): Promise<never>;
+  /**
+   * A durable wait on the waitpoint `<job id>.<name>` of the job's lane, as an in-process executor's:
+   * the first time, it rejects with a `WorkerWaiting` at once, and once the handler returns the attempt
+   * ends in a wait (the ack op `wait`: the waitpoint created pending with `timeoutMs` when missing,
+   * the attempt given back). The attempt that resumes passes through with `{outcome: "completed",
+   * result}` or `{outcome: "timedOut"}`, never a throw. Rejects with `invalid_request` when
+   * `<job id>.<name>` is no waitpoint id, or `timeoutMs` is not 1..a year.
+   */
+  waitFor(name: string, options?: { timeoutMs?: number }): Promise<WaitForOutcome>;
+  /** The waitpoint `waitFor(name)` waits on, `<job id>.<name>`, to hand out before waiting (throws as `waitFor` rejects). */
+  waitpointId(name: string): string;
+}
+
+/** What `ctx.waitFor` rejects with the first time: the attempt ends in a wait on the waitpoint. */
+export class WorkerWaiting extends Error {
+  override name = "WorkerWaiting";
+  readonly waitpoint: string;
+  constructor(jobId: string, waitpoint: string) {
+    super(`job ${jobId} waits on waitpoint ${waitpoint}`);
+    this.waitpoint = waitpoint;
+  }
 }
 
 /** What `ctx.snooze` rejects with: the attempt ends in a snooze. */
@@ -95,6 +117,7 @@ export type WorkerEvent =
   | ({ type: "cancelled" } & JobFields)
   | ({ type: "released" } & JobFields)
   | ({ type: "snoozed"; delayMs: number } & JobFields)
+  | ({ type: "waiting"; waitpoint: string } & JobFields)
   | { type: "error"; during: "claim" | "renew" | "ack" | "checkpoint"; message: string; code?: ErrorCode; jobId?: string; willRetry: boolean }
   | { type: "stopped"; drained: boolean; inFlight: number };
 
@@ -131,6 +154,8 @@ export class Attempt {
   private readonly saved: Record<string, Json> = {};
   /** `ctx.snooze` asked to end the attempt in a snooze of this long (null: it did not). */
   private snoozeMs: number | null = null;
+  /** `ctx.waitFor` asked to end the attempt in a wait on this waitpoint (null: it did not). */
+  private waitOn: { waitpoint: string; timeoutMs: number | undefined } | null = null;
   private readonly startedAt = Date.now();
   private readonly fields: JobFields;
   /** Settles when the handler has returned (or thrown). */
@@ -219,12 +244,36 @@ export class Attempt {
           await this.write("checkpoint", () => this.fenced((token) => this.host.http.writeStream(this.job.id, { token, chunks: [JSON.parse(chunk.value) as Json] }, this.requestTimeout())));
         },
       },
+      waitpointId: (name: string) => this.waitpointId(name),
+      waitFor: (name: string, options: { timeoutMs?: number } = {}) => {
+        try {
+          const waitpoint = this.waitpointId(name);
+          const timeoutMs = options?.timeoutMs;
+          if (timeoutMs !== undefined && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_WAITPOINT_TIMEOUT_MS)) {
+            throw new QueueError("invalid_request", `waitFor ${name}: timeoutMs must be an integer of 1..${MAX_WAITPOINT_TIMEOUT_MS}`);
+          }
+          // An earlier attempt waited and its job heard: this one passes through with what it heard.
+          const heard = this.job.dependencies.find((d) => "waitpoint" in d && d.waitpoint === waitpoint && d.lane === this.job.lane && d.outcome !== null);
+          if (heard) return Promise.resolve<WaitForOutcome>(heard.outcome === "completed" ? { outcome: "completed", result: heard.result } : { outcome: "timedOut" });
+          this.waitOn ??= { waitpoint, timeoutMs };
+          return Promise.reject(new WorkerWaiting(this.job.id, this.waitOn.waitpoint));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      },
       snooze: (ms: number) => {
         if (!Number.isInteger(ms) || ms < 0 || ms > MAX_SNOOZE_MS) return Promise.reject(new QueueError("invalid_request", `snooze: ms must be an integer of 0..${MAX_SNOOZE_MS}`));
         this.snoozeMs ??= ms;
         return Promise.reject(new WorkerSnoozed(this.job.id, this.snoozeMs));
       },
     };
+  }
+
+  /** The waitpoint of a wait: `<job id>.<name>`, which must be a waitpoint id. */
+  private waitpointId(name: string): string {
+    const id = `${this.job.id}.${String(name)}`;
+    if (typeof name !== "string" || name.length === 0 || !WAITPOINT_ID_PATTERN.test(id)) throw new QueueError("invalid_request", `waitFor ${String(name)}: ${id} is not a waitpoint id`);
+    return id;
   }
 
   /** A write of the handler's (progress, checkpoint): after the attempt ended, or refused by the fence, it rejects with the signal's reason. */
@@ -253,7 +302,10 @@ export class Attempt {
     if (!this.end(null)) return;
     const durationMs = Date.now() - this.startedAt;
     let item: AckItem;
-    if (this.snoozeMs !== null) {
+    if (this.waitOn !== null) {
+      item = { op: "wait", id: this.job.id, token: "", waitpoint: this.waitOn.waitpoint };
+      if (this.waitOn.timeoutMs !== undefined) item.timeoutMs = this.waitOn.timeoutMs;
+    } else if (this.snoozeMs !== null) {
       item = { op: "snooze", id: this.job.id, token: "", delayMs: this.snoozeMs };
     } else if (ended.ok) {
       const result = serializeJson(ended.value, "result");
@@ -286,6 +338,8 @@ export class Attempt {
     } else if (item.op === "snooze") {
       this.host.count("snoozed");
       this.host.event({ type: "snoozed", delayMs: item.delayMs, ...this.fields });
+    } else if (item.op === "wait") {
+      this.host.event({ type: "waiting", waitpoint: item.waitpoint, ...this.fields });
     }
   }
 

@@ -33,12 +33,12 @@ import {
 import { describeError } from "../shared/describe-error.js";
 import { QueueError } from "../shared/errors.js";
 import { AckBatcher } from "./ack-batcher.js";
-import { Attempt, WorkerSnoozed, type AttemptHost, type Counter, type WorkerEvent, type WorkerHandler } from "./worker-attempt.js";
+import { Attempt, WorkerSnoozed, WorkerWaiting, type AttemptHost, type Counter, type WorkerEvent, type WorkerHandler } from "./worker-attempt.js";
 import { createWorkerHttp, type PulledJob } from "./worker-http.js";
 import { loadOpenTelemetry, workerTracing } from "./worker-tracing.js";
 
 export type { WorkerAbortCause, WorkerContext, WorkerEvent, WorkerHandler } from "./worker-attempt.js";
-export { WorkerAbortError, WorkerSnoozed } from "./worker-attempt.js";
+export { WorkerAbortError, WorkerSnoozed, WorkerWaiting } from "./worker-attempt.js";
 export { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
 
 export interface WorkerOptions {
@@ -164,7 +164,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
   });
   const host: AttemptHost = { http, acks, leaseMs, tracing: null, event, count: (c: Counter) => void counters[c]++ };
   // Spans when `@opentelemetry/api` is there (an optional peer dependency): known before the first claim.
-  const tracingLoaded = loadOpenTelemetry().then((api) => void (host.tracing = workerTracing(api, (error) => error instanceof WorkerSnoozed)));
+  const tracingLoaded = loadOpenTelemetry().then((api) => void (host.tracing = workerTracing(api, (error) => error instanceof WorkerSnoozed || error instanceof WorkerWaiting)));
 
   function start(job: PulledJob, sentAt: number): void {
     counters.claims++;
