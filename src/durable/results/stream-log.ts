@@ -91,27 +91,32 @@ export class StreamLog {
     return row ? { seq: row.seq, settled: row.state === "settled" } : null;
   }
 
-  private jobRow(id: string): JobHead | undefined {
-    return this.sql.exec<JobHead>(Q.STREAM_JOB_SQL, id).toArray()[0];
-  }
-
-  /**
-   * Seq 1, the enqueue, which no statement stores (an enqueue writes no event row): it went from null
-   * to the state its first stored transition left, or the job's state now when none is stored. A job
-   * settled in its enqueue was failed by a dependency (docs/api.md "Dependencies").
-   */
-  private enqueued(job: JobHead): StoredStreamEvent {
-    const first = this.sql.exec<{ from_state: string }>(Q.FIRST_TRANSITION_SQL, job.seq).toArray()[0]?.from_state;
-    const to = first ?? (job.state === "queued" && job.blocked > 0 ? "blocked" : job.state);
-    const outcome = to !== "settled" ? null : first === undefined ? job.outcome : "failed";
-    return { seq: 1, type: "transition", data: JSON.stringify({ from: null, to, outcome, attempt: 0, at: job.created_at }) };
-  }
-
   /** Whether a reader after `after` has something: an event past it, or the job settled (null: the job is gone). */
   ready(seq: number, after: number): boolean | null {
     const head = this.sql.exec<{ state: string; last: number }>(Q.STREAM_HEAD_SQL, seq).toArray()[0];
     if (!head) return null;
     return head.last > after || head.state === "settled";
+  }
+
+  private jobRow(id: string): JobHead | undefined {
+    return this.sql.exec<JobHead>(Q.STREAM_JOB_SQL, id).toArray()[0];
+  }
+
+  /**
+   * The events an insert made, which no statement stores (an enqueue writes no event row): seq 1, the
+   * enqueue, from null to the state its first stored transition left (or the job's state now, when
+   * none is stored); and for a job inserted running (started in its enqueue's turn), seq 2, its claim,
+   * at the same instant. A job settled in its enqueue was failed by a dependency (docs/api.md
+   * "Dependencies").
+   */
+  private inserted(job: JobHead): StoredStreamEvent[] {
+    const first = this.sql.exec<{ from_state: string }>(Q.FIRST_TRANSITION_SQL, job.seq).toArray()[0]?.from_state;
+    const state = first ?? (job.state === "queued" && job.blocked > 0 ? "blocked" : job.state);
+    const transition = (seq: number, from: string | null, to: string, outcome: string | null, attempt: number): StoredStreamEvent => ({
+      seq, type: "transition", data: JSON.stringify({ from, to, outcome, attempt, at: job.created_at }),
+    });
+    if (state === "running") return [transition(1, null, "queued", null, 0), transition(2, "queued", "running", null, 1)];
+    return [transition(1, null, state, state !== "settled" ? null : first === undefined ? job.outcome : "failed", 0)];
   }
 
   /**
@@ -125,7 +130,7 @@ export class StreamLog {
     const rows = this.sql.exec<EventRow>(Q.STREAM_EVENTS_SQL, job.seq, after, STREAM_PAGE_EVENTS + 1).toArray();
     const more = rows.length > STREAM_PAGE_EVENTS;
     const events = rows.slice(0, STREAM_PAGE_EVENTS).map((row) => ({ seq: row.seq, type: row.type, data: eventData(row) }));
-    if (after < 1) events.unshift(this.enqueued(job));
+    if (after < 2) events.unshift(...this.inserted(job).filter((e) => e.seq > after));
     const end = job.state === "settled" && !more ? this.options.job(id) : null;
     return ok({ events, end });
   }

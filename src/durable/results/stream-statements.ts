@@ -10,11 +10,12 @@ export const STREAM_WRITER_SQL = `SELECT jobs.seq, jobs.attempts, COALESCE(s.chu
   FROM jobs LEFT JOIN job_streams s ON s.job = jobs.seq WHERE ${FENCE}`;
 
 /**
- * A write's chunks, in order, after the job's last event. ?1 the job's seq, ?2 now, ?3 attempt,
+ * A write's chunks, in order, after the job's last event (a running job with none stored was inserted
+ * running: its enqueue and claim, seqs 1 and 2, are the row's, migrations/v24.ts). ?1 the job's seq, ?2 now, ?3 attempt,
  * ?4 JSON array of each chunk's JSON text (strings, so that json_each gives back the text itself).
  */
 export const INSERT_CHUNKS_SQL = `INSERT INTO job_events (job, seq, type, at, attempt, data)
-  SELECT ?1, (SELECT COALESCE(MAX(seq), 1) FROM job_events WHERE job = ?1) + c.key + 1, 'chunk', ?2, ?3, c.value
+  SELECT ?1, (SELECT COALESCE(MAX(seq), 2) FROM job_events WHERE job = ?1) + c.key + 1, 'chunk', ?2, ?3, c.value
   FROM json_each(?4) AS c ORDER BY c.key
   RETURNING seq`;
 
@@ -28,8 +29,8 @@ export const STREAM_JOB_SQL = `SELECT seq, state, blocked, outcome, created_at F
 /** The state a job's first stored transition left: the one its enqueue made. ?1 the job's seq. */
 export const FIRST_TRANSITION_SQL = `SELECT from_state FROM job_events WHERE job = ?1 AND type = 'transition' ORDER BY seq LIMIT 1`;
 
-/** A job by seq: its state and its last event's seq (1: the enqueue's alone). ?1 the job's seq. */
-export const STREAM_HEAD_SQL = `SELECT state, (SELECT COALESCE(MAX(seq), 1) FROM job_events WHERE job = ?1) AS last FROM jobs WHERE seq = ?1`;
+/** A job by seq: its state and its last event's seq (none stored: 1, or 2 for a job inserted running and running still). ?1 the job's seq. */
+export const STREAM_HEAD_SQL = `SELECT state, (SELECT COALESCE(MAX(seq), IIF(jobs.state = 'running', 2, 1)) FROM job_events WHERE job = ?1) AS last FROM jobs WHERE seq = ?1`;
 
 /** A page of a job's events after a seq, in order. ?1 the job's seq, ?2 after, ?3 limit. */
 export const STREAM_EVENTS_SQL = `SELECT seq, type, at, attempt, from_state, to_state, outcome, data FROM job_events

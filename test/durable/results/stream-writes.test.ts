@@ -89,7 +89,7 @@ describe("ctx.stream.write", () => {
 
 describe("demo.stream", () => {
   it("writes {i: 1} … {i: n}, then completes with {chunks: n}", async () => {
-    const { enqueue, settled, events } = await setup();
+    const { lane, enqueue, settled, events } = await setup();
     const job = await enqueue({ kind: "demo.stream", payload: { chunks: 3 } });
     expect(await settled(job.id)).toMatchObject({ outcome: "completed", result: { chunks: 3 } });
     expect((await events(job.id)).filter(([, type]) => type === "chunk").map(([seq, , data]) => [seq, data.data, data.attempt])).toEqual([
@@ -97,6 +97,16 @@ describe("demo.stream", () => {
       [4, { i: 2 }, 1],
       [5, { i: 3 }, 1],
     ]);
+    expect((await events(job.id)).map(([seq, type, data]) => [seq, type, data.from, data.to, data.attempt, data.at])).toEqual([
+      [1, "transition", null, "queued", 0, T0],
+      [2, "transition", "queued", "running", 1, T0],
+      [3, "chunk", undefined, undefined, 1, T0],
+      [4, "chunk", undefined, undefined, 1, T0],
+      [5, "chunk", undefined, undefined, 1, T0],
+      [6, "transition", "running", "settled", 1, T0],
+    ]);
+    // Started in its enqueue's turn: its enqueue and its claim are told by its row, not stored.
+    expect((await sql<{ seq: number }>(lane, `SELECT seq FROM job_events ORDER BY seq`)).map((r) => r.seq)).toEqual([3, 4, 5, 6]);
     const none = await enqueue({ kind: "demo.stream", payload: { chunks: 0, everyMs: 5 } });
     expect(await settled(none.id)).toMatchObject({ result: { chunks: 0 } });
   });

@@ -6,10 +6,13 @@ const shown = (row: "NEW" | "OLD") => `IIF(${row}.state = 'queued' AND ${row}.bl
 
 /**
  * The seq after a job's last event: the last one is never dropped (only older progress is), so a seq
- * is never reused. Seq 1, the enqueue, is never stored: the job's row and its first stored transition
- * tell it (results/stream-log.ts), so that an enqueue, batch or single, writes no event row.
+ * is never reused. An insert stores no event (no trigger on an insert: an enqueue, batch or single,
+ * pays nothing for the log): seq 1, the enqueue, and for a job inserted running (started in its
+ * enqueue's turn) seq 2, its claim, are told by the row and its first stored transition
+ * (results/stream-log.ts). So with none stored, a job whose state (`running`: the state before the
+ * change) was never changed since its insert has 2 events if it was inserted running, else 1.
  */
-const NEXT_SEQ = `(SELECT COALESCE(MAX(seq), 1) + 1 FROM job_events WHERE job = NEW.seq)`;
+const nextSeq = (running: string) => `(SELECT COALESCE(MAX(seq), IIF(${running}, 2, 1)) + 1 FROM job_events WHERE job = NEW.seq)`;
 
 /**
  * Each job's event log (docs/api.md "Results": the stream). Transitions and progress are written by
@@ -46,24 +49,18 @@ export const MIGRATIONS_V24: readonly Migration[] = [
         chunks INTEGER NOT NULL,
         bytes INTEGER NOT NULL
       )`,
-      // A job started in its enqueue's turn is, as its transitions say, enqueued (seq 1, not stored)
-      // and then claimed (seq 2).
-      `CREATE TRIGGER job_events_started AFTER INSERT ON jobs WHEN NEW.state = 'running' BEGIN
-        INSERT INTO job_events (job, seq, type, at, attempt, from_state, to_state, outcome)
-          VALUES (NEW.seq, 2, 'transition', NEW.created_at, NEW.attempts, 'queued', 'running', NULL);
-      END`,
       // A change of the state as the API shows it; a statement that sets neither column never runs it.
       `CREATE TRIGGER job_events_transition AFTER UPDATE OF state, blocked ON jobs
         WHEN ${shown("OLD")} IS NOT ${shown("NEW")} BEGIN
         INSERT INTO job_events (job, seq, type, at, attempt, from_state, to_state, outcome)
-          SELECT NEW.seq, ${NEXT_SEQ}, 'transition', NEW.updated_at, NEW.attempts, ${shown("OLD")}, ${shown("NEW")}, NEW.outcome;
+          SELECT NEW.seq, ${nextSeq("OLD.state = 'running'")}, 'transition', NEW.updated_at, NEW.attempts, ${shown("OLD")}, ${shown("NEW")}, NEW.outcome;
       END`,
       // A progress report: the fenced progress write (its token kept) or a renewal that carried a
       // new value (a renewal without progress leaves it as it was; one that repeats the value it
       // holds cannot be told from that). Only the last 100 are kept.
       `CREATE TRIGGER job_events_progressed AFTER UPDATE OF progress ON jobs
         WHEN NEW.progress IS NOT NULL AND (NEW.lease_token IS OLD.lease_token OR NEW.progress IS NOT OLD.progress) BEGIN
-        INSERT INTO job_events (job, seq, type, at, data) SELECT NEW.seq, ${NEXT_SEQ}, 'progress', NEW.updated_at, NEW.progress;
+        INSERT INTO job_events (job, seq, type, at, data) SELECT NEW.seq, ${nextSeq("NEW.state = 'running'")}, 'progress', NEW.updated_at, NEW.progress;
         DELETE FROM job_events WHERE job = NEW.seq AND type = 'progress' AND seq <= (
           SELECT seq FROM job_events WHERE job = NEW.seq AND type = 'progress' ORDER BY seq DESC LIMIT 1 OFFSET 100);
       END`,
