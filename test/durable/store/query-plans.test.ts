@@ -16,6 +16,7 @@ import { DUE_KEY_MOVES_SQL, JOB_MOVING_SQL, KEY_MOVE_OF_SQL } from "../../../src
 import { DUE_SCHEDULES_SQL } from "../../../src/durable/schedules/schedule-statements.js";
 import { DUE_WAITPOINT_NOTICES_SQL, TELL_WAITS_SQL } from "../../../src/durable/waits/wait-statements.js";
 import { PROGRESS_PAST_KEPT_SQL } from "../../../src/durable/results/stream-statements.js";
+import { DUE_TIMEOUTS_SQL, OLDEST_SETTLED_SQL as OLDEST_SETTLED_WAITPOINT_SQL } from "../../../src/durable/waitpoints/waitpoint-statements.js";
 import { T0, claim, setup, value } from "../../helpers/lane.js";
 
 const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS];
@@ -215,6 +216,8 @@ describe("every index of the lane earns its place", () => {
     job_waits_waiting: [["a settling waitpoint's waiting jobs", TELL_WAITS_SQL, ["l", "w", "completed", null, T0]]],
     waitpoint_outbox_due: [["due waitpoint notices", DUE_WAITPOINT_NOTICES_SQL, [T0, 500]]],
     job_events_progress: [["a job's progress events past the last 100 (the event log's trigger drops them)", PROGRESS_PAST_KEPT_SQL, [1]]],
+    waitpoints_timeout: [["the waitpoints' due timeouts", DUE_TIMEOUTS_SQL, [T0, 500]]],
+    waitpoints_settled: [["the waitpoints' wake: the oldest settlement", OLDEST_SETTLED_WAITPOINT_SQL, []]],
   };
 
   it("names every index of the lane but its tables' keys, and no other", async () => {
