@@ -70,7 +70,7 @@ class Seen {
     this.existed.get(key)?.();
   }
   problem(message: string): void {
-    if (this.problems.length < 300) this.problems.push(message);
+    if (this.problems.length < 5_000) this.problems.push(message);
   }
 }
 
