@@ -7,6 +7,7 @@ import { HELD_READ_RETRY_MS } from "../shared/defaults.js";
 import { ok, type Result } from "../shared/errors.js";
 import type { Job } from "../shared/job.js";
 import type { JobRouting } from "./job-routing.js";
+import { acrossResets } from "./lane-retry.js";
 import type { Answer, ShardPeer } from "./peer.js";
 
 /**
@@ -27,8 +28,8 @@ export interface JobWaitPeer extends ShardPeer {
 export async function waitForJob<P extends JobWaitPeer>(router: JobRouting<P>, lane: string, id: string, waitMs: number, signal?: AbortSignal): Promise<Result<Job>> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const left = Math.max(0, deadline - Date.now());
-    const answer = await router.byId(lane, id, async (stub) => stub.awaitJob(id, left));
+    // Asked again after a reset of the lane with what is left of the wait (at its end, a plain read).
+    const answer = await acrossResets(() => router.byId(lane, id, async (stub) => stub.awaitJob(id, Math.max(0, deadline - Date.now()))), signal);
     if (!answer.ok) return answer;
     const { job, busy } = answer.value;
     if (!busy || job.state === "settled" || signal?.aborted) return ok(job);

@@ -9,6 +9,7 @@
 import { ok, type Result } from "../shared/errors.js";
 import type { PulledJob } from "../shared/job.js";
 import { LaneWideRouting } from "./lane-wide-routing.js";
+import { acrossResets } from "./lane-retry.js";
 import type { LanePeer } from "./peer.js";
 
 /**
@@ -33,7 +34,14 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
     const count = await this.shards(lane);
     if (!count.ok) return count;
     const shards = count.value;
-    if (shards === 1) return hold === null ? this.stub(lane, 0).claim(request) : this.stub(lane, 0).claim(request, hold);
+    if (shards === 1) {
+      if (hold === null) return this.stub(lane, 0).claim(request);
+      // Held, it is asked again after a reset of the lane, with what is left of its wait: what the
+      // lost instance held claimed nothing, and jobs it claimed for an answer lost on the reset stay
+      // leased until their lease runs out, then are recovered (queued again).
+      const until = Date.now() + (request.waitMs ?? 0);
+      return acrossResets(() => this.stub(lane, 0).claim({ ...request, waitMs: Math.max(0, until - Date.now()) }, hold), signal);
+    }
     const max = request.max ?? 1;
     const now = { ...request, waitMs: 0 };
     const jobs: PulledJob[] = [];
@@ -65,8 +73,7 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
     const watch = (shard: number, epoch: number) =>
       watching.set(
         shard,
-        this.stub(lane, shard)
-          .awaitWork(epoch, Math.max(1, deadline - Date.now()), name)
+        acrossResets(() => this.stub(lane, shard).awaitWork(epoch, Math.max(1, deadline - Date.now()), name), signal)
           .then((w) => (w.ok ? { shard, ...w.value } : { shard, due: false, epoch })),
       );
     const stopped = new Promise<null>((resolve) => signal?.addEventListener("abort", () => resolve(null), { once: true }));

@@ -13,6 +13,7 @@ import { streamSSE } from "hono/streaming";
 import { STREAM_HOLD_MS } from "../../shared/defaults.js";
 import { QueueError, unwrap } from "../../shared/errors.js";
 import { chunkTexts, resumeAfter, StreamWriteRequest, type StreamPage } from "../../shared/stream.js";
+import { acrossResets, isLaneReset } from "../../routing/lane-retry.js";
 import { route, routerOf } from "../lane-call.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, type AppEnv } from "../openapi.js";
 
@@ -54,9 +55,12 @@ const writeStream = createRoute({
   responses: { 200: jsonResponse(StreamWritten, "written, with the seq of the last chunk"), ...errorResponses(404, 409, 413, 415) },
 });
 
-/** One page of the job's events after `after`, held up to `holdMs` while there is none (the job's shard, by its id). */
+/**
+ * One page of the job's events after `after`, held up to `holdMs` while there is none (the job's
+ * shard, by its id). A read: asked again after a reset of the lane, the stream going on from `after`.
+ */
 function page(c: Context<AppEnv>, lane: string, id: string, after: number, holdMs: number): Promise<StreamPage> {
-  return routerOf(c).byId(lane, id, (stub) => stub.streamEvents(id, after, holdMs)).then(unwrap);
+  return acrossResets(() => routerOf(c).byId(lane, id, (stub) => stub.streamEvents(id, after, holdMs)), c.req.raw.signal).then(unwrap);
 }
 
 /**
@@ -77,6 +81,8 @@ export async function jobStream(c: Context<AppEnv>, lane: string, id: string): P
       } catch (error) {
         // The job was deleted while streamed (retention, sweep, purge): nothing more will come.
         if (error instanceof QueueError && error.code === "job_not_found") return;
+        // The lane still resetting after the retries: the stream ends, and its reader resumes from its Last-Event-ID.
+        if (isLaneReset(error)) return;
         throw error;
       }
       next = null;
