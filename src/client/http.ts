@@ -18,6 +18,7 @@ import type { EnqueueOptions, LaneClient } from "./types.js";
 import { jobWaits } from "./job-waits.js";
 import type { StreamEvent } from "../shared/stream.js";
 import { readJobStream } from "./http-stream.js";
+import type { Waitpoint } from "../shared/waitpoint.js";
 
 export interface HttpClientOptions {
   /** Where the API is served, e.g. `https://queue.example.com` (no `/v1`). */
@@ -62,6 +63,12 @@ async function value<T>(pending: Promise<Answers<NoInfer<T>>>): Promise<T> {
   const error = (body as { error?: ErrorBody } | undefined)?.error;
   if (error && typeof error.code === "string") throw QueueError.from(error);
   throw new QueueError("internal", `HTTP ${response.status} ${response.statusText} without an API error body`);
+}
+
+/** A waitpoint's create or completion: its body, and whether it made the waitpoint (201) or found it (200). */
+async function withCreated<T extends object>(pending: Promise<Answers<NoInfer<T>>>): Promise<T & { created: boolean }> {
+  const response = await pending;
+  return { ...(await value<T>(Promise.resolve(response))), created: response.status === 201 };
 }
 
 export function createHttpClient(options: HttpClientOptions): HttpClient {
@@ -109,6 +116,10 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         saveCheckpoint: (id, name, request) => value(lane.jobs[":id"].checkpoints[":name"].$put({ param: { ...job(id), name }, json: request })),
         checkpoints: (id) => value(lane.jobs[":id"].checkpoints.$get({ param: job(id) })),
         progress: (id, request) => value(lane.jobs[":id"].progress.$post({ param: job(id), json: request })),
+        createWaitpoint: (request = {}) => withCreated<{ waitpoint: Waitpoint; callbackUrl?: string }>(lane.waitpoints.$post({ param, json: request })),
+        getWaitpoint: (id) => value(lane.waitpoints[":id"].$get({ param: { lane: name, id } })),
+        completeWaitpoint: (id, request = {}) => withCreated<{ waitpoint: Waitpoint }>(lane.waitpoints[":id"].complete.$post({ param: { lane: name, id }, json: request })),
+        listWaitpoints: (query = {}) => value(lane.waitpoints.$get({ param, query: stringify(query) })),
         writeStream: (id, request) => value(lane.jobs[":id"].stream.$post({ param: job(id), json: request })),
         stream: (id, streamOptions = {}) =>
           readJobStream({

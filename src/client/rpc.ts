@@ -17,6 +17,8 @@ import { ShardRouter } from "../routing/router.js";
 import type { LaneClient } from "./types.js";
 import { jobWaits } from "./job-waits.js";
 import { waitForJob } from "../routing/job-waits.js";
+import { createWaitpoint, onWaitpoint } from "../routing/waitpoint-routing.js";
+import { listWaitpoints } from "../routing/waitpoint-list-routing.js";
 
 export interface LaneNamespaceClient {
   /** The client of one lane; the name must match the API's name pattern. */
@@ -116,6 +118,12 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         saveCheckpoint: (id, name_, request) => byToken(id, request.token, (s) => s.saveCheckpoint(id, name_, request)),
         checkpoints: (id) => byId(id, (s) => s.listCheckpoints(id)),
         progress: (id, request) => byToken(id, request.token, (s) => s.progress(id, request)),
+        // A waitpoint lives in the shard its id hashes to (routing/waitpoint-routing.ts). No callbackUrl:
+        // signing takes the API's SIGNING_SECRET, which this client does not hold.
+        createWaitpoint: (request) => value(createWaitpoint(router, name, request ?? {})),
+        getWaitpoint: async (id) => ({ waitpoint: await value(onWaitpoint(router, name, id, (s) => s.getWaitpoint(id))) }),
+        completeWaitpoint: (id, request) => value(onWaitpoint(router, name, id, (s) => s.completeWaitpoint(id, request ?? {}))),
+        listWaitpoints: (query) => value(listWaitpoints(router, name, query ?? {})),
       };
       return client;
     },

@@ -26,6 +26,8 @@ import type {
 } from "../shared/schemas.js";
 import type { Schedule, SchedulePage } from "../shared/schedule.js";
 import type { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
+import type { Waitpoint, WaitpointCompleteRequest, WaitpointCreateRequest, WaitpointState } from "../shared/waitpoint.js";
+import type { WaitpointPage } from "../shared/waitpoint-list.js";
 
 export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo };
 
@@ -47,6 +49,31 @@ export interface WaitOptions {
    */
   timeoutMs?: number;
 }
+
+/**
+ * What `createWaitpoint` answers: the waitpoint, and whether this call created it (201) or found it as
+ * it is (200). `callbackUrl`: the signed path that completes it without a token, given by the HTTP
+ * client while the API has a `SIGNING_SECRET` (the RPC client holds no secret, so never by it).
+ */
+export interface WaitpointCreateAnswer {
+  waitpoint: Waitpoint;
+  created: boolean;
+  callbackUrl?: string;
+}
+
+/** What `completeWaitpoint` answers: the waitpoint now `completed`, and whether the id was unknown and so created completed (201). */
+export interface WaitpointCompleteAnswer {
+  waitpoint: Waitpoint;
+  created: boolean;
+}
+
+/** Which waitpoints `listWaitpoints` answers: of one state (default every state), whose id starts with `prefix`, at most `limit` (1..500, default 100), after `cursor`. */
+export type WaitpointListQuery = {
+  state?: WaitpointState;
+  prefix?: string;
+  limit?: number;
+  cursor?: string;
+};
 
 export interface LaneClient {
   /** The lane's name. */
@@ -111,4 +138,16 @@ export interface LaneClient {
   checkpoints(id: string): Promise<{ checkpoints: Checkpoint[] }>;
   /** Records the job's progress for the attempt holding `request.token` (fenced like complete; keeps the token). */
   progress(id: string, request: ProgressRequest): Promise<{ job: Job }>;
+  /** Creates a pending waitpoint (an id is made when none is given); the same id again answers it as it is, whatever its state. */
+  createWaitpoint(request?: WaitpointCreateRequest): Promise<WaitpointCreateAnswer>;
+  /** Throws `waitpoint_not_found` for an unknown id. */
+  getWaitpoint(id: string): Promise<{ waitpoint: Waitpoint }>;
+  /**
+   * Completes a waitpoint with `result` (null when absent), releasing the jobs that wait on it; an
+   * unknown id is created completed. The first settlement wins: a settled waitpoint throws
+   * `waitpoint_settled`, its `details` `{"waitpoint"}` as it is.
+   */
+  completeWaitpoint(id: string, request?: WaitpointCompleteRequest): Promise<WaitpointCompleteAnswer>;
+  /** A page of the lane's waitpoints in id order; pass `cursor` back to continue (null: the end). */
+  listWaitpoints(query?: WaitpointListQuery): Promise<WaitpointPage>;
 }

@@ -8,6 +8,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { unwrap } from "../../shared/errors.js";
+import type { Json } from "../../shared/job.js";
 import { Name } from "../../shared/schemas.js";
 import { WAITPOINT_STATES, WaitpointCompleteRequest, WaitpointCreateRequest, WaitpointId, type Waitpoint, type WaitpointCompleted, type WaitpointCreated } from "../../shared/waitpoint.js";
 import { createWaitpoint, onWaitpoint } from "../../routing/waitpoint-routing.js";
@@ -24,7 +25,7 @@ export const WaitpointView = z
     id: z.string(),
     lane: z.string(),
     state: z.enum(WAITPOINT_STATES),
-    result: z.unknown().openapi({ description: "the completion's result (null when none); null while pending or once timed out" }),
+    result: z.unknown().openapi({ description: "the completion's result (null when none); null while pending or once timed out" }) as z.ZodType<Json>,
     timeoutAt: epochMs.nullable().openapi({ description: "when a pending waitpoint becomes timedOut; null: never (kept as it was once settled)" }),
     createdAt: epochMs,
     settledAt: epochMs.nullable(),
