@@ -15,7 +15,7 @@ export const STREAM_WRITER_SQL = `SELECT jobs.seq, jobs.attempts, COALESCE(s.chu
  * ?4 JSON array of each chunk's JSON text (strings, so that json_each gives back the text itself).
  */
 export const INSERT_CHUNKS_SQL = `INSERT INTO job_events (job, seq, type, at, attempt, data)
-  SELECT ?1, (SELECT COALESCE(MAX(seq), 2) FROM job_events WHERE job = ?1) + c.key + 1, 'chunk', ?2, ?3, c.value
+  SELECT ?1, (SELECT COALESCE(MAX(seq), 2) FROM job_events WHERE job = +?1) + c.key + 1, 'chunk', ?2, ?3, c.value
   FROM json_each(?4) AS c ORDER BY c.key
   RETURNING seq`;
 
@@ -27,21 +27,21 @@ export const COUNT_CHUNKS_SQL = `INSERT INTO job_streams (job, chunks, bytes) VA
 export const STREAM_JOB_SQL = `SELECT seq, state, blocked, outcome, created_at FROM jobs WHERE id = ?1`;
 
 /** The state a job's first stored transition left: the one its enqueue made. ?1 the job's seq. */
-export const FIRST_TRANSITION_SQL = `SELECT from_state FROM job_events WHERE job = ?1 AND type = 'transition' ORDER BY seq LIMIT 1`;
+export const FIRST_TRANSITION_SQL = `SELECT from_state FROM job_events WHERE job = +?1 AND type = 'transition' ORDER BY seq LIMIT 1`;
 
 /** A job by seq: its state and its last event's seq (none stored: 1, or 2 for a job inserted running and running still). ?1 the job's seq. */
 export const STREAM_HEAD_SQL = `SELECT state, (SELECT COALESCE(MAX(seq), IIF(jobs.state = 'running', 2, 1)) FROM job_events WHERE job = ?1) AS last FROM jobs WHERE seq = ?1`;
 
 /** A page of a job's events after a seq, in order. ?1 the job's seq, ?2 after, ?3 limit. */
 export const STREAM_EVENTS_SQL = `SELECT seq, type, at, attempt, from_state, to_state, outcome, data FROM job_events
-  WHERE job = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3`;
+  WHERE job = +?1 AND seq > ?2 ORDER BY seq LIMIT +?3`;
 
 /**
  * The progress events of a job past the last 100: the subquery by which migration 24's trigger drops
  * them, as a statement of its own for the query-plan test (a migration's text never changes; this
  * must say what it says). ?1 the job's seq.
  */
-export const PROGRESS_PAST_KEPT_SQL = `SELECT seq FROM job_events WHERE job = ?1 AND type = 'progress' ORDER BY seq DESC LIMIT 1 OFFSET 100`;
+export const PROGRESS_PAST_KEPT_SQL = `SELECT seq FROM job_events WHERE job = +?1 AND type = 'progress' ORDER BY seq DESC LIMIT 1 OFFSET 100`;
 
 /** The statements the query-plan tests read (each must use its index). */
 export const STREAM_HOT_STATEMENTS: readonly [string, string, (now: number) => unknown[]][] = [

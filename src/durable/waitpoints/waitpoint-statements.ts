@@ -25,7 +25,7 @@ export const COUNTS_SQL = `SELECT waitpoints_pending AS pending, total_waitpoint
 
 /** Pending waitpoints whose timeout has come, earliest first, on `waitpoints_timeout`. */
 export const DUE_TIMEOUTS_SQL = `SELECT ${COLUMNS} FROM waitpoints
-  WHERE state = 'pending' AND timeout_at IS NOT NULL AND timeout_at <= ?1 ORDER BY timeout_at LIMIT ?2`;
+  WHERE state = 'pending' AND timeout_at IS NOT NULL AND timeout_at <= ?1 ORDER BY timeout_at LIMIT +?2`;
 
 /** The earliest timeout of a pending waitpoint, on `waitpoints_timeout`. */
 export const NEXT_TIMEOUT_SQL = `SELECT MIN(timeout_at) AS at FROM waitpoints WHERE state = 'pending' AND timeout_at IS NOT NULL`;
@@ -35,7 +35,7 @@ export const OLDEST_SETTLED_SQL = `SELECT settled_at AS at FROM waitpoints WHERE
 
 /** Deletes at most `?2` settled waitpoints settled before `?1` whose waiters were all told, oldest first. */
 export const DELETE_SETTLED_SQL = `DELETE FROM waitpoints WHERE id IN (
-  SELECT id FROM waitpoints WHERE state <> 'pending' AND settled_at < ?1 AND untold = 0 ORDER BY settled_at LIMIT ?2)`;
+  SELECT id FROM waitpoints WHERE state <> 'pending' AND settled_at < ?1 AND untold = 0 ORDER BY settled_at LIMIT +?2)`;
 
 /** Whether the lane holds any waitpoint (a shard's count may change only while it holds none). */
 export const ANY_SQL = `SELECT EXISTS (SELECT 1 FROM waitpoints) AS any`;
