@@ -103,6 +103,7 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         fail: (id, request) => value(lane.jobs[":id"].fail.$post({ param: job(id), json: request })),
         release: (id, request) => value(lane.jobs[":id"].release.$post({ param: job(id), json: request })),
         snooze: (id, request) => value(lane.jobs[":id"].snooze.$post({ param: job(id), json: request })),
+        waitOn: (id, request) => value(lane.jobs[":id"].wait.$post({ param: job(id), json: request })),
         dependents: (id) => value(lane.jobs[":id"].dependents.$get({ param: job(id) })),
         failLane: (request) => value(lane.fail.$post({ param, json: request })),
         queue: (queue) => value(lane.queues[":queue"].$get({ param: { lane: name, queue } })),

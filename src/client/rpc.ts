@@ -105,6 +105,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         fail: (id, request) => byToken(id, request.token, (s) => s.fail(id, request)),
         release: (id, request) => byToken(id, request.token, (s) => s.release(id, request)),
         snooze: (id, request) => byToken(id, request.token, (s) => s.snooze(id, request)),
+        waitOn: (id, request) => byToken(id, request.token, (s) => s.waitOn(id, request)),
         dependents: (id) => byId(id, (s) => s.dependents(id)),
         failLane: (request) => value(router.failLane(name, request)),
         queue: (queue) => value(router.byQueue(name, queue, (s) => s.queueInfo(queue))),

@@ -23,6 +23,7 @@ import type {
   RenewRequest,
   SnoozeRequest,
   SweepRequest,
+  WaitRequest,
 } from "../shared/schemas.js";
 import type { Schedule, SchedulePage } from "../shared/schedule.js";
 import type { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
@@ -107,6 +108,12 @@ export interface LaneClient {
   release(id: string, request: ReleaseRequest): Promise<{ job: Job }>;
   /** Ends the attempt and queues the job again after `delayMs`, the attempt given back; the token is then `lease_superseded`. */
   snooze(id: string, request: SnoozeRequest): Promise<{ job: Job }>;
+  /**
+   * Ends the attempt in a wait on waitpoint `request.waitpoint` of the lane (created pending with
+   * `timeoutMs` when missing), fenced like complete: the job is `blocked` on it (`queued` when it has
+   * settled), the attempt given back; the attempt that resumes reads the outcome in `dependencies`.
+   */
+  waitOn(id: string, request: WaitRequest): Promise<{ job: Job; waitpoint: Waitpoint }>;
   /** The jobs registered to wait for job `id` (their `dependsOn` names it), by lane then id. */
   dependents(id: string): Promise<{ dependents: JobRef[] }>;
   /**

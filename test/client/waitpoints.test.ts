@@ -11,7 +11,7 @@ import type { LaneClient } from "../../src/client/types.js";
 import { QueueError } from "../../src/shared/errors.js";
 import { settledWaitpoint } from "../../src/client/waitpoint-errors.js";
 import { shardObjectName, shardOf } from "../../src/shared/shards.js";
-import { T0, TOKEN } from "../helpers/http.js";
+import { PULL_KIND, T0, TOKEN } from "../helpers/http.js";
 import { keyOn, setupSharded } from "../helpers/shards.js";
 
 const httpLane = (name: string): LaneClient =>
@@ -120,5 +120,23 @@ describe.each([
     await jobs.completeWaitpoint(w, { result: { paid: true } });
     expect(await waited).toMatchObject({ id: job, state: "settled", outcome: "completed", result: { order: 9 } });
     expect((await jobs.getWaitpoint(w)).waitpoint).toMatchObject({ state: "completed", result: { paid: true }, waiters: 0 });
+  });
+
+  it("waitOn ends a pull consumer's attempt in a wait (fenced): the job resumes with the waitpoint's completion", async () => {
+    const { fixture, lane: consumer, id } = await fresh();
+    const job = id(3, "invoice");
+    const w = id(3, "invoice.approved");
+    await consumer.enqueue({ id: job, kind: PULL_KIND });
+    const [claimed] = (await consumer.claim({ kinds: [PULL_KIND] })).jobs;
+    const waiting = await consumer.waitOn(job, { token: claimed!.lease.token, waitpoint: w, timeoutMs: 60_000 });
+    expect(waiting).toEqual({
+      job: expect.objectContaining({ id: job, state: "blocked", attempts: 0, lease: null }),
+      waitpoint: expect.objectContaining({ id: w, state: "pending", timeoutAt: T0 + 60_000, waiters: 1 }),
+    });
+    expect((await refusal(consumer.waitOn(job, { token: claimed!.lease.token, waitpoint: w }))).code).toBe("lease_superseded");
+    expect((await refusal(consumer.waitOn("nope", { token: claimed!.lease.token, waitpoint: w }))).code).toBe("job_not_found");
+    await consumer.completeWaitpoint(w, { result: "ok" });
+    const [resumed] = (await consumer.claim({ kinds: [PULL_KIND] })).jobs;
+    expect(resumed).toMatchObject({ id: job, attempts: 1, dependencies: [{ lane: fixture.lane, waitpoint: w, outcome: "completed", result: "ok" }] });
   });
 });

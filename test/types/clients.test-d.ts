@@ -64,6 +64,9 @@ export async function waits(lane: LaneClient): Promise<void> {
   expectTypeOf<WaitOptions>().toEqualTypeOf<{ timeoutMs?: number }>();
   // @ts-expect-error a dependsOn item names a job (id) or a waitpoint, not a bare string
   await lane.enqueue({ kind: "order.ship", dependsOn: ["order-9.paid"] });
+  expectTypeOf(await lane.waitOn("job-1", { token: "t", waitpoint: "job-1.approved", timeoutMs: 60_000 })).toEqualTypeOf<{ job: Job; waitpoint: Waitpoint }>();
+  // @ts-expect-error an attempt's wait is fenced: it names its lease token
+  await lane.waitOn("job-1", { waitpoint: "job-1.approved" });
   // @ts-expect-error wait's timeout is an option
   await lane.wait("job-1", 5_000);
 }
