@@ -75,7 +75,10 @@ export class LaneLifecycle {
     steps.run("undeliverable", () => this.parts.outcomes.settleUndeliverable());
     steps.run("retention", () => this.parts.retention.pass(this.parts.store.settings.read().retention));
     steps.run("outbox", () => this.parts.outbox.deliver());
-    steps.run("waitpoints", () => this.parts.waitpoints.alarm(this.parts.store.settings.read().retention.completedMs));
+    steps.run("waitpoints", () => {
+      this.parts.waitpoints.alarm(this.parts.store.settings.read().retention.completedMs);
+      void this.parts.waitpointOutbox.deliver(); // after the timeouts, whose notices go in the same alarm
+    });
     steps.run("housekeeping", () => this.housekeeping());
     this.parts.wake.afterChange();
     steps.run("flush", () => this.parts.wake.flush()); // within the handler: an alarm set after it returns could be taken for consumed

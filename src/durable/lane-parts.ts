@@ -22,6 +22,8 @@ import { Enqueue } from "./enqueue/enqueue.js";
 import { Debouncer } from "./flow/debounce.js";
 import { Dependencies } from "./deps/dependencies.js";
 import { Waits } from "./waits/waits.js";
+import { RemoteWaits } from "./waits/remote-waits.js";
+import { WaitpointOutbox } from "./waits/waitpoint-outbox.js";
 import { Outbox } from "./deps/outbox.js";
 import { Expiry } from "./flow/expiry.js";
 import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
@@ -127,6 +129,10 @@ export class LaneParts {
   readonly dependencies: Dependencies;
   /** Jobs that wait on waitpoints: `dependsOn` items, attempts' waits, settlements heard (waits/). */
   readonly waits: Waits;
+  /** Waits on waitpoints of other objects, both sides (waits/remote-waits.ts). */
+  readonly remoteWaits: RemoteWaits;
+  /** The notices this object's waitpoints owe waiters elsewhere (waits/waitpoint-outbox.ts). */
+  readonly waitpointOutbox: WaitpointOutbox;
   /** The notices this lane owes other jobs' lanes (deps/outbox.ts). */
   readonly outbox: Outbox;
   /** The lane's metrics reports to the registry (metrics/reporter.ts). */
@@ -191,6 +197,12 @@ export class LaneParts {
     this.dependencies = new Dependencies(storage, clock, store, { lane, objectName, shard: this.shard, peer });
     this.waits = new Waits(storage, clock, { lane, shard: this.shard, store, waitpoints: this.waitpoints, dependencies: this.dependencies, missed: (id, token, op) => this.fenced.missed(id, token, op) });
     this.waitpoints.waiters = this.dependencies.waits = this.waits;
+    const remoteWaits = (this.waits.remote = this.remoteWaits = new RemoteWaits(storage, clock, {
+      lane, objectName, shard: this.shard, waitpoints: this.waitpoints, peer,
+      row: (id) => store.row(id), isPending: (id) => this.dependencies.isPending(id), heard: (row, failure, now) => this.dependencies.heard(row, failure, now),
+      owed: () => this.waitpointOutbox.noticesOwed(),
+    }));
+    this.waitpointOutbox = new WaitpointOutbox(storage, clock, entropy, { lane, objectName, waitpoints: this.waitpoints, apply: (notices) => remoteWaits.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange() });
     this.outbox = new Outbox(storage, clock, entropy, { lane, objectName, apply: (notices) => this.dependencies.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange(), mayNotify: () => this.dependencies.mayNotify });
     this.claims = new Claims(storage, clock, entropy, {
       lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
@@ -260,7 +272,7 @@ export class LaneParts {
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, alarmWatch: this.alarmWatch, deliverOutcomes,
       heldClaims: () => held.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
       reportDueAt: () => this.metrics.dueAt(), alarmSteps: this.alarmSteps, keyMoveAt: () => (this.shard.count() > 1 ? this.keyMoves.nextAt() : null),
-      waitpointAt: () => this.waitpoints.nextAt(store.settings.read().retention.completedMs),
+      waitpointAt: () => earliestOf(this.waitpoints.nextAt(store.settings.read().retention.completedMs), this.waitpointOutbox.nextAt()),
     });
   }
 
@@ -291,3 +303,6 @@ export class LaneParts {
     this.metrics.noteChange();
   }
 }
+
+/** The earlier of two terms (null: none). */
+const earliestOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));

@@ -58,6 +58,8 @@ import type { WaitpointCompleted } from "./waitpoints/waitpoints.js";
 import type { Waitpoint, WaitpointCreated } from "../shared/waitpoint.js";
 import type { WaitAnswer } from "./waits/waits.js";
 import { StreamRpc } from "./rpc/streams.js";
+import { WaitpointWaiterRpc } from "./rpc/waitpoint-waiters.js";
+import type { WaitpointNoticeAnswer, WaitpointRegistrationAnswer } from "./waits/waitpoint-notices.js";
 import type { StreamPage, StreamWritten } from "../shared/stream.js";
 
 export type { LaneOptions, LostEvent, TransitionEvent };
@@ -105,6 +107,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   private readonly waitpointList: WaitpointListRpc;
   private readonly streams: StreamRpc;
   private readonly jobWaits: JobWaitRpc;
+  private readonly waitpointWaiters: WaitpointWaiterRpc;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
@@ -136,6 +139,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.waitpointList = new WaitpointListRpc(parts);
     this.streams = new StreamRpc(parts);
     this.jobWaits = new JobWaitRpc(parts);
+    this.waitpointWaiters = new WaitpointWaiterRpc(parts);
     void ctx.blockConcurrencyWhile(() => life.start());
   }
 
@@ -442,7 +446,25 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   async getWaitpoint(id: unknown): Promise<Result<Waitpoint>> { return this.gate.read(() => this.waitpointRpc.getWaitpoint(id)); }
 
   /** Completes a waitpoint, the first settlement alone (an unknown id is created completed); its waiting jobs are told in the same transaction. */
-  async completeWaitpoint(id: unknown, input?: unknown): Promise<Result<WaitpointCompleted>> { return this.gate.change(() => this.waitpointRpc.completeWaitpoint(id, input)); }
+  async completeWaitpoint(id: unknown, input?: unknown): Promise<Result<WaitpointCompleted>> {
+    const answer = await this.gate.change(() => this.waitpointRpc.completeWaitpoint(id, input));
+    // Its waiters in other objects are told before it answers, as those here were (waits/waitpoint-outbox.ts).
+    await this.parts.waitpointOutbox.tellNow();
+    return answer;
+  }
+
+  /**
+   * Another object's enqueue or wait registers its jobs as waiters of waitpoints of this lane (routed
+   * to each waitpoint's shard): answers, per item, the waitpoint as it is, or `missing`. Flushes: an
+   * attempt's wait may create its waitpoint, whose timeout is a term.
+   */
+  async registerWaitpointWaiters(input: unknown, hop?: unknown, token?: unknown): Promise<Result<WaitpointRegistrationAnswer[]>> { return this.gate.change(() => this.waitpointWaiters.registerWaitpointWaiters(input, hop, token), (answer) => (answer.ok ? false : null)); }
+
+  /** Another object's enqueue or wait, refused, withdraws the registrations it made here (those of its `token` alone). No flush: a registration is no term of the wake. */
+  async unregisterWaitpointWaiters(input: unknown, hop?: unknown, token?: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.waitpointWaiters.unregisterWaitpointWaiters(input, hop, token), flush.never); }
+
+  /** Another object's waitpoint outbox tells this one of settled waitpoints its jobs wait on: each applied at most once; answers per notice. */
+  async notifyWaitpointWaiters(input: unknown): Promise<Result<WaitpointNoticeAnswer[]>> { return this.gate.change(() => this.waitpointWaiters.notifyWaitpointWaiters(input)); }
 
   /** Deletes settled waitpoints settled before `settledBefore` (at most `limit`) whose waiters were all told: the lane's sweep's share. */
   async sweepWaitpoints(input: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.waitpointRpc.sweepWaitpoints(input)); }

@@ -27,6 +27,8 @@ import * as D from "./dependency-statements.js";
 import { keepUpkeep } from "../store/upkeep.js";
 import type { Notice, NoticeAnswer, Registration, RegistrationAnswer, Settlement } from "./notices.js";
 import { isWaitpointRef, NO_WAITS, timedOutError, type DependsOnWaits } from "../waits/depends-on-waits.js";
+import type { WaitRegistrations } from "../waits/remote-waits.js";
+import type { Waitpoint } from "../../shared/waitpoint.js";
 
 /** How many dependents `GET …/dependents` lists at most. */
 export const MAX_DEPENDENTS_LISTED = 10_000;
@@ -58,13 +60,13 @@ const keyOf = (ref: JobRef) => `${ref.lane}\u0000${ref.id}`;
  * What an enqueue learned of its remote dependencies: settled already (how), or waiting (null); and,
  * as its writes go, the dependents it wrote and those it found there already (see `surplus`).
  */
-export type Known = Map<string, Settlement | null> & { wrote?: Set<string>; found?: Set<string> };
+export type Known = Map<string, Settlement | null> & { wrote?: Set<string>; found?: Set<string>; waits?: Map<string, Waitpoint> };
 
 /**
  * Registrations an enqueue made with other lanes, by lane, under its own token: withdrawn when its
  * write is refused, which takes back what this enqueue registered and nothing another one did.
  */
-export type Registered = { token: string; byLane: Map<string, Registration[]> };
+export type Registered = { token: string; byLane: Map<string, Registration[]>; waits?: WaitRegistrations };
 
 type DependencyRow = { seq: number; id: string; state: JobRow["state"]; outcome: Outcome | null; result: string | null; error: string | null; generation: number };
 
@@ -120,8 +122,10 @@ export class Dependencies {
       }
       earlier.add(spec.id);
     }
+    // Waitpoints of other objects are registered with them as jobs are (waits/remote-waits.ts).
+    const waits = this.waits.registrationsOf(specs.map((spec) => ({ id: spec.id, items: itemsOf(spec) })));
     // Nothing to register elsewhere (every dependency in this object): no token, nothing to withdraw.
-    if (byLane.size === 0) return ok({ known: new Map<string, Settlement | null>(), registered: { token: "", byLane } });
+    if (byLane.size === 0 && waits.size === 0) return ok({ known: new Map<string, Settlement | null>(), registered: { token: "", byLane } });
     // Two enqueues of one dependent (a retry, or two callers) register the same row: each registers
     // under a token of its own, a nonce, so that the one that withdraws takes back only its own.
     const token = crypto.randomUUID();
@@ -129,10 +133,15 @@ export class Dependencies {
     const registerWith = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.registerInLane(registrations, 0, token) : this.host.peer(lane).registerDependents(registrations, 0, token));
     // A lane whose call throws refuses this enqueue alone (500 `internal`: nothing of it is written).
     const thrown = (lane: string) => (error: unknown) => fail("internal", `registering with lane ${lane} failed: ${describeError(error)}`);
-    const answers = await Promise.all([...byLane].map(async ([lane, registrations]) => ({ lane, registrations, answer: await registerWith(lane, registrations).catch(thrown(lane)) })));
-    const missing: JobRef[] = [];
-    const registered: Registered = { token, byLane };
-    let refusal: Result<never> | null = null;
+    const [answers, waited] = await Promise.all([
+      Promise.all([...byLane].map(async ([lane, registrations]) => ({ lane, registrations, answer: await registerWith(lane, registrations).catch(thrown(lane)) }))),
+      this.waits.register(waits, token),
+    ]);
+    const missing: DependsOnItem[] = [];
+    const registered: Registered = { token, byLane, waits };
+    let refusal: Result<never> | null = waited.refusal;
+    known.waits = waited.known;
+    missing.push(...waited.missing);
     for (const { lane, registrations, answer } of answers) {
       if (!answer.ok) {
         refusal ??= answer;
@@ -167,7 +176,12 @@ export class Dependencies {
       const some = registrations.filter((r) => unwritten.has(r.dependent.id));
       if (some.length > 0) byLane.set(lane, some);
     }
-    return byLane.size === 0 ? null : { token: registered.token, byLane };
+    const waits: WaitRegistrations = new Map();
+    for (const [lane, registrations] of registered.waits ?? []) {
+      const some = registrations.filter((r) => unwritten.has(r.waiter.id));
+      if (some.length > 0) waits.set(lane, some);
+    }
+    return byLane.size === 0 && waits.size === 0 ? null : { token: registered.token, byLane, waits };
   }
 
   /**
@@ -175,9 +189,9 @@ export class Dependencies {
    * enqueue leaves no trace on any lane: its token's, never another enqueue's of the same dependent.
    * One that cannot be withdrawn is harmless: its notice finds no dependent, and is dropped.
    */
-  async withdraw({ token, byLane }: Registered): Promise<void> {
+  async withdraw({ token, byLane, waits }: Registered): Promise<void> {
     const withdrawFrom = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.unregisterInLane(registrations, 0, token) : this.host.peer(lane).unregisterDependents(registrations, 0, token));
-    await Promise.all([...byLane].map(([lane, registrations]) => withdrawFrom(lane, registrations).catch(() => undefined)));
+    await Promise.all([...[...byLane].map(([lane, registrations]) => withdrawFrom(lane, registrations).catch(() => undefined)), this.waits.withdraw(waits ?? new Map(), token)]);
   }
 
   /**
@@ -261,7 +275,7 @@ export class Dependencies {
     const rows = new Map<string, DependencyRow>();
     if (local.length > 0) for (const row of this.sql.exec<DependencyRow>(D.DEPENDENCY_STATE_SQL, JSON.stringify(local.map((r) => r.id)))) rows.set(row.id, { ...row });
     const missing = local.filter((ref) => !rows.has(ref.id));
-    const waits = items.length > refs.length ? this.waits.look(items) : null;
+    const waits = items.length > refs.length ? this.waits.look(items, known.waits) : null;
     if (missing.length > 0 || (waits && waits.missing.length > 0)) return notFound([...missing, ...(waits?.missing ?? [])]);
     const settlements = refs.map((ref) => (local.includes(ref) ? settlementOf(rows.get(ref.id)!) : (known.get(keyOf(ref)) ?? null)));
     const waiting = settlements.filter((s) => s === null).length + (waits?.entries.filter((e) => e.outcome === null).length ?? 0);

@@ -133,14 +133,19 @@ export class Outbox {
 
   /** Due again after the backoff of the group's most tried notice. */
   private retry(rows: readonly DueRow[]): void {
-    const tries = Math.max(...rows.map((r) => r.attempts));
-    const backoff = Math.min(OUTBOX_BACKOFF_MAX_MS, OUTBOX_BACKOFF_BASE_MS * 2 ** Math.min(tries, 20));
-    this.postpone(rows.map((r) => r.seq), this.clock.now() + Math.ceil(backoff * (0.5 + this.entropy.random() / 2)), true);
+    this.postpone(rows.map((r) => r.seq), this.clock.now() + noticeBackoffMs(rows, this.entropy.random()), true);
   }
 
   private postpone(seqs: readonly number[], until: number, counted: boolean): void {
     this.sql.exec(D.POSTPONE_NOTICES_SQL, JSON.stringify(seqs), until, counted ? 1 : 0);
   }
+}
+
+/** How long notices wait before their next try: the backoff of the group's most tried one, doubling per try (jittered by `random`, capped). */
+export function noticeBackoffMs(rows: readonly { attempts: number }[], random: number): number {
+  const tries = Math.max(...rows.map((r) => r.attempts));
+  const backoff = Math.min(OUTBOX_BACKOFF_MAX_MS, OUTBOX_BACKOFF_BASE_MS * 2 ** Math.min(tries, 20));
+  return Math.ceil(backoff * (0.5 + random / 2));
 }
 
 /** A due row as the notice its receiver reads. */

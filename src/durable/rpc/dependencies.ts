@@ -9,7 +9,7 @@ import { type NoticeAnswer, type RegistrationAnswer, Notices, RegistrationToken,
 import { parse, parseId } from "../input.js";
 
 /** How many shards a registration went through already (deps/dependencies.ts `registerInLane`). */
-const Hop = z.number().int().min(0).max(2);
+export const Hop = z.number().int().min(0).max(2);
 
 /** The parts dependencies' calls reach. */
 export interface DependencyParts {

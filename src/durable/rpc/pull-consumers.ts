@@ -84,11 +84,11 @@ export class PullConsumerRpc {
     return jobAnswer(this.parts.fenced.snooze(call.value.id, call.value.request.token, call.value.request.delayMs));
   }
 
-  waitOn(id: unknown, input: unknown): Result<WaitAnswer> {
+  waitOn(id: unknown, input: unknown): Result<WaitAnswer> | Promise<Result<WaitAnswer>> {
     const call = parseJobCall(id, S.WaitRequest, input);
     if (!call.ok) return call;
     const { token, waitpoint, timeoutMs } = call.value.request;
-    return this.parts.waits.wait(call.value.id, token, waitpoint, timeoutMs);
+    return this.parts.waits.waitAnywhere(call.value.id, token, waitpoint, timeoutMs);
   }
 
   release(id: unknown, input: unknown): Result<{ job: Job }> {

@@ -4,6 +4,8 @@
  * so that the dependencies and the waits (waits.ts) each name it without naming each other.
  */
 import type { DependsOnItem, WaitpointRef } from "../../shared/job.js";
+import type { Waitpoint } from "../../shared/waitpoint.js";
+import type { Registered, WaitRegistrations } from "./remote-waits.js";
 
 /** A waitpoint's settlement as a waiting job keeps it: completed with a result (JSON text), timed out, or not yet (null). */
 export type WaitOutcome = "completed" | "timedOut";
@@ -23,8 +25,14 @@ export interface LookedUp {
 }
 
 export interface DependsOnWaits {
-  /** The waitpoint items among `items` (a dependent's whole `dependsOn`), as they stand now. */
-  look(items: readonly DependsOnItem[]): LookedUp;
+  /** The waitpoint items among `items` (a dependent's whole `dependsOn`), as they stand now: elsewhere, as `known` found them (registrations, by `waitKey`). */
+  look(items: readonly DependsOnItem[], known?: ReadonlyMap<string, Waitpoint>): LookedUp;
+  /** The registrations that the dependents' waitpoint items of other objects call for, by lane (none: empty). */
+  registrationsOf(specs: readonly { id: string; items: readonly DependsOnItem[] }[]): WaitRegistrations;
+  /** Registers them under the enqueue's `token`, before it writes (remote-waits.ts). */
+  register(byLane: WaitRegistrations, token: string): Promise<Registered>;
+  /** Withdraws what `token` registered: its enqueue wrote nothing for those dependents. */
+  withdraw(byLane: WaitRegistrations, token: string): Promise<void>;
   /** Writes what the dependent of `seq` knows of them, inside its enqueue's transaction. */
   insert(seq: number, entries: readonly WaitEntry[], now: number): void;
 }
@@ -39,4 +47,7 @@ export const timedOutError = (ref: WaitpointRef) => `waitpoint ${ref.lane}/${ref
 export const NO_WAITS: DependsOnWaits = {
   look: (items) => ({ entries: [], missing: items.filter(isWaitpointRef) }),
   insert() {},
+  registrationsOf: () => new Map(),
+  register: async () => ({ known: new Map(), missing: [], refusal: null }),
+  withdraw: async () => {},
 };

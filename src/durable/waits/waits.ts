@@ -27,6 +27,7 @@ import type { Waitpoints } from "../waitpoints/waitpoints.js";
 import type { WaitpointWaiters } from "../waitpoints/waiters.js";
 import { isWaitpointRef, timedOutError, type DependsOnWaits, type LookedUp, type WaitEntry, type WaitOutcome } from "./depends-on-waits.js";
 import { mayHaveWaits, waitsWritten } from "./owned-waits.js";
+import { remoteStateOf, waitKey, type Registered, type RemoteWaits, type WaitRegistrations } from "./remote-waits.js";
 import * as W from "./wait-statements.js";
 
 export interface WaitsHost {
@@ -52,6 +53,8 @@ type StateRow = { id: string; state: "pending" | "completed" | "timedOut"; resul
 
 export class Waits implements DependsOnWaits, WaitpointWaiters {
   private readonly sql: SqlStorage;
+  /** Waits on waitpoints of other objects (remote-waits.ts): none until the lane's parts say. */
+  remote: RemoteWaits | null = null;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -70,7 +73,7 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
 
   // ---- a dependent's enqueue ----
 
-  look(items: readonly DependsOnItem[]): LookedUp {
+  look(items: readonly DependsOnItem[], known?: ReadonlyMap<string, Waitpoint>): LookedUp {
     const named = items.flatMap((item, position) => (isWaitpointRef(item) ? [{ position, ref: item }] : []));
     const local = named.filter(({ ref }) => this.here(ref));
     const rows = new Map<string, StateRow>();
@@ -78,11 +81,26 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
     const entries: WaitEntry[] = [];
     const missing: WaitpointRef[] = [];
     for (const { position, ref } of named) {
+      const elsewhere = this.here(ref) ? undefined : known?.get(waitKey(ref));
+      if (elsewhere) entries.push({ position, ref, ...remoteStateOf(elsewhere) });
       const row = this.here(ref) ? rows.get(ref.waitpoint) : undefined;
-      if (!row) missing.push(ref);
-      else entries.push({ position, ref, outcome: row.state === "pending" ? null : row.state, result: row.state === "completed" ? row.result : null });
+      if (!row) {
+        if (!elsewhere) missing.push(ref);
+      } else entries.push({ position, ref, outcome: row.state === "pending" ? null : row.state, result: row.state === "completed" ? row.result : null });
     }
     return { entries, missing };
+  }
+
+  registrationsOf(specs: readonly { id: string; items: readonly DependsOnItem[] }[]): WaitRegistrations {
+    return this.remote ? this.remote.registrationsOf(specs) : new Map();
+  }
+
+  register(byLane: WaitRegistrations, token: string): Promise<Registered> {
+    return this.remote ? this.remote.register(byLane, token) : Promise.resolve({ known: new Map(), missing: [], refusal: null });
+  }
+
+  async withdraw(byLane: WaitRegistrations, token: string): Promise<void> {
+    if (byLane.size > 0) await this.remote?.withdraw(byLane, token);
   }
 
   insert(seq: number, entries: readonly WaitEntry[], now: number): void {
@@ -101,16 +119,58 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
    * back, its checkpoints kept. Fenced: a refusal changes nothing (but what the fence's answer does).
    */
   wait(id: string, token: string, waitpointId: string, timeoutMs: number | undefined): Result<WaitAnswer> {
-    const now = this.clock.now();
     const { lane } = this.host;
     if (!this.here({ lane, waitpoint: waitpointId })) return fail("invalid_request", `waitpoint ${waitpointId} lives on another shard of lane ${lane}`);
-    return this.storage.transactionSync((): Result<WaitAnswer> => {
+    return this.written(id, token, waitpointId, () => this.host.waitpoints.create(waitpointId, timeoutMs).waitpoint, true).answer;
+  }
+
+  /**
+   * `wait`, wherever the waitpoint lives among the lane's shards: one of another shard is registered
+   * with first (created pending there when missing), the attempt checked before and again after;
+   * a registration the wait did not keep (refused, or waited on before) is withdrawn.
+   */
+  waitAnywhere(id: string, token: string, waitpointId: string, timeoutMs: number | undefined): Result<WaitAnswer> | Promise<Result<WaitAnswer>> {
+    const { remote } = this;
+    if (this.here({ lane: this.host.lane, waitpoint: waitpointId }) || !remote) return this.wait(id, token, waitpointId, timeoutMs);
+    // A wait that is refused anyway writes nothing elsewhere.
+    if (this.sql.exec(W.HELD_SEQ_SQL, id, token, this.clock.now()).toArray().length === 0) return this.refused(id, token);
+    return this.waitElsewhere(id, token, waitpointId, timeoutMs, remote);
+  }
+
+  private async waitElsewhere(id: string, token: string, waitpointId: string, timeoutMs: number | undefined, remote: RemoteWaits): Promise<Result<WaitAnswer>> {
+    const registrations = remote.attemptRegistration(id, waitpointId, timeoutMs);
+    const nonce = crypto.randomUUID();
+    // A notice of its settlement arriving meanwhile is asked to come again (deps/dependencies.ts `isPending`).
+    this.host.dependencies.hold([id]);
+    try {
+      const said = await remote.register(registrations, nonce);
+      const found = said.known.get(waitKey({ lane: this.host.lane, waitpoint: waitpointId }));
+      const done = said.refusal ?? (found ? null : fail("internal", `waitpoint ${waitpointId} was neither found nor created`));
+      const { answer, kept } = done ? { answer: done, kept: false } : this.written(id, token, waitpointId, () => found!, false);
+      if (!kept) await remote.withdraw(registrations, nonce);
+      return answer;
+    } finally {
+      this.host.dependencies.done([id]);
+    }
+  }
+
+  private refused(id: string, token: string): Result<never> {
+    const missed = this.host.missed(id, token, "snooze");
+    return missed.ok ? fail("internal", "a wait cannot be a repeat") : missed;
+  }
+
+  /**
+   * The wait's one write, fenced: `found` gives the waitpoint once the attempt is known to hold the
+   * lease. `kept`: whether the job now waits on it (a new wait, written). `recount`: the waitpoint is
+   * this object's, its waiters counted again once the job waits.
+   */
+  private written(id: string, token: string, waitpointId: string, found: () => Waitpoint, recount: boolean): { answer: Result<WaitAnswer>; kept: boolean } {
+    const now = this.clock.now();
+    const { lane } = this.host;
+    return this.storage.transactionSync(() => {
       const held = this.sql.exec<{ seq: number }>(W.HELD_SEQ_SQL, id, token, now).toArray()[0];
-      if (!held) {
-        const missed = this.host.missed(id, token, "snooze");
-        return missed.ok ? fail("internal", "a wait cannot be a repeat") : missed;
-      }
-      const { waitpoint } = this.host.waitpoints.create(waitpointId, timeoutMs);
+      if (!held) return { answer: this.refused(id, token), kept: false };
+      const waitpoint = found();
       const prior = this.sql.exec<{ last: number | null; earlier: number | null }>(W.ATTEMPT_WAITS_SQL, held.seq, lane, waitpointId).one();
       const outcome: WaitOutcome | null = waitpoint.state === "pending" ? null : waitpoint.state;
       // Waited on before (an earlier attempt heard it): this attempt goes on at once, as it would have.
@@ -123,13 +183,15 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
       // A wait is no snooze (its stat) and ends its run as a release does (the histogram's label).
       keepUpkeep(this.sql, [fromRunning({ ...row, lease_token: "wait" })], now);
       this.host.store.emit({ ...row, state: stateOf(row) }, "running", now - (row.claimed_at ?? now), now);
-      return ok({ job: toJob(row, lane), waitpoint: blocked === 1 ? { ...waitpoint, waiters: this.count(waitpointId) } : waitpoint });
+      const answer = ok({ job: toJob(row, lane), waitpoint: blocked === 1 && recount ? { ...waitpoint, waiters: this.count(waitpointId) } : waitpoint });
+      return { answer, kept: prior.earlier === null && outcome === null };
     });
   }
 
   // ---- a waitpoint's settlement ----
 
   settled(waitpoint: Waitpoint): void {
+    this.remote?.settled(waitpoint);
     if (waitpoint.state === "pending" || !mayHaveWaits(this.sql)) return;
     const now = this.clock.now();
     const ref = { lane: this.host.lane, waitpoint: waitpoint.id };
@@ -145,7 +207,8 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
   }
 
   count(id: string): number {
-    if (!mayHaveWaits(this.sql)) return 0;
-    return this.sql.exec<{ n: number }>(W.COUNT_WAITING_SQL, this.host.lane, id).one().n;
+    const elsewhere = this.remote?.count(id) ?? 0;
+    if (!mayHaveWaits(this.sql)) return elsewhere;
+    return elsewhere + this.sql.exec<{ n: number }>(W.COUNT_WAITING_SQL, this.host.lane, id).one().n;
   }
 }

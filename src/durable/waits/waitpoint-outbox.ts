@@ -1,0 +1,157 @@
+/**
+ * The waitpoints' outbox: the notices this object owes jobs of other objects that wait on its
+ * waitpoints (remote-waits.ts writes them in the settlement's transaction), delivered by the alarm
+ * until each is acknowledged, as the jobs' outbox delivers its own (deps/outbox.ts): due notices are
+ * taken in hand (postponed by `OUTBOX_IN_FLIGHT_MS`, so a crash mid-delivery only delays them),
+ * grouped by receiving object, one RPC per object and batch; an acknowledged one is deleted and its
+ * waitpoint told one fewer untold waiter; one that failed, or that its receiver asked to hear again,
+ * is due again after a backoff doubling per failed try (jittered, capped). Its earliest due notice is
+ * part of the waitpoints' wake term. Kept in memory once read, so that a lane whose waitpoints no one
+ * elsewhere waits on reads its rows once an instance, not at every wake.
+ */
+import type { Clock, Entropy } from "../../shared/clock.js";
+import { describeError } from "../../shared/describe-error.js";
+import { OUTBOX_BATCH, OUTBOX_IN_FLIGHT_MS } from "../../shared/defaults.js";
+import { log } from "../../shared/log.js";
+import { noticeBackoffMs } from "../deps/outbox.js";
+import type { Waitpoints } from "../waitpoints/waitpoints.js";
+import * as R from "./remote-wait-statements.js";
+import { DUE_WAITPOINT_NOTICES_SQL } from "./wait-statements.js";
+import type { WaitpointNotice, WaitpointNoticeAnswer, WaitpointWaiterPeer } from "./waitpoint-notices.js";
+
+/** How many due notices one delivery takes in hand at most. */
+const DELIVERY_LIMIT = 4 * OUTBOX_BATCH;
+
+export interface WaitpointOutboxHost {
+  /** The lane's name: what a notice names its waitpoint's lane. */
+  readonly lane: string;
+  /** This object's name: a waiter kept under it is told here and now. */
+  readonly objectName: string;
+  readonly waitpoints: Waitpoints;
+  /** Applies notices for this object's own jobs (remote-waits.ts). */
+  apply(notices: readonly WaitpointNotice[]): WaitpointNoticeAnswer[];
+  peer(name: string): WaitpointWaiterPeer;
+  waitUntil(promise: Promise<unknown>): void;
+  /** Rows changed (notices acknowledged or postponed, jobs released): flush. */
+  changed(): void;
+}
+
+type DueRow = { seq: number; waitpoint: string; outcome: "completed" | "timedOut"; lane: string; id: string; attempts: number; result: string | null };
+
+export class WaitpointOutbox {
+  private readonly sql: SqlStorage;
+  /** The earliest due notice as the rows last said (undefined: not read since the last change). */
+  private next: number | null | undefined = undefined;
+
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly clock: Clock,
+    private readonly entropy: Entropy,
+    private readonly host: WaitpointOutboxHost,
+  ) {
+    this.sql = storage.sql;
+  }
+
+  /** When the next notice is due (null: none owed). */
+  nextAt(): number | null {
+    if (this.next === undefined) this.next = this.sql.exec<{ at: number | null }>(R.NEXT_WAITPOINT_NOTICE_SQL).one().at;
+    return this.next === null ? null : Math.max(this.clock.now(), this.next);
+  }
+
+  /** Notices were written or changed: the term is read again. */
+  changed(): void {
+    this.next = undefined;
+  }
+
+  /** Settlements wrote notices since the last delivery (in memory: a new instance leaves them to the alarm). */
+  private owed = false;
+
+  /** A settlement wrote notices: `tellNow` delivers them. */
+  noticesOwed(): void {
+    this.owed = true;
+    this.changed();
+  }
+
+  /**
+   * The notices a settlement just wrote, delivered before its caller is answered, so that a
+   * completion's waiters elsewhere have heard it once it answers (as its waiters here have); what
+   * fails meanwhile is retried by the alarm. Null when none was written.
+   */
+  tellNow(): Promise<void> | null {
+    if (!this.owed) return null;
+    this.owed = false;
+    return this.deliver();
+  }
+
+  /**
+   * Delivers the due notices: this object's own at once, others' by RPC; resolves once every call is
+   * answered (the alarm does not wait: each answer acknowledges or postpones its notices, then flushes).
+   */
+  deliver(): Promise<void> {
+    this.owed = false;
+    if (this.next === null) return Promise.resolve();
+    const now = this.clock.now();
+    const due = this.sql.exec<DueRow>(DUE_WAITPOINT_NOTICES_SQL, now, DELIVERY_LIMIT).toArray();
+    if (due.length === 0) return Promise.resolve();
+    const sent: Promise<void>[] = [];
+    this.postpone(due.map((r) => r.seq), now + OUTBOX_IN_FLIGHT_MS, false);
+    const byObject = new Map<string, DueRow[]>();
+    for (const row of due) {
+      let list = byObject.get(row.lane);
+      if (!list) byObject.set(row.lane, (list = []));
+      list.push(row);
+    }
+    for (const [object, rows] of byObject) {
+      for (let at = 0; at < rows.length; at += OUTBOX_BATCH) {
+        const chunk = rows.slice(at, at + OUTBOX_BATCH);
+        const notices = chunk.map((r): WaitpointNotice => ({ key: r.seq, waitpoint: { lane: this.host.lane, waitpoint: r.waitpoint }, waiter: r.id, outcome: r.outcome, result: r.result }));
+        if (object === this.host.objectName) this.answered(chunk, this.host.apply(notices));
+        else sent.push(this.send(object, chunk, notices));
+      }
+    }
+    return Promise.all(sent).then(() => undefined);
+  }
+
+  private send(object: string, rows: readonly DueRow[], notices: WaitpointNotice[]): Promise<void> {
+    const failed = (message: string) => {
+      log({ event: "lane.outbox_failed", lane: this.host.lane, to: object, notices: notices.length, message });
+      this.retry(rows);
+    };
+    const delivery = this.host
+      .peer(object)
+      .notifyWaitpointWaiters(notices)
+      .then(
+        (answer) => (answer.ok ? this.answered(rows, answer.value) : failed(`${answer.error.code}: ${answer.error.message}`)),
+        (error: unknown) => failed(describeError(error)),
+      )
+      .finally(() => this.host.changed());
+    this.host.waitUntil(delivery);
+    return delivery;
+  }
+
+  /** The receiver's answers: acknowledged notices go (their waitpoints told one fewer untold); `pending` ones come due again soon. */
+  private answered(rows: readonly DueRow[], answers: readonly WaitpointNoticeAnswer[]): void {
+    const heard = (i: number) => answers[i] !== undefined && answers[i] !== "pending";
+    const acked = rows.filter((_, i) => heard(i));
+    const again = rows.filter((_, i) => !heard(i));
+    if (acked.length > 0) {
+      this.storage.transactionSync(() => {
+        const told = new Map<string, number>();
+        for (const { waitpoint } of this.sql.exec<{ waitpoint: string }>(R.ACK_WAITPOINT_NOTICES_SQL, JSON.stringify(acked.map((r) => r.seq)))) told.set(waitpoint, (told.get(waitpoint) ?? 0) + 1);
+        for (const [id, n] of told) this.host.waitpoints.releaseUntold(id, n);
+      });
+      this.changed();
+    }
+    if (again.length > 0) this.retry(again);
+  }
+
+  /** Due again after the backoff of the group's most tried notice. */
+  private retry(rows: readonly DueRow[]): void {
+    this.postpone(rows.map((r) => r.seq), this.clock.now() + noticeBackoffMs(rows, this.entropy.random()), true);
+  }
+
+  private postpone(seqs: readonly number[], until: number, counted: boolean): void {
+    this.sql.exec(R.POSTPONE_WAITPOINT_NOTICES_SQL, JSON.stringify(seqs), until, counted ? 1 : 0);
+    this.changed();
+  }
+}
