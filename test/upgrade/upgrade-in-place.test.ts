@@ -56,7 +56,16 @@ const DEFAULTS: Record<string, unknown> = {
   attempt_end: null, errors: "[]", progress: null, lease_version: null,
   ttl_ms: null, expires_at: null, debounce: null, debounce_key: null, debounce_deadline: null,
   depends_on: null, dependency_failure: null, blocked: 0, blocked_run_at: null, has_dependents: 0, traceparent: null,
+  wait_from: null,
 };
+
+/**
+ * Since version 22 the store keeps the lane's counts, its kinds' and its queues' (no trigger on jobs
+ * does): for rows written here, what it would hold is what migration 22 counts in place (its
+ * statements that write rows; a shipped migration's text never changes).
+ */
+const STORE_KEPT_SINCE = 22;
+const COUNT_IN_PLACE = MIGRATIONS.find((m) => m.version === STORE_KEPT_SINCE)!.statements.filter((s) => /^\s*(UPDATE|INSERT)\b/.test(s));
 
 /**
  * A lane as the previous version (or `version`) wrote it: its schema, its settings, a job in every
@@ -77,6 +86,8 @@ async function previousVersionLane(version = PREVIOUS, restart = true): Promise<
       const row = Object.entries({ ...DEFAULTS, ...fields, id }).filter(([column]) => columns.includes(column));
       sql.exec(`INSERT INTO jobs (${row.map(([c]) => c).join(", ")}) VALUES (${row.map(() => "?").join(", ")})`, ...row.map(([, v]) => v));
     }
+    // Before 22, triggers on jobs kept them as the rows went in.
+    if (version >= STORE_KEPT_SINCE) for (const statement of COUNT_IN_PLACE) sql.exec(statement);
     return columns;
   });
   // The next start runs the current code over these rows.
@@ -214,6 +225,7 @@ describe(`kept counts and retention for a lane of version ${BEFORE_COUNTS}`, () 
       total_enqueued: Object.keys(OLD_ROWS).length, total_claimed: claimed,
       total_completed: 2, total_failed: 2, total_cancelled: 1, total_interrupted: 1, total_retried: 0, total_recovered: 0, total_lost: 0,
       total_expired: 0, total_debounced: 0, blocked: 0, total_snoozed: 0,
+      waitpoints_pending: 0, total_waitpoints_completed: 0, total_waitpoints_timed_out: 0,
       history_minute: null, history_base_enqueued: 0, history_base_started: 0, history_base_completed: 0, history_base_failed: 0,
     });
   });
