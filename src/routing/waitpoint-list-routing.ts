@@ -1,8 +1,9 @@
 /**
  * A lane's waitpoints listed (shared/waitpoint-list.ts): every shard asked for its page after the
  * cursor's id, the pages merged by id, at most `limit` waitpoints and `MAX_PAGE_BYTES` of JSON in all
- * (never none while one is there). A lane of one shard is the same merge of one page. The cursor is
- * the last id taken, so what a shard gave beyond it is asked for again on the next page.
+ * (never none while one is there), never beyond the last id of a shard that has more. A lane of one
+ * shard is the same merge of one page. The cursor is the last id taken, so what a shard gave beyond it
+ * is asked for again on the next page.
  */
 import { MAX_PAGE_BYTES } from "../shared/defaults.js";
 import { ok, type Result } from "../shared/errors.js";
@@ -28,6 +29,13 @@ export async function listWaitpoints<P extends WaitpointListPeer>(router: ShardF
   if (!pages.ok) return pages;
   const heads = pages.value;
   const taken = heads.map(() => 0);
+  // A shard that cut its page (by count or bytes) has ids beyond its last one not yet seen: nothing above
+  // the lowest such last id is taken, or the cursor would pass them. A cut page holds at least one.
+  let bound: string | null = null;
+  for (const head of heads) {
+    const last = head.waitpoints.at(-1)?.id;
+    if (head.more && last !== undefined && (bound === null || last < bound)) bound = last;
+  }
   const waitpoints: WaitpointPage["waitpoints"] = [];
   let bytes = 0;
   for (;;) {
@@ -37,6 +45,7 @@ export async function listWaitpoints<P extends WaitpointListPeer>(router: ShardF
       if (next !== undefined && (best < 0 || next.id < heads[best]!.waitpoints[taken[best]!]!.id)) best = i;
     }
     if (best < 0 || waitpoints.length >= parsed.data.limit) break;
+    if (bound !== null && heads[best]!.waitpoints[taken[best]!]!.id > bound) break;
     const next = heads[best]!.waitpoints[taken[best]!]!;
     bytes += utf8Length(JSON.stringify(next)) + 1;
     if (waitpoints.length > 0 && bytes > MAX_PAGE_BYTES) break;

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../../src/worker/app.js";
 import { shardOf } from "../../src/shared/shards.js";
 import { expectError, get, post, read, request, setup, TOKEN } from "../helpers/http.js";
-import { setupSharded } from "../helpers/shards.js";
+import { keyOn, setupSharded } from "../helpers/shards.js";
 
 async function create(base: string, id: string, body: Record<string, unknown> = {}): Promise<any> {
   const answer = await post(`${base}/waitpoints`, { id, ...body });
@@ -121,6 +121,19 @@ describe("GET /v1/lanes/{lane}/waitpoints", () => {
     expect(pending.pages).toBe(3);
     expect(pending.waitpoints.every((w) => w.state === "pending" && w.lane === fixture.lane)).toBe(true);
     expect((await everyPage(fixture.base, "state=completed")).ids).toEqual(["wp-05"]);
+  });
+
+  it("never skips a shard's waitpoints when that shard cut its page at 4 MiB: the merged page stops at the cut", async () => {
+    const fixture = await setupSharded(2);
+    const big = "x".repeat(120 * 1024);
+    // 40 large ones on shard 0 (its page is cut by bytes, fewer than the limit), 5 small ones on shard 1 after them.
+    const large = Array.from({ length: 40 }, (_, i) => keyOn(0, 2, `a-${String(i).padStart(2, "0")}`));
+    const small = Array.from({ length: 5 }, (_, i) => keyOn(1, 2, `b-${i}`));
+    for (const id of large) expect((await post(`${fixture.base}/waitpoints/${id}/complete`, { result: big })).status).toBe(201);
+    for (const id of small) await create(fixture.base, id);
+    const listed = await everyPage(fixture.base, "limit=500");
+    expect(listed.ids).toEqual([...large, ...small].sort());
+    expect(listed.pages).toBeGreaterThan(1);
   });
 
   it("is allowed to a viewer's token (every reader of the lane), refused outside its lanes", async () => {
