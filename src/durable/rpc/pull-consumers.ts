@@ -104,17 +104,25 @@ export class PullConsumerRpc {
     return ok({ released });
   }
 
-  acks(input: unknown): Result<AcksAnswer> {
+  acks(input: unknown): Result<AcksAnswer> | Promise<Result<AcksAnswer>> {
     const request = parse(S.AcksRequest, input);
     if (!request.ok) return request;
-    const results = applyAcks(request.value.acks, {
+    const { waits } = this.parts;
+    // Waits on waitpoints of other shards register with them first (waits/waits.ts `registered`).
+    const away = request.value.acks.flatMap((a) => (a.op === "wait" && waits.elsewhere(a.waitpoint) ? [a] : []));
+    if (away.length > 0) return waits.registered(away).then((registered) => registered.run((wait) => this.applied(request.value.acks, wait)));
+    return this.applied(request.value.acks, (id, token, waitpoint, timeoutMs) => waits.wait(id, token, waitpoint, timeoutMs));
+  }
+
+  private applied(acks: S.AcksRequest["acks"], wait: Waits["wait"]): Result<AcksAnswer> {
+    const results = applyAcks(acks, {
       complete: (id, token, json) => this.parts.fenced.complete(id, token, json),
       // A pull consumer may have recorded checkpoints: the batch deletes them with the completion.
       completeBatch: (items) => this.parts.fenced.completeBatch(items.map((item) => ({ ...item, checkpoints: true }))),
       fail: (id, token, message, retry, after) => this.parts.fenced.fail(id, token, message, retry, after),
       release: (id, token) => this.parts.fenced.release(id, token),
       snooze: (id, token, delayMs) => this.parts.fenced.snooze(id, token, delayMs),
-      wait: (id, token, waitpoint, timeoutMs) => this.parts.waits.wait(id, token, waitpoint, timeoutMs),
+      wait,
       progress: (id, token, json) => this.parts.checkpoints.progress(id, token, json),
     });
     return results.ok ? ok({ results: results.value }) : results;

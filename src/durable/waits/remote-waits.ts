@@ -97,9 +97,10 @@ export class RemoteWaits {
     return byLane;
   }
 
-  /** The registration of an attempt's wait on waitpoint `waitpoint` of this lane elsewhere (created pending, timing out in `timeoutMs`, when missing). */
-  attemptRegistration(id: string, waitpoint: string, timeoutMs: number | undefined): WaitRegistrations {
-    return new Map([[this.host.lane, [{ id: waitpoint, waiter: { lane: this.host.objectName, id }, create: { timeoutMs: timeoutMs ?? null } }]]]);
+  /** The registrations of attempts' waits on waitpoints of this lane elsewhere (each created pending, timing out in `timeoutMs`, when missing). */
+  attemptRegistrations(waits: readonly { id: string; waitpoint: string; timeoutMs?: number }[]): WaitRegistrations {
+    const list = waits.map(({ id, waitpoint, timeoutMs }) => ({ id: waitpoint, waiter: { lane: this.host.objectName, id }, create: { timeoutMs: timeoutMs ?? null } }));
+    return list.length === 0 ? new Map() : new Map([[this.host.lane, list]]);
   }
 
   /** Registers `byLane` with the waitpoints' objects under `token`, one call per lane: what each said. */

@@ -130,28 +130,56 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
    * a registration the wait did not keep (refused, or waited on before) is withdrawn.
    */
   waitAnywhere(id: string, token: string, waitpointId: string, timeoutMs: number | undefined): Result<WaitAnswer> | Promise<Result<WaitAnswer>> {
-    const { remote } = this;
-    if (this.here({ lane: this.host.lane, waitpoint: waitpointId }) || !remote) return this.wait(id, token, waitpointId, timeoutMs);
+    if (!this.elsewhere(waitpointId)) return this.wait(id, token, waitpointId, timeoutMs);
     // A wait that is refused anyway writes nothing elsewhere.
     if (this.sql.exec(W.HELD_SEQ_SQL, id, token, this.clock.now()).toArray().length === 0) return this.refused(id, token);
-    return this.waitElsewhere(id, token, waitpointId, timeoutMs, remote);
+    return this.registered([{ id, token, waitpoint: waitpointId, timeoutMs }]).then((waits) => waits.run((wait) => wait(id, token, waitpointId, timeoutMs)));
   }
 
-  private async waitElsewhere(id: string, token: string, waitpointId: string, timeoutMs: number | undefined, remote: RemoteWaits): Promise<Result<WaitAnswer>> {
-    const registrations = remote.attemptRegistration(id, waitpointId, timeoutMs);
+  /** Whether waitpoint `waitpointId` of this lane lives on another of its shards (an attempt's wait registers with it first). */
+  elsewhere(waitpointId: string): boolean {
+    return this.remote !== null && !this.here({ lane: this.host.lane, waitpoint: waitpointId });
+  }
+
+  /**
+   * Attempts' waits (the wait route's one, an ack batch's) whose waitpoints live on other shards,
+   * registered with them (each created pending there when missing) before the writes, for the
+   * attempts that hold their leases now. `run` writes with them (`wait` as `wait` would, any
+   * waitpoint), then withdraws every registration no wait kept (refused, or waited on before). Their
+   * jobs are held pending meanwhile: a notice of a settlement arriving then is asked to come again.
+   */
+  async registered(items: readonly { id: string; token: string; waitpoint: string; timeoutMs?: number }[]): Promise<{ run<T>(write: (wait: Waits["wait"]) => T): Promise<T> }> {
+    const remote = this.remote!;
+    const now = this.clock.now();
+    const away = items.filter((i) => this.elsewhere(i.waitpoint) && this.sql.exec(W.HELD_SEQ_SQL, i.id, i.token, now).toArray().length > 0);
+    const registrations = remote.attemptRegistrations(away);
     const nonce = crypto.randomUUID();
-    // A notice of its settlement arriving meanwhile is asked to come again (deps/dependencies.ts `isPending`).
-    this.host.dependencies.hold([id]);
-    try {
-      const said = await remote.register(registrations, nonce);
+    const ids = away.map((i) => i.id);
+    this.host.dependencies.hold(ids);
+    const said = await remote.register(registrations, nonce);
+    const kept = new Set<string>();
+    const wait = (id: string, token: string, waitpointId: string, timeoutMs: number | undefined): Result<WaitAnswer> => {
+      if (!this.elsewhere(waitpointId)) return this.wait(id, token, waitpointId, timeoutMs);
       const found = said.known.get(waitKey({ lane: this.host.lane, waitpoint: waitpointId }));
-      const done = said.refusal ?? (found ? null : fail("internal", `waitpoint ${waitpointId} was neither found nor created`));
-      const { answer, kept } = done ? { answer: done, kept: false } : this.written(id, token, waitpointId, () => found!, false);
-      if (!kept) await remote.withdraw(registrations, nonce);
-      return answer;
-    } finally {
-      this.host.dependencies.done([id]);
-    }
+      if (said.refusal || !found) return this.written(id, token, waitpointId, () => null, false).answer;
+      const written = this.written(id, token, waitpointId, () => found, false);
+      if (written.kept) kept.add(`${id}\u0000${waitpointId}`);
+      return written.answer;
+    };
+    return {
+      run: async (write) => {
+        try {
+          return write(wait);
+        } finally {
+          const unkept = new Map([...registrations].map(([lane, list]) => [lane, list.filter((r) => !kept.has(`${r.waiter.id}\u0000${r.id}`))] as const).filter(([, list]) => list.length > 0));
+          try {
+            if (unkept.size > 0) await remote.withdraw(unkept, nonce);
+          } finally {
+            this.host.dependencies.done(ids);
+          }
+        }
+      },
+    };
   }
 
   private refused(id: string, token: string): Result<never> {
@@ -161,16 +189,17 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
 
   /**
    * The wait's one write, fenced: `found` gives the waitpoint once the attempt is known to hold the
-   * lease. `kept`: whether the job now waits on it (a new wait, written). `recount`: the waitpoint is
-   * this object's, its waiters counted again once the job waits.
+   * lease (null: its registration was refused, a 500). `kept`: whether the job now waits on it (a new
+   * wait, written). `recount`: the waitpoint is this object's, its waiters counted again once the job waits.
    */
-  private written(id: string, token: string, waitpointId: string, found: () => Waitpoint, recount: boolean): { answer: Result<WaitAnswer>; kept: boolean } {
+  private written(id: string, token: string, waitpointId: string, found: () => Waitpoint | null, recount: boolean): { answer: Result<WaitAnswer>; kept: boolean } {
     const now = this.clock.now();
     const { lane } = this.host;
     return this.storage.transactionSync(() => {
       const held = this.sql.exec<{ seq: number }>(W.HELD_SEQ_SQL, id, token, now).toArray()[0];
       if (!held) return { answer: this.refused(id, token), kept: false };
       const waitpoint = found();
+      if (!waitpoint) return { answer: fail("internal", `waitpoint ${waitpointId} could not be registered with on its shard`), kept: false };
       const prior = this.sql.exec<{ last: number | null; earlier: number | null }>(W.ATTEMPT_WAITS_SQL, held.seq, lane, waitpointId).one();
       const outcome: WaitOutcome | null = waitpoint.state === "pending" ? null : waitpoint.state;
       // Waited on before (an earlier attempt heard it): this attempt goes on at once, as it would have.

@@ -137,3 +137,20 @@ it("on a 4-shard lane the wait route creates a missing waitpoint of another shar
   const resumed = await post(`${lane.base}/claims`, { kinds: [PULL_KIND] });
   expect(resumed.body.jobs.map((j: any) => [j.id, j.dependencies])).toEqual([[id, [{ lane: lane.lane, waitpoint, outcome: "timedOut", result: null }]]]);
 });
+
+it("on a 4-shard lane the ack op wait (createWorker's ctx.waitFor) waits on a waitpoint of another shard, beside a wait on its own", async () => {
+  const lane = await setupSharded(4);
+  const id = keyOn(1, 4, "job");
+  const near = keyOn(1, 4, "near");
+  const far = keyOn(3, 4, `${id}.approval`);
+  for (const job of [id, near]) expect((await post(`${lane.base}/jobs`, { id: job, kind: PULL_KIND })).status).toBe(201);
+  const claimed = (await post(`${lane.base}/claims`, { kinds: [PULL_KIND], max: 2 })).body.jobs as { id: string; lease: { token: string } }[];
+  const token = (job: string) => claimed.find((j) => j.id === job)!.lease.token;
+  const waitpointNear = keyOn(1, 4, "gate");
+  const acked = await post(`${lane.base}/acks`, { acks: [{ op: "wait", id, token: token(id), waitpoint: far }, { op: "wait", id: near, token: token(near), waitpoint: waitpointNear }] });
+  expect(acked.body.results, JSON.stringify(acked.body)).toEqual([{ id, ok: true }, { id: near, ok: true }]);
+  expect(value(await lane.shard(3).getWaitpoint(far)).waiters).toBe(1);
+  expect((await post(`${lane.base}/waitpoints/${far}/complete`, { result: "yes" })).status).toBe(200);
+  const resumed = await post(`${lane.base}/claims`, { kinds: [PULL_KIND] });
+  expect(resumed.body.jobs.map((j: any) => [j.id, j.dependencies])).toEqual([[id, [{ lane: lane.lane, waitpoint: far, outcome: "completed", result: "yes" }]]]);
+});
