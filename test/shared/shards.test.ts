@@ -56,11 +56,11 @@ describe("shards: the shared functions", () => {
     const info = (n: number, at: number | null) =>
       ({
         lane: "l", counts: { blocked: 0, queued: n, running: 1, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 }, paused: false,
-        concurrency: 3, nextWakeAt: at, retention: { completedMs: 1, failedMs: 1 }, stats: { enqueued: n } as never, oldestDueAt: at,
-        kinds: { k: { queued: n, running: 1 } }, rateLimit: { limit: 2, periodMs: 1000 }, fairness: "fifo", shards: 2,
+        concurrency: 3, nextWakeAt: at, retention: { completedMs: 1, failedMs: 1 }, stats: { enqueued: n, waitpointsCompleted: n, waitpointsTimedOut: 1 } as never, oldestDueAt: at,
+        kinds: { k: { queued: n, running: 1 } }, rateLimit: { limit: 2, periodMs: 1000 }, fairness: "fifo", shards: 2, waitpoints: { pending: n },
       }) as const;
     const sum = sumInfo([info(2, 50), info(3, 40)] as never);
-    expect(sum).toMatchObject({ counts: { queued: 5, running: 2 }, stats: { enqueued: 5 }, kinds: { k: { queued: 5, running: 2 } }, nextWakeAt: 40, oldestDueAt: 40, concurrency: 6, rateLimit: { limit: 4 }, shards: 2 });
+    expect(sum).toMatchObject({ counts: { queued: 5, running: 2 }, stats: { enqueued: 5, waitpointsCompleted: 5, waitpointsTimedOut: 2 }, waitpoints: { pending: 5 }, kinds: { k: { queued: 5, running: 2 } }, nextWakeAt: 40, oldestDueAt: 40, concurrency: 6, rateLimit: { limit: 4 }, shards: 2 });
     expect(sum.shardList).toEqual([{ shard: 0, counts: info(2, 50).counts }, { shard: 1, counts: info(3, 40).counts }]);
   });
 });
