@@ -18,6 +18,7 @@ import type { EnqueueOptions, LaneClient } from "./types.js";
 import { jobWaits } from "./job-waits.js";
 import type { StreamEvent } from "../shared/stream.js";
 import { readJobStream } from "./http-stream.js";
+import { rejectingThrows, segment } from "./http-params.js";
 import type { Waitpoint } from "../shared/waitpoint.js";
 
 export interface HttpClientOptions {
@@ -80,9 +81,9 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     lanes: (query = {}) => value(api.$get({ query: stringify(query) })),
     lane(name) {
       const lane = api[":lane"];
-      const param = { lane: name };
-      const job = (id: string) => ({ lane: name, id });
-      return {
+      const param = { lane: segment(name, "lane") };
+      const job = (id: string) => ({ ...param, id: segment(id) });
+      return rejectingThrows<HttpLaneClient>({
         name,
         enqueue: (request, options = {}) => value(lane.jobs.$post({ param, query: {}, header: traceHeader(options), json: request })),
         ...jobWaits({
@@ -106,30 +107,32 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         waitOn: (id, request) => value(lane.jobs[":id"].wait.$post({ param: job(id), json: request })),
         dependents: (id) => value(lane.jobs[":id"].dependents.$get({ param: job(id) })),
         failLane: (request) => value(lane.fail.$post({ param, json: request })),
-        queue: (queue) => value(lane.queues[":queue"].$get({ param: { lane: name, queue } })),
-        putQueue: (queue, request) => value(lane.queues[":queue"].$put({ param: { lane: name, queue }, json: request })),
-        purgeQueue: (queue) => value(lane.queues[":queue"].purge.$post({ param: { lane: name, queue }, json: {} })),
-        putSchedule: (schedule, request) => value(lane.schedules[":name"].$put({ param: { lane: name, name: schedule }, json: request })),
-        getSchedule: (schedule) => value(lane.schedules[":name"].$get({ param: { lane: name, name: schedule } })),
+        queue: (queue) => value(lane.queues[":queue"].$get({ param: { ...param, queue: segment(queue, "queue") } })),
+        putQueue: (queue, request) => value(lane.queues[":queue"].$put({ param: { ...param, queue: segment(queue, "queue") }, json: request })),
+        purgeQueue: (queue) => value(lane.queues[":queue"].purge.$post({ param: { ...param, queue: segment(queue, "queue") }, json: {} })),
+        putSchedule: (schedule, request) => value(lane.schedules[":name"].$put({ param: { ...param, name: segment(schedule, "schedule") }, json: request })),
+        getSchedule: (schedule) => value(lane.schedules[":name"].$get({ param: { ...param, name: segment(schedule, "schedule") } })),
         listSchedules: (query = {}) => value(lane.schedules.$get({ param, query: stringify(query) })),
-        deleteSchedule: (schedule) => value(lane.schedules[":name"].$delete({ param: { lane: name, name: schedule } })),
+        deleteSchedule: (schedule) => value(lane.schedules[":name"].$delete({ param: { ...param, name: segment(schedule, "schedule") } })),
         acks: (request) => value(lane.acks.$post({ param, json: request })),
-        saveCheckpoint: (id, name, request) => value(lane.jobs[":id"].checkpoints[":name"].$put({ param: { ...job(id), name }, json: request })),
+        saveCheckpoint: (id, name, request) => value(lane.jobs[":id"].checkpoints[":name"].$put({ param: { ...job(id), name: segment(name, "checkpoint") }, json: request })),
         checkpoints: (id) => value(lane.jobs[":id"].checkpoints.$get({ param: job(id) })),
         progress: (id, request) => value(lane.jobs[":id"].progress.$post({ param: job(id), json: request })),
         createWaitpoint: (request = {}) => withCreated<{ waitpoint: Waitpoint; callbackUrl?: string }>(lane.waitpoints.$post({ param, json: request })),
-        getWaitpoint: (id) => value(lane.waitpoints[":id"].$get({ param: { lane: name, id } })),
-        completeWaitpoint: (id, request = {}) => withCreated<{ waitpoint: Waitpoint }>(lane.waitpoints[":id"].complete.$post({ param: { lane: name, id }, json: request })),
+        getWaitpoint: (id) => value(lane.waitpoints[":id"].$get({ param: { ...param, id: segment(id) } })),
+        completeWaitpoint: (id, request = {}) => withCreated<{ waitpoint: Waitpoint }>(lane.waitpoints[":id"].complete.$post({ param: { ...param, id: segment(id) }, json: request })),
         listWaitpoints: (query = {}) => value(lane.waitpoints.$get({ param, query: stringify(query) })),
         writeStream: (id, request) => value(lane.jobs[":id"].stream.$post({ param: job(id), json: request })),
-        stream: (id, streamOptions = {}) =>
-          readJobStream({
-            url: `${options.baseUrl.replace(/\/+$/, "")}/v1/lanes/${encodeURIComponent(name)}/jobs/${encodeURIComponent(id)}/stream`,
+        // A generator of its own, so a refused id is thrown by its first next(), not by the call.
+        stream: async function* (id, streamOptions = {}) {
+          yield* readJobStream({
+            url: `${options.baseUrl.replace(/\/+$/, "")}/v1/lanes/${param.lane}/jobs/${segment(id)}/stream`,
             headers: { authorization: `Bearer ${options.token}` },
             fetch: options.fetch ?? ((input, init) => fetch(input, init)),
             ...streamOptions,
-          }),
-      };
+          });
+        },
+      });
     },
   };
 }
