@@ -10,6 +10,7 @@ import { QueueError } from "../../src/shared/errors.js";
 import { ManualClock } from "../../src/shared/clock.js";
 import { PULL_KIND, T0, TOKEN } from "../helpers/http.js";
 import { inject } from "../helpers/lane.js";
+import { rejection as refusal } from "../helpers/rejections.js";
 
 /** An HTTP client on the worker's own fetch, and the method and path (as the worker saw it) of every request it sent. */
 function client() {
@@ -24,15 +25,6 @@ function client() {
     },
   });
   return { http, sent };
-}
-
-async function refusal(promise: Promise<unknown>): Promise<QueueError> {
-  const error = await promise.then(
-    () => expect.fail("expected a refusal"),
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(QueueError);
-  return error as QueueError;
 }
 
 async function freshLane(name: string = crypto.randomUUID()): Promise<string> {
