@@ -24,6 +24,8 @@ export const WaitQuery = z.object({
     .openapi({
       param: { name: "waitMs", in: "query" },
       type: "integer",
+      minimum: 0,
+      maximum: MAX_JOB_WAIT_MS,
       description: `hold the answer until the job is settled, at most this many ms (0..${MAX_JOB_WAIT_MS}; default 0: at once)`,
     }),
 });

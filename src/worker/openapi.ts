@@ -40,11 +40,11 @@ const ERROR_DESCRIPTIONS = {
   400: "invalid_request: malformed JSON, wrong types, names that break the pattern, out-of-range numbers",
   401: "unauthorized: missing or wrong bearer token",
   403: "forbidden: the token's role or lanes do not reach this route on this lane (docs/api.md, Access)",
-  404: "job_not_found, or schedule_not_found on a schedule's route",
-  409: "a refusal of the job's state or lease (see the code)",
-  413: "payload_too_large: payload, result, checkpoint, progress or body over its limit",
+  404: "job_not_found on a job's route, schedule_not_found on a schedule's, waitpoint_not_found on a waitpoint's",
+  409: "a refusal of the job's state or lease, waitpoint_settled on a waitpoint's completion, stream_limit on a stream write (see the code)",
+  413: "payload_too_large: payload, result (of a job or a waitpoint), checkpoint, progress, stream chunk or body over its limit",
   415: "unsupported_media_type: a body that is not application/json",
-  503: "auth_not_configured: the API has no token and refuses every request",
+  503: "auth_not_configured: the API has no token and refuses every request; signing_not_configured: a link asked for without SIGNING_SECRET",
 } as const;
 
 type ErrorStatus = keyof typeof ERROR_DESCRIPTIONS;
