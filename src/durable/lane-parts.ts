@@ -242,7 +242,11 @@ export class LaneParts {
         checkpoints: this.checkpoints,
         streams: { write: (id, token, chunks) => this.streamLog.write(id, token, chunks), progressed: () => streamReaders.poke() },
         dependencies: this.dependencies,
-        waits: this.waits,
+        // An in-process wait on a waitpoint of another shard is written once that shard answers.
+        waits: { wait: (id, token, waitpoint, timeoutMs) => this.waits.waitSoon(id, token, waitpoint, timeoutMs, (written) => waitUntil(written.then((answer) => {
+          if (!answer.ok) log({ event: "dispatcher.wind_up_failed", lane, jobId: id, message: `wait on ${waitpoint}: ${answer.error.code}: ${answer.error.message}` });
+          this.wake.afterChange(true);
+        }))) },
         clock,
         env,
         changed: (onlyFreed) => this.wake.afterChange(onlyFreed ? "freed" : true),

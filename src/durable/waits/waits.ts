@@ -136,6 +136,19 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
     return this.registered([{ id, token, waitpoint: waitpointId, timeoutMs }]).then((waits) => waits.run((wait) => wait(id, token, waitpointId, timeoutMs)));
   }
 
+  /**
+   * The dispatcher's wait, which cannot await: `wait` when the waitpoint is this object's; else its
+   * registration goes first and the wait is written once answered, `later` handed that write. The
+   * attempt's lease is held meanwhile: should the write fail, the lease expires and its job is
+   * recovered as after a crash.
+   */
+  waitSoon(id: string, token: string, waitpointId: string, timeoutMs: number | undefined, later: (written: Promise<Result<WaitAnswer>>) => void): Result<unknown> {
+    const answer = this.waitAnywhere(id, token, waitpointId, timeoutMs);
+    if (!(answer instanceof Promise)) return answer;
+    later(answer);
+    return ok(null);
+  }
+
   /** Whether waitpoint `waitpointId` of this lane lives on another of its shards (an attempt's wait registers with it first). */
   elsewhere(waitpointId: string): boolean {
     return this.remote !== null && !this.here({ lane: this.host.lane, waitpoint: waitpointId });

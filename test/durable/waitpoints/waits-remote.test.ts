@@ -8,7 +8,8 @@ import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { OUTBOX_IN_FLIGHT_MS } from "../../../src/shared/defaults.js";
 import { lanes } from "../../helpers/dependency-lanes.js";
-import { PULL_KIND, post } from "../../helpers/http.js";
+import { PULL_KIND, get, post } from "../../helpers/http.js";
+import { shardOf } from "../../../src/shared/shards.js";
 import { claimOne, fireAlarm, refusal, row, sql, value, type LaneStub } from "../../helpers/lane.js";
 import { restartLane } from "../../helpers/restart.js";
 import type { LaneParts } from "../../../src/durable/lane-parts.js";
@@ -99,7 +100,7 @@ it("a notice survives a restart of the waitpoint's lane between the settlement a
   expect(value(await restarted.sweepWaitpoints({ settledBefore: clock.now() }))).toEqual({ removed: 1 });
 });
 
-it("a notice told twice applies once; one whose delivery failed is tried again after its backoff", async () => {
+it("a notice told twice applies once, and the settlement told after it is acknowledged as a repeat", async () => {
   const { clock, lanes: [a, b] } = await lanes(2, "wp-remote");
   value(await a!.stub.createWaitpoint({ id: "w" }));
   value(await b!.stub.enqueue({ id: "p", kind: "k-p", dependsOn: [{ lane: a!.name, waitpoint: "w" }] }));
@@ -153,4 +154,15 @@ it("on a 4-shard lane the ack op wait (createWorker's ctx.waitFor) waits on a wa
   expect((await post(`${lane.base}/waitpoints/${far}/complete`, { result: "yes" })).status).toBe(200);
   const resumed = await post(`${lane.base}/claims`, { kinds: [PULL_KIND] });
   expect(resumed.body.jobs.map((j: any) => [j.id, j.dependencies])).toEqual([[id, [{ lane: lane.lane, waitpoint: far, outcome: "completed", result: "yes" }]]]);
+});
+
+it("on a 4-shard lane ctx.waitFor in process waits on <job id>.<name> on the shard that id hashes to, and resumes with its completion", async () => {
+  const lane = await setupSharded(4);
+  let id = "order-0";
+  for (let n = 1; shardOf(`${id}.approval`, 4) === shardOf(id, 4); n++) id = `order-${n}`;
+  expect((await post(`${lane.base}/jobs`, { id, kind: "demo.approval", maxAttempts: 1 })).status).toBe(201);
+  await expect.poll(async () => (await get(`${lane.base}/jobs/${id}`)).body.state).toBe("blocked");
+  expect(value(await lane.shard(shardOf(`${id}.approval`, 4)).getWaitpoint(`${id}.approval`))).toMatchObject({ state: "pending", waiters: 1 });
+  expect((await post(`${lane.base}/waitpoints/${id}.approval/complete`, { result: "ok" })).status).toBe(200);
+  await expect.poll(async () => (await get(`${lane.base}/jobs/${id}`)).body).toMatchObject({ state: "settled", outcome: "completed", result: { approved: "ok" }, attempts: 1 });
 });
