@@ -53,3 +53,16 @@ export const TELL_JOB_WAITS_SQL = `UPDATE job_waits SET outcome = ?4, result = ?
 
 /** Whether job ?1 (seq) waits or waited on waitpoint ?3 of lane ?2 (a notice told twice is a repeat). */
 export const KNOWN_JOB_WAIT_SQL = `SELECT 1 FROM job_waits WHERE job_seq = ?1 AND lane = ?2 AND waitpoint = ?3 LIMIT 1`;
+
+/** The statements of remote waits on their paths, with bindings for a plan, for the query-plan test: none may read a whole table. */
+export const REMOTE_WAIT_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [
+  ["a waitpoint's waiters elsewhere", COUNT_REMOTE_WAITERS_SQL, () => ["w"]],
+  ["a settlement's notices owed", OWE_NOTICES_SQL, (now) => ["w", "completed", now]],
+  ["a settlement's registrations dropped", DROP_WAITERS_SQL, () => ["w"]],
+  ["a withdrawn registration", UNREGISTER_WAITER_SQL, () => ["w", "l", "j", "t"]],
+  ["the outbox's wake term", NEXT_WAITPOINT_NOTICE_SQL, () => []],
+  ["notices postponed", POSTPONE_WAITPOINT_NOTICES_SQL, (now) => ["[1,2]", now, 1]],
+  ["notices acknowledged", ACK_WAITPOINT_NOTICES_SQL, () => ["[1,2]"]],
+  ["a notice told to its job's waits", TELL_JOB_WAITS_SQL, (now) => [1, "l", "w", "completed", null, now]],
+  ["a notice told twice", KNOWN_JOB_WAIT_SQL, () => [1, "l", "w"]],
+];
