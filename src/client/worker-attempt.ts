@@ -15,7 +15,8 @@ import { QueueError, type ErrorCode } from "../shared/errors.js";
 import { describeError } from "../shared/describe-error.js";
 import { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
 import type { DependencyOutcome, Job, Json, WaitForOutcome } from "../shared/job.js";
-import { MAX_WAITPOINT_TIMEOUT_MS, WAITPOINT_ID_PATTERN } from "../shared/waitpoint.js";
+import { MAX_WAITPOINT_TIMEOUT_MS } from "../shared/waitpoint.js";
+import { waitpointIdOf } from "../shared/wait-names.js";
 import { serializeJson } from "../shared/json.js";
 import type { AckItem } from "../shared/schemas.js";
 import type { AckBatcher } from "./ack-batcher.js";
@@ -271,9 +272,7 @@ export class Attempt {
 
   /** The waitpoint of a wait: `<job id>.<name>`, which must be a waitpoint id. */
   private waitpointId(name: string): string {
-    const id = `${this.job.id}.${String(name)}`;
-    if (typeof name !== "string" || name.length === 0 || !WAITPOINT_ID_PATTERN.test(id)) throw new QueueError("invalid_request", `waitFor ${String(name)}: ${id} is not a waitpoint id`);
-    return id;
+    return waitpointIdOf(this.job.id, name);
   }
 
   /** A write of the handler's (progress, checkpoint): after the attempt ended, or refused by the fence, it rejects with the signal's reason. */

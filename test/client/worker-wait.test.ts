@@ -62,3 +62,25 @@ it("a name that makes no waitpoint id is refused in the handler, which may catch
   await worker.stop({ graceMs: 1_000 });
   expect(await lane.get("b")).toMatchObject({ outcome: "completed", result: "invalid_request" });
 });
+
+it("a wait name holding a '.' is refused in the handler (job a's b.c and job a.b's c would share a.b.c)", async () => {
+  let completed!: () => void;
+  const done = new Promise<void>((resolve) => (completed = resolve));
+  const codes = (name: string, ctx: Parameters<WorkerHandler>[1]) => {
+    let id: string;
+    try {
+      id = ctx.waitpointId(name);
+    } catch (e) {
+      id = (e as { code?: string }).code ?? "thrown";
+    }
+    return ctx.waitFor(name).then(() => [id, "passed"], (e: { code?: string }) => [id, e.code]);
+  };
+  const { lane, worker } = inWorker(
+    { "k.dotted": async (_payload, ctx) => [await codes("b.c", ctx), await codes(".", ctx)] },
+    (event) => event.type === "completed" && completed(),
+  );
+  await lane.enqueue({ id: "a", kind: "k.dotted" });
+  await done;
+  await worker.stop({ graceMs: 1_000 });
+  expect(await lane.get("a")).toMatchObject({ outcome: "completed", result: [["invalid_request", "invalid_request"], ["invalid_request", "invalid_request"]] });
+});

@@ -12,7 +12,8 @@
 import { MAX_CHECKPOINT_BYTES, MAX_CHECKPOINT_BYTES_PER_JOB, MAX_CHECKPOINTS_PER_JOB, MAX_DURATION_MS, MAX_PROGRESS_BYTES, MAX_SNOOZE_MS, MAX_STREAM_CHUNK_BYTES, NAME_PATTERN } from "../../shared/defaults.js";
 import { QueueError, type ErrorBody, type Result } from "../../shared/errors.js";
 import type { DependencyOutcome, Json, WaitForOutcome } from "../../shared/job.js";
-import { MAX_WAITPOINT_TIMEOUT_MS, WAITPOINT_ID_PATTERN } from "../../shared/waitpoint.js";
+import { MAX_WAITPOINT_TIMEOUT_MS } from "../../shared/waitpoint.js";
+import { waitpointIdOf } from "../../shared/wait-names.js";
 import { serializeJson, utf8Length } from "../../shared/json.js";
 import type { ExecutorContext } from "../attempts/executors.js";
 import { parseName } from "../input.js";
@@ -219,9 +220,7 @@ export function durableSteps(recorder: AttemptRecorder): DurableSteps {
 
   /** The waitpoint of an in-process wait: `<job id>.<name>`, which must be a waitpoint id. */
   function waitpointId(name: string): string {
-    const id = `${recorder.jobId}.${String(name)}`;
-    if (typeof name !== "string" || name.length === 0 || !WAITPOINT_ID_PATTERN.test(id)) throw new QueueError("invalid_request", `waitFor ${String(name)}: ${id} is not a waitpoint id`);
-    return id;
+    return waitpointIdOf(recorder.jobId, name);
   }
 
   /**

@@ -51,6 +51,20 @@ describe("ctx.waitFor", () => {
     await inside(() => attempt.open("done"));
   });
 
+  it("refuses a wait name holding a '.': job a's wait b.c and job a.b's wait c would share a.b.c", async () => {
+    const { enqueue, inside } = await inProcess();
+    const g = gate();
+    await enqueue({ id: "a", kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    const code = (f: () => unknown) => inside(() => { try { f(); return "none"; } catch (e) { return (e as { code?: string }).code; } });
+    for (const name of ["b.c", ".c", "c.", "."]) {
+      expect(await code(() => attempt.ctx.waitpointId(name))).toBe("invalid_request");
+      expect(await inside(() => attempt.ctx.waitFor(name).then(() => "passed", (e: { code?: string }) => e.code))).toBe("invalid_request");
+    }
+    expect(await inside(() => attempt.ctx.waitpointId("b-c:1"))).toBe("a.b-c:1");
+    await inside(() => attempt.open("done"));
+  });
+
   it("a test executor's wait that is caught still ends the attempt in the wait", async () => {
     const { lane, enqueue, get, waitFor, inside } = await inProcess();
     const g = gate();

@@ -12,6 +12,7 @@ import { useAlive } from "./alive.js";
 import { lanePath, waitpointPath, type Api } from "./api.js";
 import { Json, Section, When } from "./components.js";
 import { useCoalescedReload } from "./reload.js";
+import { ownWaits } from "./own-waits.js";
 import type { DependsOnItem, Job, Waitpoint, WaitpointRef } from "./types.js";
 
 const PENDING_EVERY_MS = 2_000;
@@ -52,7 +53,7 @@ export function Waits({ api, job, version }: { api: Api; job: Job; version: numb
       const query = new URLSearchParams({ prefix: `${job.id}.`, limit: String(ATTEMPT_WAITS_SHOWN) });
       try {
         const page = await api.get<{ waitpoints: Waitpoint[] }>(`${lanePath(job.lane)}/waitpoints?${query}`);
-        return page.waitpoints.map((w) => ({ lane: job.lane, waitpoint: w.id, read: w, missing: false, hidden: false, from: "attempt" as const }));
+        return ownWaits(job.id, page.waitpoints).map((w) => ({ lane: job.lane, waitpoint: w.id, read: w, missing: false, hidden: false, from: "attempt" as const }));
       } catch {
         return []; // an id too long for a prefix, or a lane that refuses: its dependsOn items still show
       }
