@@ -54,10 +54,12 @@ const MAX_AFTER = Number.MAX_SAFE_INTEGER;
 
 /**
  * Where a stream resumes: `Last-Event-ID` when given, else `?after`, else 0. Each must be an
- * integer ≥ 0 in decimal digits (a browser sends back the `id:` it saw last).
+ * integer ≥ 0 in decimal digits (a browser sends back the `id:` it saw last). An empty
+ * `Last-Event-ID` is none: the SSE spec's reset, which a browser sends after an `id:` line with no value.
  */
 export function resumeAfter(lastEventId: string | undefined, after: string | undefined): Result<number> {
-  const [text, where] = lastEventId !== undefined ? [lastEventId, "Last-Event-ID"] : [after, "after"];
+  const header = lastEventId?.trim() === "" ? undefined : lastEventId;
+  const [text, where] = header !== undefined ? [header, "Last-Event-ID"] : [after, "after"];
   if (text === undefined) return ok(0);
   const n = /^\d{1,16}$/.test(text.trim()) ? Number(text.trim()) : NaN;
   if (!Number.isSafeInteger(n) || n > MAX_AFTER) return fail("invalid_request", `${where} must be an integer ≥ 0`, [{ path: [where], message: "an integer ≥ 0" }]);

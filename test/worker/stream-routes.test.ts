@@ -103,6 +103,14 @@ describe("GET …/jobs/{id}/stream", () => {
     expect(ids(await (await open(`${path}/stream?after=99`)).rest())).toEqual(["end"]);
   });
 
+  it("takes an empty Last-Event-ID as none (the SSE spec's reset): ?after then, else from the start", async () => {
+    const lane = await setup();
+    const { path } = await settledWithStream(lane);
+    const ids = (events: Sse[]) => events.map((e) => e.id ?? e.event);
+    expect(ids(await (await open(`${path}/stream`, { "last-event-id": "" })).rest())).toHaveLength(7);
+    expect(ids(await (await open(`${path}/stream?after=4`, { "last-event-id": "  " })).rest())).toEqual(["5", "6", "end"]);
+  });
+
   it("refuses a bad resume position with 400 and an unknown job with 404", async () => {
     const lane = await setup();
     const { path } = await settledWithStream(lane);
