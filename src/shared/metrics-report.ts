@@ -6,7 +6,7 @@
  * shard) and the registry (`GET /v1/metrics`, from the shards' latest reports), so that both render
  * the same lane from the same reports.
  */
-import type { Counts, LaneStats } from "./job.js";
+import type { Counts, LaneStats, WaitpointStats } from "./job.js";
 
 /** One histogram of a lane: its cumulative bucket counts (one per bound), sum and count. */
 export interface Histogram {
@@ -23,7 +23,11 @@ export interface Histogram {
 /** What a lane reports to the registry, and renders for its own metrics. */
 export interface LaneReport {
   counts: Counts;
-  stats: LaneStats;
+  /**
+   * The lane's stats, as its info says them. The waitpoints' are absent from a report stored by the
+   * registry before lanes counted them: `mergeReports` reads them as 0.
+   */
+  stats: LaneStats & Partial<WaitpointStats>;
   /** The earliest runAt of a queued job, due or not (null: none): the oldest due age follows from it and the clock. */
   earliestRunAt: number | null;
   histograms: Histogram[];
@@ -35,7 +39,7 @@ export interface LaneReport {
 }
 
 /** Adds each number of `from` into `into`, key by key (a key `into` lacks starts at 0). */
-function addInto<T extends Counts | LaneStats>(into: T, from: T): void {
+function addInto<T extends Counts | LaneReport["stats"]>(into: T, from: T): void {
   const sums = into as Record<string, number>;
   for (const [key, n] of Object.entries(from)) sums[key] = (sums[key] ?? 0) + n;
 }
@@ -45,18 +49,29 @@ function earliest(a: number | null, b: number | null): number | null {
   return a === null ? b : b === null ? a : Math.min(a, b);
 }
 
+/** Stats a report of an older lane lacks, each read as 0 (key order: the lane's info's). */
+const LATER_STATS: WaitpointStats = { waitpointsCompleted: 0, waitpointsTimedOut: 0 };
+
+/** A report's stats with every later one (`LATER_STATS`) it lacks at 0. */
+function fullStats(stats: LaneReport["stats"]): LaneStats & WaitpointStats {
+  const full = { ...stats } as LaneStats & WaitpointStats;
+  for (const key of Object.keys(LATER_STATS) as (keyof WaitpointStats)[]) full[key] ??= 0;
+  return full;
+}
+
 /**
  * The lane's report from its shards' (at least one): counts, stats and every histogram's buckets,
- * sum and count summed (a histogram one shard lacks counts as empty there); the earliest queued runAt
+ * sum and count summed (a histogram one shard lacks counts as empty there, a stat an older report
+ * lacks as 0: `LATER_STATS`); the earliest queued runAt
  * of any shard. Keys in the first report's order; histograms in a lane's own order (lane-report.ts:
  * `wait` first, then `run` by outcome).
  */
 export function mergeReports(reports: readonly LaneReport[]): LaneReport {
   const [first, ...rest] = reports;
   if (first === undefined) throw new Error("mergeReports: no report");
-  if (rest.length === 0) return first;
+  if (rest.length === 0) return { ...first, stats: fullStats(first.stats) };
   const counts = { ...first.counts };
-  const stats = { ...first.stats };
+  const stats = fullStats(first.stats);
   let earliestRunAt = first.earliestRunAt;
   const histograms = new Map<string, Histogram>();
   for (const report of reports) {

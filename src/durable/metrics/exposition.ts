@@ -30,7 +30,7 @@ export interface LaneFragments {
 /** The families, in exposition order: name, type, help. */
 const FAMILIES = {
   jobs: ["switchyard_jobs", "gauge", "Jobs stored in the lane now, by state (settled jobs by outcome, until retention or a sweep deletes them)."],
-  totals: ["switchyard_jobs_total", "counter", "The lane's lifetime counts of job events (the lane's stats)."],
+  totals: ["switchyard_jobs_total", "counter", "The lane's lifetime counts of events of its jobs and waitpoints (the lane's stats)."],
   oldest: ["switchyard_oldest_due_age_seconds", "gauge", "How long the longest-waiting due queued job has been due (0: none is due)."],
   wait: ["switchyard_job_wait_seconds", "histogram", "From when a job was due (its runAt, or when it was last queued, if later) to its attempt's start."],
   run: ["switchyard_job_run_seconds", "histogram", "From an attempt's start to its outcome, by outcome (a job's outcome, or retried, recovered, released, snoozed)."],
