@@ -75,7 +75,8 @@ it("drops the upkeep's triggers and counts a live lane again in place, keeping i
   await laneAtV21(stub);
   const totals = await sql(stub, TOTALS);
   expect(await sql(stub, `SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'jobs'`)).toEqual([{ n: 17 }]);
-  await runInDurableObject(stub, (_lane, state) => expect(migrate(state.storage, T0)).toEqual({ ok: true, version: SCHEMA_VERSION }));
+  // To 22 only: what it promised, not what later migrations add (version 24's triggers on jobs keep the job streams' event log).
+  await runInDurableObject(stub, (_lane, state) => expect(migrate(state.storage, T0, 22)).toEqual({ ok: true, version: 22 }));
   expect(await sql(stub, KEPT_COUNTS)).toEqual(await sql(stub, FULL_COUNTS));
   expect(await sql(stub, KEPT_KINDS)).toEqual(await sql(stub, FULL_KINDS));
   expect(await sql(stub, KEPT_QUEUES)).toEqual(await sql(stub, FULL_QUEUES));
@@ -90,7 +91,7 @@ it("drops the upkeep's triggers and counts a live lane again in place, keeping i
 it("keeps the counts of an upgraded lane by the store from then on", async () => {
   const { stub } = await setup();
   await laneAtV21(stub);
-  await runInDurableObject(stub, (_lane, state) => void migrate(state.storage, T0));
+  await runInDurableObject(stub, (_lane, state) => expect(migrate(state.storage, T0)).toEqual({ ok: true, version: SCHEMA_VERSION }));
   await enqueue(stub, { id: "new", kind: "a", queue: "x" });
   await claimOne(stub);
   expect(await sql(stub, KEPT_COUNTS)).toEqual(await sql(stub, FULL_COUNTS));
