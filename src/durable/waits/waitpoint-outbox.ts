@@ -22,6 +22,9 @@ import type { WaitpointNotice, WaitpointNoticeAnswer, WaitpointWaiterPeer } from
 /** How many due notices one delivery takes in hand at most. */
 const DELIVERY_LIMIT = 4 * OUTBOX_BATCH;
 
+/** How long a completion waits at most for its waiters elsewhere to hear it before it answers (a slow lane's notice goes on meanwhile). */
+export const TELL_NOW_MAX_MS = 2_000;
+
 export interface WaitpointOutboxHost {
   /** The lane's name: what a notice names its waitpoint's lane. */
   readonly lane: string;
@@ -74,13 +77,15 @@ export class WaitpointOutbox {
 
   /**
    * The notices a settlement just wrote, delivered before its caller is answered, so that a
-   * completion's waiters elsewhere have heard it once it answers (as its waiters here have); what
-   * fails meanwhile is retried by the alarm. Null when none was written.
+   * completion's waiters elsewhere have heard it once it answers (as its waiters here have), or
+   * `TELL_NOW_MAX_MS` passed; what fails is retried by the alarm. Null when none was written.
    */
   tellNow(): Promise<void> | null {
     if (!this.owed) return null;
     this.owed = false;
-    return this.deliver();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, TELL_NOW_MAX_MS)));
+    return Promise.race([this.deliver(), bound]).finally(() => clearTimeout(timer));
   }
 
   /**
