@@ -221,5 +221,12 @@ export const MAX_STREAM_CHUNKS_PER_WRITE = 100;
 export const MAX_STREAM_PROGRESS_EVENTS = 100;
 /** How long the lane holds a stream reader's call for new events before it answers with none (the front worker asks again). */
 export const STREAM_HOLD_MS = 25_000;
+/**
+ * Held stream readers per lane object, bounded as held reads are (memory's bound, not the flush's): a
+ * reader beyond it is answered at once (`busy`), and the SSE route asks again after `STREAM_BUSY_RETRY_MS`.
+ */
+export const MAX_HELD_STREAM_READERS = 5_000;
+/** How long the SSE route waits before asking again a lane that held none of its reader's call (`busy`). */
+export const STREAM_BUSY_RETRY_MS = 1_000;
 /** A job keeps the last this many failed attempts in `errors`. */
 export const MAX_JOB_ERRORS = 20;

@@ -26,6 +26,8 @@ export interface StoredStreamEvent {
 export interface StreamPage {
   events: StoredStreamEvent[];
   end: Job | null;
+  /** The lane held no call (it holds as many stream readers as it may) and answered at once. */
+  busy?: boolean;
 }
 
 /** What a chunk write answers. */

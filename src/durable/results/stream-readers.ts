@@ -8,6 +8,8 @@
  * one read per held job, never per reader. Nothing polls.
  */
 
+import { MAX_HELD_STREAM_READERS } from "../../shared/defaults.js";
+
 /** What a look reads: whether a reader after `after` has something (null: the job is gone). */
 export type StreamReady = (seq: number, after: number) => boolean | null;
 
@@ -30,8 +32,12 @@ export class StreamReaders {
     return this.held;
   }
 
-  /** Resolves when job `seq` has an event after `after`, is settled or gone, or `holdMs` has passed. */
-  hold(seq: number, after: number, holdMs: number): Promise<void> {
+  /**
+   * Resolves when job `seq` has an event after `after`, is settled or gone, or `holdMs` has passed;
+   * null when the lane holds as many readers as it may (a dropped reader's hold lasts until it passes).
+   */
+  hold(seq: number, after: number, holdMs: number): Promise<void> | null {
+    if (this.held >= MAX_HELD_STREAM_READERS) return null;
     return new Promise((answer) => {
       // A timer each: a hold is long (seconds) and readers are few per lane, so one shared timer
       // would save nothing worth its bookkeeping.

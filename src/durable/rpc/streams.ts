@@ -3,7 +3,7 @@
  * job's events for the SSE route, held while there is nothing new. The bodies of lane.ts's methods.
  */
 import { STREAM_HOLD_MS } from "../../shared/defaults.js";
-import { fail, type Result } from "../../shared/errors.js";
+import { fail, ok, type Result } from "../../shared/errors.js";
 import { chunkTexts, StreamWriteRequest, type StreamPage, type StreamWritten } from "../../shared/stream.js";
 import { parseId, parseJobCall } from "../input.js";
 import type { StreamLog } from "../results/stream-log.js";
@@ -38,7 +38,14 @@ export class StreamRpc {
     if (typeof hold !== "number" || !Number.isInteger(hold) || hold < 0) return fail("invalid_request", "holdMs must be an integer ≥ 0", [{ path: ["holdMs"], message: "an integer ≥ 0" }]);
     const log = this.parts.streamLog;
     const job = log.locate(name.value);
-    if (job && hold > 0 && log.ready(job.seq, after) === false) await this.parts.streamReaders.hold(job.seq, after, Math.min(hold, STREAM_HOLD_MS));
+    if (job && hold > 0 && log.ready(job.seq, after) === false) {
+      const held = this.parts.streamReaders.hold(job.seq, after, Math.min(hold, STREAM_HOLD_MS));
+      if (held === null) {
+        const now = log.page(name.value, after);
+        return now.ok ? ok({ ...now.value, busy: true }) : now;
+      }
+      await held;
+    }
     return log.page(name.value, after);
   }
 }

@@ -10,7 +10,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { streamSSE } from "hono/streaming";
-import { STREAM_HOLD_MS } from "../../shared/defaults.js";
+import { STREAM_BUSY_RETRY_MS, STREAM_HOLD_MS } from "../../shared/defaults.js";
+import { pause, untilAborted } from "../../shared/abortable.js";
 import { QueueError, unwrap } from "../../shared/errors.js";
 import { chunkTexts, resumeAfter, StreamWriteRequest, type StreamPage } from "../../shared/stream.js";
 import { acrossResets, isLaneReset } from "../../routing/lane-retry.js";
@@ -75,9 +76,10 @@ export async function jobStream(c: Context<AppEnv>, lane: string, id: string): P
     let next: StreamPage | null = first;
     let last = after;
     while (!stream.aborted && !stream.closed) {
-      let answer: StreamPage;
+      let answer: StreamPage | null;
       try {
-        answer = next ?? (await page(c, lane, id, last, STREAM_HOLD_MS));
+        // A reader gone while its call is held stops asking now, not when the hold passes.
+        answer = next ?? (await untilAborted(page(c, lane, id, last, STREAM_HOLD_MS), c.req.raw.signal));
       } catch (error) {
         // The job was deleted while streamed (retention, sweep, purge): nothing more will come.
         if (error instanceof QueueError && error.code === "job_not_found") return;
@@ -86,6 +88,7 @@ export async function jobStream(c: Context<AppEnv>, lane: string, id: string): P
         throw error;
       }
       next = null;
+      if (answer === null) return;
       for (const event of answer.events) {
         await stream.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${event.data}\n\n`);
         last = event.seq;
@@ -94,8 +97,10 @@ export async function jobStream(c: Context<AppEnv>, lane: string, id: string): P
         await stream.write(`event: end\ndata: ${JSON.stringify({ job: answer.end })}\n\n`);
         return;
       }
+      // A lane holding as many readers as it may answered at once: ask again a moment later.
+      if (answer.busy && answer.events.length === 0) await pause(STREAM_BUSY_RETRY_MS, c.req.raw.signal);
       // A hold that passed with nothing new: a comment keeps proxies from closing an idle connection.
-      if (answer.events.length === 0) await stream.write(": idle\n\n");
+      else if (answer.events.length === 0) await stream.write(": idle\n\n");
     }
   });
 }
