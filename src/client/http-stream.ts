@@ -16,11 +16,19 @@ export interface JobStreamOptions {
   after?: number;
   /** Stops the reading (the iterator then throws the signal's reason). */
   signal?: AbortSignal;
+  /** The first pause before opening a failed or empty connection again (doubled each time in a row); tests shorten it. */
+  reconnectMs?: number;
 }
 
-/** Connections in a row that may fail before the reader gives up (each waited for a little longer). */
+/**
+ * Connections in a row that may fail, or close with no event, before the reader gives up (each
+ * waited for a little longer). The route sends a comment every hold and closes only when the job
+ * ends or its lane keeps resetting, so an empty close is rare, and many in a row are a fault.
+ */
 const MAX_RECONNECTS = 5;
 const RECONNECT_BASE_MS = 250;
+/** A connection open this long was healthy, merely idle: its close does not count against the reader. */
+const HEALTHY_CONNECTION_MS = 30_000;
 
 /** One event of the text, or null for a comment or an event without data. */
 function parseEvent(block: string): StreamEvent | null {
@@ -50,8 +58,11 @@ async function refusal(response: Response): Promise<QueueError> {
 export async function* readJobStream(options: JobStreamOptions): AsyncGenerator<StreamEvent, void, undefined> {
   let last = options.after ?? 0;
   let failures = 0;
+  const base = options.reconnectMs ?? RECONNECT_BASE_MS;
+  const backoff = () => new Promise((resolve) => setTimeout(resolve, base * 2 ** (failures - 1)));
   for (;;) {
     options.signal?.throwIfAborted();
+    const opened = Date.now();
     let body: ReadableStream<Uint8Array>;
     try {
       const init: RequestInit = { headers: { ...options.headers, accept: "text/event-stream", "last-event-id": String(last) } };
@@ -64,14 +75,24 @@ export async function* readJobStream(options: JobStreamOptions): AsyncGenerator<
       if (error instanceof QueueError && error.code !== "internal") throw error;
       options.signal?.throwIfAborted();
       if (++failures > MAX_RECONNECTS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, RECONNECT_BASE_MS * 2 ** (failures - 1)));
+      await backoff();
       continue;
     }
     const reader = body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
+    let events = 0;
+    let dropped: unknown = null;
     try {
       for (;;) {
-        const read = await reader.read();
+        // Only the read is the connection's: an error thrown into the iterator at a yield is the caller's.
+        let read: ReadableStreamReadResult<string>;
+        try {
+          read = await reader.read();
+        } catch (error) {
+          options.signal?.throwIfAborted();
+          dropped = error;
+          break;
+        }
         if (read.done) break;
         buffer += read.value;
         let at: number;
@@ -81,6 +102,7 @@ export async function* readJobStream(options: JobStreamOptions): AsyncGenerator<
           const event = parseEvent(block);
           if (event === null) continue;
           failures = 0;
+          events++;
           if (event.event === "end") {
             yield event;
             return;
@@ -90,12 +112,16 @@ export async function* readJobStream(options: JobStreamOptions): AsyncGenerator<
           yield event;
         }
       }
-    } catch (error) {
-      options.signal?.throwIfAborted();
-      if (++failures > MAX_RECONNECTS) throw error;
     } finally {
       await reader.cancel().catch(() => undefined);
     }
-    // The connection ended before the job did: open it again after the last event seen.
+    // The connection ended before the job did: open it again after the last event seen, at once if
+    // it brought events or lived long; else after a pause, a few times in a row at most.
+    if (events > 0 || Date.now() - opened >= HEALTHY_CONNECTION_MS) continue;
+    options.signal?.throwIfAborted();
+    if (++failures > MAX_RECONNECTS) {
+      throw dropped ?? new QueueError("internal", `the job's stream closed ${MAX_RECONNECTS + 1} times in a row with no event`);
+    }
+    await backoff();
   }
 }
