@@ -9,19 +9,25 @@ import { QueueError } from "../../src/shared/errors.js";
 
 const sse = (text: string) => new Response(text, { headers: { "content-type": "text/event-stream" } });
 
+/** A reader whose every connection answers `text(n)` (n: the connection's number, from 1), pausing `reconnectMs` at first. */
+function reading(text: (n: number) => string, reconnectMs = 1) {
+  const at: number[] = [];
+  const stream = readJobStream({
+    url: "http://switchyard.test/v1/lanes/l/jobs/j/stream",
+    headers: {},
+    reconnectMs,
+    fetch: async () => {
+      at.push(Date.now());
+      return sse(text(at.length));
+    },
+  });
+  return { stream, at };
+}
+
 describe("the HTTP client's stream reader", () => {
   it("opens a connection that closed with no event again after a growing pause, and gives up after a few in a row", async () => {
-    const at: number[] = [];
-    const stream = readJobStream({
-      url: "http://switchyard.test/v1/lanes/l/jobs/j/stream",
-      headers: {},
-      reconnectMs: 20,
-      // Closes cleanly with only a comment, 30 times; then would end the stream.
-      fetch: async () => {
-        at.push(Date.now());
-        return sse(at.length > 30 ? 'event: end\ndata: {"job":{"id":"j"}}\n\n' : ": idle\n\n");
-      },
-    });
+    // Closes cleanly with only a comment, 30 times; then would end the stream.
+    const { stream, at } = reading((n) => (n > 30 ? 'event: end\ndata: {"job":{"id":"j"}}\n\n' : ": idle\n\n"), 20);
     const error = await (async () => {
       for await (const _ of stream) return null;
       return null;
@@ -36,36 +42,18 @@ describe("the HTTP client's stream reader", () => {
   });
 
   it("an event resets the count: a stream whose connections each bring an event goes on", async () => {
-    let calls = 0;
-    const stream = readJobStream({
-      url: "http://switchyard.test/s",
-      headers: {},
-      reconnectMs: 1,
-      fetch: async () => {
-        calls++;
-        return sse(calls > 12 ? 'event: end\ndata: {"job":{"id":"j"}}\n\n' : `id: ${calls}\nevent: chunk\ndata: {"data":${calls}}\n\n`);
-      },
-    });
+    const { stream } = reading((n) => (n > 12 ? 'event: end\ndata: {"job":{"id":"j"}}\n\n' : `id: ${n}\nevent: chunk\ndata: {"data":${n}}\n\n`));
     const ids: (number | null)[] = [];
     for await (const event of stream) ids.push(event.id);
     expect(ids).toEqual([...Array.from({ length: 12 }, (_, i) => i + 1), null]);
   });
 
   it("an error thrown into the iterator rejects with that error, and opens nothing again", async () => {
-    let calls = 0;
-    const stream = readJobStream({
-      url: "http://switchyard.test/s",
-      headers: {},
-      reconnectMs: 1,
-      fetch: async () => {
-        calls++;
-        return sse('id: 1\nevent: chunk\ndata: {"data":1}\n\nid: 2\nevent: chunk\ndata: {"data":2}\n\n');
-      },
-    });
+    const { stream, at } = reading(() => 'id: 1\nevent: chunk\ndata: {"data":1}\n\nid: 2\nevent: chunk\ndata: {"data":2}\n\n');
     expect((await stream.next()).value).toMatchObject({ id: 1 });
     const stop = new Error("the caller's own");
     await expect(stream.throw(stop)).rejects.toBe(stop);
-    expect(calls).toBe(1);
+    expect(at).toHaveLength(1);
     expect(await stream.next()).toEqual({ done: true, value: undefined });
   });
 });
