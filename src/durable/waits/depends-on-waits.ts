@@ -5,7 +5,7 @@
  */
 import type { DependsOnItem, WaitpointRef } from "../../shared/job.js";
 import type { Waitpoint } from "../../shared/waitpoint.js";
-import type { Registered, WaitRegistrations } from "./remote-waits.js";
+import type { Registered, WaitRegistrations } from "./waitpoint-notices.js";
 
 /** A waitpoint's settlement as a waiting job keeps it: completed with a result (JSON text), timed out, or not yet (null). */
 export type WaitOutcome = "completed" | "timedOut";

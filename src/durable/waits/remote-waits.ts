@@ -24,7 +24,9 @@ import type { Waitpoints } from "../waitpoints/waitpoints.js";
 import { isWaitpointRef, timedOutError, type WaitOutcome } from "./depends-on-waits.js";
 import * as R from "./remote-wait-statements.js";
 import { FIRST_ATTEMPT_WAIT } from "./wait-statements.js";
-import type { WaitpointNotice, WaitpointNoticeAnswer, WaitpointRegistration, WaitpointRegistrationAnswer, WaitpointWaiterPeer } from "./waitpoint-notices.js";
+import type { Registered, WaitpointNotice, WaitpointNoticeAnswer, WaitpointRegistration, WaitpointRegistrationAnswer, WaitpointWaiterPeer, WaitRegistrations } from "./waitpoint-notices.js";
+
+export type { Registered, WaitRegistrations };
 
 export interface RemoteWaitsHost {
   /** The lane's name. */
@@ -50,16 +52,6 @@ export const waitKey = (ref: WaitpointRef) => `${ref.lane}\u0000${ref.waitpoint}
 
 /** How a remote waitpoint stood when its waiter registered: settled (how), or pending (outcome null). */
 export type RemoteState = { outcome: WaitOutcome | null; result: string | null };
-
-/** Registrations made by one enqueue or wait, by the lane of their waitpoints (another lane, or this one's other shards). */
-export type WaitRegistrations = Map<string, WaitpointRegistration[]>;
-
-/** What registering answered: each waitpoint as it was found, by key; those that do not exist; and a lane's refusal (its call threw or refused). */
-export interface Registered {
-  known: Map<string, Waitpoint>;
-  missing: WaitpointRef[];
-  refusal: Result<never> | null;
-}
 
 const remoteMay = new WeakMap<SqlStorage, boolean>();
 

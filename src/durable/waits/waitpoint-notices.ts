@@ -11,6 +11,7 @@ import { MAX_BATCH_JOBS, MAX_DEPENDENCIES, OUTBOX_BATCH } from "../../shared/def
 import type { Result } from "../../shared/errors.js";
 import { Name } from "../../shared/schemas.js";
 import { MAX_SHARDS, parseShardObjectName } from "../../shared/shards.js";
+import type { WaitpointRef } from "../../shared/job.js";
 import { MAX_WAITPOINT_TIMEOUT_MS, WaitpointId, type Waitpoint } from "../../shared/waitpoint.js";
 
 /** The object a waiting job lives in: its lane, or shard i of a sharded lane (`lane#i`), where its notices go. */
@@ -70,4 +71,14 @@ export interface WaitpointWaiterPeer {
   registerWaitpointWaiters(registrations: unknown, hop?: number, token?: string): Promise<Result<WaitpointRegistrationAnswer[]>>;
   unregisterWaitpointWaiters(registrations: unknown, hop?: number, token?: string): Promise<Result<{ removed: number }>>;
   notifyWaitpointWaiters(notices: unknown): Promise<Result<WaitpointNoticeAnswer[]>>;
+}
+
+/** Registrations made by one enqueue or wait, by the lane of their waitpoints (another lane, or this one's other shards). */
+export type WaitRegistrations = Map<string, WaitpointRegistration[]>;
+
+/** What registering answered: each waitpoint as it was found, by key; those that do not exist; and a lane's refusal (its call threw or refused). */
+export interface Registered {
+  known: Map<string, Waitpoint>;
+  missing: WaitpointRef[];
+  refusal: Result<never> | null;
 }
