@@ -17,9 +17,10 @@ import { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js
 import type { DependencyOutcome, Job, Json, WaitForOutcome } from "../shared/job.js";
 import { MAX_WAITPOINT_TIMEOUT_MS } from "../shared/waitpoint.js";
 import { waitpointIdOf } from "../shared/wait-names.js";
-import { serializeJson } from "../shared/json.js";
+import { serializeJson, utf8Length } from "../shared/json.js";
 import type { AckItem } from "../shared/schemas.js";
 import type { AckBatcher } from "./ack-batcher.js";
+import { StreamBatcher } from "./stream-batcher.js";
 import { isTransient, type PulledJob, type WorkerHttp } from "./worker-http.js";
 import type { WorkerTracing } from "./worker-tracing.js";
 
@@ -220,6 +221,8 @@ export class Attempt {
       await this.write("checkpoint", () => this.fenced((token) => this.host.http.saveCheckpoint(this.job.id, name, { token, value: json }, this.requestTimeout())));
       this.saved[name] = json;
     };
+    // A handler's own fenced writes, counted with its checkpoints' (stats.errors.checkpoint): a tick's chunks in one.
+    const chunks = new StreamBatcher((batch) => this.write("checkpoint", () => this.fenced((token) => this.host.http.writeStream(this.job.id, { token, chunks: batch }, this.requestTimeout()))));
     return {
       signal: this.controller.signal,
       job: { ...view, lease: { generation: lease.generation, expiresAt: lease.expiresAt } },
@@ -241,8 +244,7 @@ export class Attempt {
         write: async (data: unknown) => {
           const chunk = serializeJson(data, "chunk", MAX_STREAM_CHUNK_BYTES);
           if (!chunk.ok) throw QueueError.from(chunk.error);
-          // A handler's own fenced write, counted with its checkpoints' (stats.errors.checkpoint).
-          await this.write("checkpoint", () => this.fenced((token) => this.host.http.writeStream(this.job.id, { token, chunks: [JSON.parse(chunk.value) as Json] }, this.requestTimeout())));
+          await chunks.write(JSON.parse(chunk.value) as Json, utf8Length(chunk.value));
         },
       },
       waitpointId: (name: string) => this.waitpointId(name),
