@@ -202,14 +202,16 @@ describe("long-poll claims over HTTP", () => {
     const { exports } = await import("cloudflare:workers");
     const { request } = await import("../helpers/http.js");
     const controller = new AbortController();
+    const { runInDurableObject } = await import("cloudflare:test");
+    const heldInLane = () => runInDurableObject(lane.stub, (object: Lane) => (object as unknown as { parts: LaneParts }).parts.waiters.size);
     const held = exports.default.fetch(new Request(request("POST", `${lane.base}/claims`, { json: { kinds: [PULL_KIND], waitMs: 20_000 } }), { signal: controller.signal }));
-    await get(`${lane.base}`);
+    // Aborted once the lane holds it: before that, none held would not tell the claim gone from the
+    // claim not come yet (an abort that outruns its claim: test/durable/attempts/waiters.test.ts).
+    await expect.poll(heldInLane, { timeout: 5_000, interval: 20 }).toBe(1);
     controller.abort();
     await held.catch(() => undefined);
     // The abandonment reaches the lane in its own time (a loaded machine took more than one round
     // trip): the job is enqueued once the lane holds the claim no longer.
-    const { runInDurableObject } = await import("cloudflare:test");
-    const heldInLane = () => runInDurableObject(lane.stub, (object: Lane) => (object as unknown as { parts: LaneParts }).parts.waiters.size);
     await expect.poll(heldInLane, { timeout: 5_000, interval: 20 }).toBe(0);
     await enqueue(lane, { id: "a" });
     expect((await get(`${lane.base}/jobs/a`)).body).toMatchObject({ state: "queued", attempts: 0 });

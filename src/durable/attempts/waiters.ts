@@ -7,9 +7,11 @@
  *
  * A client that goes away cannot be seen from inside the object (an RPC caller's cancellation does
  * not reach the callee), so the front worker tells the lane (`abandon`) when the HTTP request is
- * aborted: a waiter still held is dropped and claims nothing; one answered in the moment before has
- * its jobs released at once (their attempts given back). Where no one tells the lane, a job claimed
- * for a waiter whose connection died is never lost: it runs out its lease and is recovered.
+ * aborted: a waiter still held is dropped and claims nothing; one answered in the moment before (or
+ * at once, with nothing to wait for) has its jobs released at once (their attempts given back); one
+ * whose abandonment outran it (the client left before its claim reached the lane) claims nothing when
+ * it comes. Where no one tells the lane, a job claimed for a waiter whose connection died is never
+ * lost: it runs out its lease and is recovered.
  */
 import { ABANDONED_CLAIM_MEMORY, MAX_CLAIM_WAITERS } from "../../shared/defaults.js";
 import type { ClaimedJob } from "../../shared/job.js";
@@ -38,11 +40,23 @@ export class Waiters<J extends ClaimedJob> {
   private timerAt = Infinity;
   /** The leases of the last answered holds, oldest first, in case their client turns out to be gone. */
   private readonly answered = new Map<string, { id: string; token: string }[]>();
+  /** The last holds abandoned before they came (names are never reused), oldest first. */
+  private readonly gone = new Set<string>();
 
   constructor(private readonly host: WaitersHost<J>) {}
 
   get size(): number {
     return this.queue.length;
+  }
+
+  /** Whether the client of `hold` has gone already: its claim, when it comes, claims nothing. */
+  left(hold: string | null): boolean {
+    return hold !== null && this.gone.has(hold);
+  }
+
+  /** The jobs a held claim took at once, with no wait: released too if its client turns out gone. */
+  tookAtOnce(hold: string | null, jobs: J[]): void {
+    if (hold !== null && jobs.length > 0) this.remember(hold, jobs);
   }
 
   /** Holds a claim until a flush answers it or `waitMs` passes; null when the lane holds as many as it may. */
@@ -95,7 +109,13 @@ export class Waiters<J extends ClaimedJob> {
       if (this.queue.length === 0) this.disarm();
       return 0;
     }
-    const leases = this.answered.get(hold) ?? [];
+    const leases = this.answered.get(hold);
+    if (leases === undefined) {
+      // Not come yet: the abort outran the claim, which is to claim nothing when it comes.
+      this.gone.add(hold);
+      if (this.gone.size > ABANDONED_CLAIM_MEMORY) this.gone.delete(this.gone.values().next().value!);
+      return 0;
+    }
     this.answered.delete(hold);
     let released = 0;
     for (const { id, token } of leases) if (this.host.release(id, token)) released++;

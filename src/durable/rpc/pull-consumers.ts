@@ -42,9 +42,11 @@ export class PullConsumerRpc {
     if (!request.ok) return request;
     const name = hold === undefined ? ok(null) : parse(HoldName, hold);
     if (!name.ok) return name;
+    if (this.parts.waiters.left(name.value)) return ok({ jobs: [] });
     const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS };
     const jobs = this.parts.claims.forConsumer(ask, this.parts.dispatcher);
     if (jobs.length > 0) this.parts.wake.afterChange();
+    if (request.value.waitMs) this.parts.waiters.tookAtOnce(name.value, jobs);
     const waitMs = request.value.waitMs ?? 0;
     if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
     const held = this.parts.waiters.hold(ask, waitMs, name.value);

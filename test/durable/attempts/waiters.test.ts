@@ -199,6 +199,23 @@ describe("a client that goes away claims nothing", () => {
     expect(await row(stub, "c")).toMatchObject({ state: "queued" });
   });
 
+  it("a claim that reaches the lane after its abandonment (the client left first) claims nothing and is not held", async () => {
+    const { stub } = await setup();
+    expect(value(await stub.abandonClaim("early"))).toEqual({ released: 0 });
+    expect(value(await stub.claim({ waitMs: 30_000 }, "early")).jobs).toEqual([]);
+    await enqueue(stub, { id: "a" });
+    expect(value(await stub.claim({ waitMs: 30_000 }, "early")).jobs).toEqual([]);
+    expect(await row(stub, "a")).toMatchObject({ state: "queued", attempts: 0, generation: 0 });
+  });
+
+  it("jobs a held claim took at once, with no wait, are released when it is abandoned", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    expect(ids(value(await stub.claim({ waitMs: 30_000 }, "quick")).jobs)).toEqual(["a"]);
+    expect(value(await stub.abandonClaim("quick"))).toEqual({ released: 1 });
+    expect(await row(stub, "a")).toMatchObject({ state: "queued", attempts: 0, generation: 1 });
+  });
+
   it("refuses a hold name that is not one", async () => {
     const { stub } = await setup();
     refusal(await stub.claim({ waitMs: 100 }, "not a name!"), "invalid_request");
