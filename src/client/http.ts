@@ -38,6 +38,12 @@ export interface HttpLaneClient extends LaneClient {
    * the last event seen. Throws `job_not_found` for an unknown job; `signal` stops it.
    */
   stream(id: string, options?: { after?: number; signal?: AbortSignal }): AsyncGenerator<StreamEvent, void, undefined>;
+  /**
+   * Signs an expiring, read-only link of job `id` (docs/api.md "Results"): `url` (absolute, under
+   * `baseUrl`) reads the job, and `{url}/stream` its stream, without a token until `expiresAt`.
+   * `ttlMs` 1000..86400000, default an hour. Needs the API's SIGNING_SECRET.
+   */
+  link(id: string, options?: { ttlMs?: number }): Promise<{ url: string; expiresAt: number }>;
   /** Writes 1..100 chunks to the job's stream for the attempt holding `token`, all or none. */
   writeStream(id: string, request: { token: string; chunks: unknown[] }): Promise<{ written: number; lastEventId: number }>;
 }
@@ -77,6 +83,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
     headers: { authorization: `Bearer ${options.token}` },
     ...(options.fetch ? { fetch: options.fetch } : {}),
   }).v1.lanes;
+  /** A path the API answered, as a URL under `baseUrl` (its own path included) to hand out as it is. */
+  const absolute = (path: string) => `${options.baseUrl.replace(/\/+$/, "")}${path}`;
   return {
     lanes: (query = {}) => value(api.$get({ query: stringify(query) })),
     lane(name) {
@@ -118,7 +126,11 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         saveCheckpoint: (id, name, request) => value(lane.jobs[":id"].checkpoints[":name"].$put({ param: { ...job(id), name: segment(name, "checkpoint") }, json: request })),
         checkpoints: (id) => value(lane.jobs[":id"].checkpoints.$get({ param: job(id) })),
         progress: (id, request) => value(lane.jobs[":id"].progress.$post({ param: job(id), json: request })),
-        createWaitpoint: (request = {}) => withCreated<{ waitpoint: Waitpoint; callbackUrl?: string }>(lane.waitpoints.$post({ param, json: request })),
+        createWaitpoint: (request = {}) =>
+          withCreated<{ waitpoint: Waitpoint; callbackUrl?: string }>(lane.waitpoints.$post({ param, json: request })).then((answer) =>
+            answer.callbackUrl === undefined ? answer : { ...answer, callbackUrl: absolute(answer.callbackUrl) },
+          ),
+        link: (id, request = {}) => value<{ url: string; expiresAt: number }>(lane.jobs[":id"].link.$post({ param: job(id), json: request })).then((link) => ({ ...link, url: absolute(link.url) })),
         getWaitpoint: (id) => value(lane.waitpoints[":id"].$get({ param: { ...param, id: segment(id) } })),
         completeWaitpoint: (id, request = {}) => withCreated<{ waitpoint: Waitpoint }>(lane.waitpoints[":id"].complete.$post({ param: { ...param, id: segment(id) }, json: request })),
         listWaitpoints: (query = {}) => value(lane.waitpoints.$get({ param, query: stringify(query) })),

@@ -53,8 +53,9 @@ export interface WaitOptions {
 
 /**
  * What `createWaitpoint` answers: the waitpoint, and whether this call created it (201) or found it as
- * it is (200). `callbackUrl`: the signed path that completes it without a token, given by the HTTP
- * client while the API has a `SIGNING_SECRET` (the RPC client holds no secret, so never by it).
+ * it is (200). `callbackUrl`: the signed URL that completes it without a token (absolute, under the
+ * client's `baseUrl`), given by the HTTP client while the API has a `SIGNING_SECRET` (the RPC client
+ * holds no secret, so never by it).
  */
 export interface WaitpointCreateAnswer {
   waitpoint: Waitpoint;

@@ -46,7 +46,7 @@ describe.each([
     const first = await waitpoints.createWaitpoint({ id: w, timeoutMs: 60_000 });
     expect(first).toMatchObject({ created: true, waitpoint: { id: w, lane: fixture.lane, state: "pending", result: null, timeoutAt: T0 + 60_000, createdAt: T0, settledAt: null, waiters: 0 } });
     // Signed URLs take the API's secret, which only the front worker holds.
-    if (client === "the HTTP client") expect(first.callbackUrl).toMatch(new RegExp(`^/v1/callbacks/${fixture.lane}/waitpoints/${w}/[A-Za-z0-9_-]{43}$`));
+    if (client === "the HTTP client") expect(first.callbackUrl).toMatch(new RegExp(`^http://switchyard\\.test/v1/callbacks/${fixture.lane}/waitpoints/${w}/[A-Za-z0-9_-]{43}$`));
     else expect(first).not.toHaveProperty("callbackUrl");
     const again = await waitpoints.createWaitpoint({ id: w, timeoutMs: 5 });
     expect(again).toMatchObject({ created: false, waitpoint: first.waitpoint });
