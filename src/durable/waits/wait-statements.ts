@@ -30,9 +30,16 @@ export const TELL_WAITS_SQL = `UPDATE job_waits SET outcome = ?3, result = ?4, t
 export const COUNT_WAITING_SQL = `SELECT COUNT(*) AS n FROM job_waits w JOIN jobs j ON j.seq = w.job_seq
   WHERE w.lane = ?1 AND w.waitpoint = ?2 AND w.outcome IS NULL AND j.state = 'queued' AND j.blocked > 0`;
 
-/** A job's earlier attempt wait on waitpoint ?3 of lane ?2, if any; and where its next wait goes. ?1 job seq. */
-export const ATTEMPT_WAITS_SQL = `SELECT MAX(position) AS last, MAX(CASE WHEN lane = ?2 AND waitpoint = ?3 THEN position END) AS earlier
+/**
+ * A job's earlier attempt wait on waitpoint ?3 of lane ?2, if any, and the same if it has not heard
+ * (its job cancelled while it waited, then requeued); and where its next wait goes. ?1 job seq.
+ */
+export const ATTEMPT_WAITS_SQL = `SELECT MAX(position) AS last, MAX(CASE WHEN lane = ?2 AND waitpoint = ?3 THEN position END) AS earlier,
+    MAX(CASE WHEN lane = ?2 AND waitpoint = ?3 AND outcome IS NULL THEN position END) AS unheard
   FROM job_waits WHERE job_seq = ?1 AND position >= ${FIRST_ATTEMPT_WAIT}`;
+
+/** A job's unheard wait (?1 job seq, ?2 its position) hears its settled waitpoint at its next wait: ?3 outcome, ?4 result, ?5 now. */
+export const TELL_ATTEMPT_WAIT_SQL = `UPDATE job_waits SET outcome = ?3, result = ?4, told_at = ?5 WHERE job_seq = ?1 AND position = ?2 AND outcome IS NULL`;
 
 /** The seq of the job whose lease token ?2 holds. ?1 id, ?2 token, ?3 now. */
 export const HELD_SEQ_SQL = `SELECT seq FROM jobs WHERE ${FENCE}`;

@@ -213,20 +213,24 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
       if (!held) return { answer: this.refused(id, token), kept: false };
       const waitpoint = found();
       if (!waitpoint) return { answer: fail("internal", `waitpoint ${waitpointId} could not be registered with on its shard`), kept: false };
-      const prior = this.sql.exec<{ last: number | null; earlier: number | null }>(W.ATTEMPT_WAITS_SQL, held.seq, lane, waitpointId).one();
+      const prior = this.sql.exec<{ last: number | null; earlier: number | null; unheard: number | null }>(W.ATTEMPT_WAITS_SQL, held.seq, lane, waitpointId).one();
       const outcome: WaitOutcome | null = waitpoint.state === "pending" ? null : waitpoint.state;
-      // Waited on before (an earlier attempt heard it): this attempt goes on at once, as it would have.
-      const blocked = prior.earlier === null && outcome === null ? 1 : 0;
+      const result = waitpoint.state === "completed" ? JSON.stringify(waitpoint.result) : null;
+      // Waited on before and heard: this attempt goes on at once, as it would have. Waited on before
+      // but unheard (cancelled while it waited, then requeued): the job waits on that wait again, which
+      // its settlement tells (here, or by its notice: the registration stays); settled meanwhile, it hears now.
+      if (prior.unheard !== null && outcome !== null) this.sql.exec(W.TELL_ATTEMPT_WAIT_SQL, held.seq, prior.unheard, outcome, result, now);
+      const waits = outcome === null && (prior.earlier === null || prior.unheard !== null);
+      const blocked = waits ? 1 : 0;
       const row = oneJobRow(this.sql.exec(W.WAIT_SQL, held.seq, now, BLOCKED_RUN_AT, blocked));
       if (prior.earlier === null) {
-        const result = waitpoint.state === "completed" ? JSON.stringify(waitpoint.result) : null;
         this.insert(held.seq, [{ position: prior.last === null ? W.FIRST_ATTEMPT_WAIT : prior.last + 1, ref: { lane, waitpoint: waitpointId }, outcome, result }], now);
       }
       // A wait is no snooze (its stat) and ends its run as a release does (the histogram's label).
       keepUpkeep(this.sql, [fromRunning({ ...row, lease_token: "wait" })], now);
       this.host.store.emit({ ...row, state: stateOf(row) }, "running", now - (row.claimed_at ?? now), now);
       const answer = ok({ job: toJob(row, lane), waitpoint: blocked === 1 && recount ? { ...waitpoint, waiters: this.count(waitpointId) } : waitpoint });
-      return { answer, kept: prior.earlier === null && outcome === null };
+      return { answer, kept: waits };
     });
   }
 
