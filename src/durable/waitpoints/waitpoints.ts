@@ -109,9 +109,9 @@ export class Waitpoints {
       return null;
     }
     this.changed();
-    const waitpoint = this.toWaitpoint(row);
-    this.waiters.settled(waitpoint);
-    return { waitpoint, created };
+    // Told first: the answer counts no waiter it released (told with none counted, a statement saved).
+    this.waiters.settled(this.toWaitpoint(row, 0));
+    return { waitpoint: this.toWaitpoint(row), created };
   }
 
   /** The alarm's work: times out the pending waitpoints whose timeout has come, then drops settled ones past the horizon. */
@@ -125,9 +125,12 @@ export class Waitpoints {
     if (this.next !== null && (this.next.timeout === null || this.next.timeout > this.clock.now())) return 0;
     return this.storage.transactionSync(() => {
       let timedOut = 0;
-      for (const { id } of this.sql.exec<WaitpointRow>(W.DUE_TIMEOUTS_SQL, this.clock.now(), limit).toArray()) {
+      const due = this.sql.exec<WaitpointRow>(W.DUE_TIMEOUTS_SQL, this.clock.now(), limit).toArray();
+      for (const { id } of due) {
         if (this.settleWaitpoint(id, { state: "timedOut" })) timedOut++;
       }
+      // The cached term said one was due and none is: read it again, else the wake stays due for ever.
+      if (due.length === 0) this.changed();
       return timedOut;
     });
   }
@@ -136,7 +139,8 @@ export class Waitpoints {
   removeSettled(before: number, limit: number): number {
     if (this.next !== null && (this.next.settled === null || this.next.settled >= before)) return 0;
     const removed = this.storage.transactionSync(() => this.sql.exec(W.DELETE_SETTLED_SQL, before, limit).rowsWritten);
-    if (removed > 0) this.changed();
+    // Removed, or the cached term was past and nothing was: either way it is read again.
+    this.changed();
     return removed;
   }
 
@@ -190,10 +194,10 @@ export class Waitpoints {
     return this.sql.exec<WaitpointRow>(W.WAITPOINT_SQL, id).toArray()[0];
   }
 
-  private toWaitpoint(row: WaitpointRow): Waitpoint {
+  private toWaitpoint(row: WaitpointRow, waiters = this.waiters.count(row.id)): Waitpoint {
     return {
       id: row.id, lane: this.lane, state: row.state, result: row.result === null ? null : (JSON.parse(row.result) as Json),
-      timeoutAt: row.timeout_at, createdAt: row.created_at, settledAt: row.settled_at, waiters: this.waiters.count(row.id),
+      timeoutAt: row.timeout_at, createdAt: row.created_at, settledAt: row.settled_at, waiters,
     };
   }
 }
