@@ -27,6 +27,7 @@ import * as D from "./dependency-statements.js";
 import { keepUpkeep } from "../store/upkeep.js";
 import type { Notice, NoticeAnswer, Registration, RegistrationAnswer, Settlement } from "./notices.js";
 import { isWaitpointRef, NO_WAITS, timedOutError, type DependsOnWaits } from "../waits/depends-on-waits.js";
+import { mayHaveWaits } from "../waits/owned-waits.js";
 import type { WaitRegistrations } from "../waits/remote-waits.js";
 import type { Waitpoint } from "../../shared/waitpoint.js";
 
@@ -400,8 +401,10 @@ export class Dependencies {
 
   /** Claimed jobs with their dependencies' outcomes (`[]` without any), in one query. */
   attach<J extends Job>(jobs: readonly J[], seqs: ReadonlyMap<string, number>): (J & { dependencies: DependencyOutcome[] })[] {
-    // An attempt's waits come from an earlier attempt: a job's first claim (generation 1) has none.
-    const found = this.outcomesOf(jobs.filter((job) => job.dependsOn.length > 0 || job.generation > 1).map((job) => seqs.get(job.id) ?? -1));
+    // An attempt's waits come from an earlier attempt: a job's first claim (generation 1) has none,
+    // and no job of a lane whose jobs never waited has any.
+    const waited = jobs.some((job) => job.generation > 1) && mayHaveWaits(this.sql);
+    const found = this.outcomesOf(jobs.filter((job) => job.dependsOn.length > 0 || (waited && job.generation > 1)).map((job) => seqs.get(job.id) ?? -1));
     return jobs.map((job) => ({ ...job, dependencies: found.get(seqs.get(job.id) ?? -1) ?? [] }));
   }
 
@@ -428,7 +431,8 @@ const DEPENDENCY_ENTRY_OVERHEAD = 2 * 128 + 96;
 export function dependencyBytes(sql: SqlStorage, seqs: readonly number[]): Map<number, number> {
   const bytes = new Map<number, number>();
   if (seqs.length === 0) return bytes;
-  for (const r of sql.exec<{ seq: number; bytes: number }>(D.DEPENDENCY_BYTES_SQL, JSON.stringify(seqs), DEPENDENCY_ENTRY_OVERHEAD)) bytes.set(r.seq, r.bytes);
+  const query = mayHaveWaits(sql) ? D.DEPENDENCY_BYTES_SQL : D.JOB_DEPENDENCY_BYTES_SQL;
+  for (const r of sql.exec<{ seq: number; bytes: number }>(query, JSON.stringify(seqs), DEPENDENCY_ENTRY_OVERHEAD)) bytes.set(r.seq, r.bytes);
   return bytes;
 }
 

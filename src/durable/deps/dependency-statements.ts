@@ -82,18 +82,24 @@ export const FAIL_DEPENDENT_SQL = `UPDATE jobs SET state = ?2, outcome = 'failed
 
 /**
  * Claimed jobs' dependencies, each job's in the order it named them (its jobs' and waitpoints', then
- * its attempts' waits: migration 25's `job_waits`, `waitpoint` not null). ?1 JSON array of job seqs.
+ * its attempts' waits: migration 25's `job_waits`, `waitpoint` not null). A wait that has not heard
+ * (a requeue cut it short) is left out: an entry is completed or timedOut. ?1 JSON array of job seqs.
  */
 export const DEPENDENCIES_OF_SQL = `SELECT job_seq, position, lane, id, NULL AS waitpoint, outcome, result, error FROM dependencies
   WHERE job_seq IN (SELECT value FROM json_each(?1))
   UNION ALL SELECT job_seq, position, lane, NULL, waitpoint, outcome, result, NULL FROM job_waits
-  WHERE job_seq IN (SELECT value FROM json_each(?1)) ORDER BY job_seq, position`;
+  WHERE job_seq IN (SELECT value FROM json_each(?1)) AND outcome IS NOT NULL ORDER BY job_seq, position`;
+
+const JOB_DEPENDENCY_BYTES = `SELECT job_seq AS seq, COALESCE(octet_length(result), 4) + 6 * COALESCE(length(error), 0) + ?2 AS bytes FROM dependencies WHERE job_seq IN (SELECT value FROM json_each(?1))`;
 
 /** What claim candidates' dependencies (and waits) add to a pull claim's answer: results, errors (escaped, at most 6×) and names. ?1 JSON array of seqs, ?2 overhead per item. */
 export const DEPENDENCY_BYTES_SQL = `SELECT seq, SUM(bytes) AS bytes FROM (
-    SELECT job_seq AS seq, COALESCE(octet_length(result), 4) + 6 * COALESCE(length(error), 0) + ?2 AS bytes FROM dependencies WHERE job_seq IN (SELECT value FROM json_each(?1))
-    UNION ALL SELECT job_seq, COALESCE(octet_length(result), 4) + ?2 FROM job_waits WHERE job_seq IN (SELECT value FROM json_each(?1)))
+    ${JOB_DEPENDENCY_BYTES}
+    UNION ALL SELECT job_seq, COALESCE(octet_length(result), 4) + ?2 FROM job_waits WHERE job_seq IN (SELECT value FROM json_each(?1)) AND outcome IS NOT NULL)
   GROUP BY seq`;
+
+/** The same in a lane whose jobs never waited on a waitpoint: no read of waits. */
+export const JOB_DEPENDENCY_BYTES_SQL = `SELECT seq, SUM(bytes) AS bytes FROM (${JOB_DEPENDENCY_BYTES}) GROUP BY seq`;
 
 // ---- the outbox ----
 
