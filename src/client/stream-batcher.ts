@@ -23,7 +23,12 @@ export class StreamBatcher {
   /** The batch being sent: the next waits for it. */
   private sending: Promise<void> = Promise.resolve();
 
-  constructor(private readonly send: (chunks: Json[]) => Promise<unknown>) {}
+  private readonly send: (chunks: Json[]) => Promise<unknown>;
+
+  // No parameter property: Node runs the client's sources with type stripping only.
+  constructor(send: (chunks: Json[]) => Promise<unknown>) {
+    this.send = send;
+  }
 
   /** Writes `chunk` (its JSON `bytes` long, already within a chunk's limit) with the others of this tick. */
   write(chunk: Json, bytes: number): Promise<void> {
