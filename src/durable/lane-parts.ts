@@ -13,7 +13,7 @@ import { log, type LostCause, type LostEvent, type TransitionEvent } from "../sh
 import { Cancels } from "./attempts/cancel.js";
 import { Claims } from "./attempts/claim.js";
 import { Dispatcher } from "./attempts/dispatcher.js";
-import type { ExecutorRegistry } from "./attempts/executors.js";
+import { LOST_CAUSES, type ExecutorRegistry } from "./attempts/executors.js";
 import { FencedWrites } from "./attempts/fenced-writes.js";
 import { OutcomeDelivery } from "./attempts/outcomes.js";
 import { Recovery } from "./attempts/recovery.js";
@@ -245,8 +245,14 @@ export class LaneParts {
         // An in-process wait on a waitpoint of another shard is written once that shard answers.
         waits: { wait: (id, token, waitpoint, timeoutMs) => this.waits.waitSoon(id, token, waitpoint, timeoutMs, (written) => waitUntil(written.then((answer) => {
           if (!answer.ok) log({ event: "dispatcher.wind_up_failed", lane, jobId: id, message: `wait on ${waitpoint}: ${answer.error.code}: ${answer.error.message}` });
-          this.wake.afterChange(true);
-        }))) },
+          // Refused otherwise than by the fence (its shard could not register it): no wait, so the
+          // attempt fails and is retried as any failure, rather than run on until its lease expires.
+          if (!answer.ok && !(answer.error.code in LOST_CAUSES) && answer.error.code !== "job_not_found") this.fenced.fail(id, token, `wait on ${waitpoint}: ${answer.error.message}`, true, null);
+        }, (error: unknown) => {
+          // Thrown after its write or before: the fence refuses a failure of an attempt that waits.
+          log({ event: "dispatcher.wind_up_failed", lane, jobId: id, message: `wait on ${waitpoint}: ${describeError(error)}` });
+          this.fenced.fail(id, token, `wait on ${waitpoint}: ${describeError(error)}`, true, null);
+        }).finally(() => this.wake.afterChange(true)))) },
         clock,
         env,
         changed: (onlyFreed) => this.wake.afterChange(onlyFreed ? "freed" : true),
