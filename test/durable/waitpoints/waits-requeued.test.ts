@@ -9,6 +9,8 @@ import { setup as inProcess } from "../../helpers/dispatch.js";
 import { transitions } from "../../helpers/executors.js";
 import { claimOne, enqueueAndClaim, get, post, setup, type LaneFixture } from "../../helpers/http.js";
 import { value } from "../../helpers/lane.js";
+import { setupSharded } from "../../helpers/shards.js";
+import { shardOf } from "../../../src/shared/shards.js";
 
 const waitOn = (lane: LaneFixture, id: string, body: unknown) => post(`${lane.base}/jobs/${id}/wait`, body);
 
@@ -54,4 +56,21 @@ describe("a waiting job cancelled then requeued", () => {
     expect(last.dependencies).toEqual([{ lane: lane.lane, waitpoint: "ok-1", outcome: "completed", result: { n: 1 } }]);
     expect((await post(`${lane.base}/jobs/${claimed.id}/complete`, { token: last.lease.token, result: "done" })).status).toBe(200);
   });
+});
+
+it("on a 4-shard lane: a job cancelled and requeued while it waits on a waitpoint of another shard waits again, and its completion releases it", async () => {
+  const lane = await setupSharded(4);
+  let id = "far-0";
+  for (let n = 1; shardOf(`${id}.approval`, 4) === shardOf(id, 4); n++) id = `far-${n}`;
+  const state = async () => (await get(`${lane.base}/jobs/${id}`)).body;
+  expect((await post(`${lane.base}/jobs`, { id, kind: "demo.approval", maxAttempts: 1 })).status).toBe(201);
+  await expect.poll(async () => (await state()).state).toBe("blocked");
+  expect((await post(`${lane.base}/jobs/${id}/cancel`)).status).toBe(200);
+  expect((await post(`${lane.base}/jobs/${id}/requeue`)).status).toBe(200);
+  await expect.poll(async () => (await state()).state).toBe("blocked");
+  const blocked = await state();
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  expect((await state()).generation).toBe(blocked.generation);
+  expect((await post(`${lane.base}/waitpoints/${id}.approval/complete`, { result: "ok" })).status).toBe(200);
+  await expect.poll(state).toMatchObject({ state: "settled", outcome: "completed", result: { approved: "ok" }, attempts: 1 });
 });
