@@ -55,8 +55,8 @@ import { ShardRpc } from "./rpc/shards.js";
 import { StepRpc } from "./rpc/steps.js";
 import { WaitpointRpc } from "./rpc/waitpoints.js";
 import type { WaitpointCompleted } from "./waitpoints/waitpoints.js";
-import type { Waitpoint, WaitpointCreated } from "../shared/waitpoint.js";
 import type { WaitAnswer } from "./waits/waits.js";
+import type { Waitpoint, WaitpointCreated } from "../shared/waitpoint.js";
 import { StreamRpc } from "./rpc/streams.js";
 import { WaitpointWaiterRpc } from "./rpc/waitpoint-waiters.js";
 import type { WaitpointNoticeAnswer, WaitpointRegistrationAnswer } from "./waits/waitpoint-notices.js";
@@ -447,10 +447,13 @@ export class Lane extends DurableObject<SwitchyardEnv> {
 
   /** Completes a waitpoint, the first settlement alone (an unknown id is created completed); its waiting jobs are told in the same transaction. */
   async completeWaitpoint(id: unknown, input?: unknown): Promise<Result<WaitpointCompleted>> {
-    const answer = await this.gate.change(() => this.waitpointRpc.completeWaitpoint(id, input));
-    // Its waiters in other objects are told before it answers, as those here were (waits/waitpoint-outbox.ts).
-    await this.parts.waitpointOutbox.tellNow();
-    return answer;
+    // Its waiters in other objects are told before it answers (and flushes), as those here were
+    // (waits/waitpoint-outbox.ts: at most 2 s; none to tell, no wait).
+    return this.gate.change(async () => {
+      const answer = this.waitpointRpc.completeWaitpoint(id, input);
+      await this.parts.waitpointOutbox.tellNow();
+      return answer;
+    });
   }
 
   /**

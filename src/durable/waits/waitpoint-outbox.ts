@@ -85,7 +85,11 @@ export class WaitpointOutbox {
     this.owed = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, TELL_NOW_MAX_MS)));
-    return Promise.race([this.deliver(), bound]).finally(() => clearTimeout(timer));
+    // Never a throw into the completion's answer: its settlement is committed, and the alarm retries.
+    const delivered = Promise.resolve().then(() => this.deliver()).catch((error: unknown) => {
+      log({ event: "waitpoint.tell_failed", lane: this.host.lane, message: describeError(error) });
+    });
+    return Promise.race([delivered, bound]).finally(() => clearTimeout(timer));
   }
 
   /**
