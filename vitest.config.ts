@@ -32,6 +32,9 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: ["test/node/**", "test/chaos/**"],
           testTimeout: 20_000,
+          // Vitest's default is one worker on a 2-core machine; each file's import into workerd is
+          // mostly waiting, so two files at once cut the suite's wall time by about a sixth.
+          maxWorkers: 2,
         },
       },
       {
