@@ -11,7 +11,7 @@ await buildDashboard();
  */
 const chaos: TestProjectInlineConfiguration[] =
   process.env.SWITCHYARD_CHAOS === "1"
-    ? [{ test: { name: "chaos", include: ["test/chaos/**/*.test.ts"], environment: "node", testTimeout: 420_000 } }]
+    ? [{ test: { name: "chaos", include: ["test/chaos/**/*.test.ts"], environment: "node", testTimeout: 420_000, sequence: { groupOrder: 2 } } }]
     : [];
 
 export default defineConfig({
@@ -35,11 +35,13 @@ export default defineConfig({
           // Vitest's default is one worker on a 2-core machine; each file's import into workerd is
           // mostly waiting, so two files at once cut the suite's wall time by about a sixth.
           maxWorkers: 2,
+          // Projects of different maxWorkers run as groups, one after another: this one first.
+          sequence: { groupOrder: 0 },
         },
       },
       {
         // The real runtime driven from Node: kill it, restart it over persisted state.
-        test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node", testTimeout: 180_000, hookTimeout: 120_000 },
+        test: { name: "node", include: ["test/node/**/*.test.ts"], environment: "node", testTimeout: 180_000, hookTimeout: 120_000, sequence: { groupOrder: 1 } },
       },
       ...chaos,
     ],
