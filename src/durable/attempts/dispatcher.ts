@@ -10,7 +10,6 @@
  * `abortGraceMs` after its abort is logged `executor.stuck` and its slot is given back; its job still
  * waits for it (or for the object to restart).
  */
-import type { Clock } from "../../shared/clock.js";
 import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE_CHARS, MAX_SNOOZE_MS } from "../../shared/defaults.js";
 import { QueueError, type Result } from "../../shared/errors.js";
 import type { ClaimedJob } from "../../shared/job.js";
@@ -19,54 +18,14 @@ import { describeError } from "../../shared/describe-error.js";
 import { log, type LostCause } from "../../shared/log.js";
 import { AbortError, JobSnoozed, JobWaiting, LOST_CAUSES, type AbortCause, type ExecutorRegistry } from "./executors.js";
 import { reasonOf, retryOf, type Attempt, type Ended } from "./attempt.js";
-import type { Dependencies } from "../deps/dependencies.js";
-import type { CheckpointStore } from "../steps/checkpoints.js";
-import type { Cancels } from "./cancel.js";
-import type { Claims } from "./claim.js";
-import type { FencedWrites } from "./fenced-writes.js";
 import { RecordBatch } from "../steps/record-batch.js";
 import { durableSteps, executorContext, type AttemptRecorder } from "../steps/steps.js";
 import { withoutToken } from "../store/job-row.js";
+import type { DispatcherHost } from "./dispatcher-host.js";
 
 const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
 
-/** What an attempt's stream writes reach (results/stream-log.ts), and the look its progress asks of held readers. */
-export interface AttemptStreams {
-  write(id: string, token: string, chunks: readonly string[]): Result<unknown>;
-  progressed(): void;
-}
-
-export interface DispatcherHost<E> {
-  readonly lane: string;
-  /** The claim (claim.ts): the dispatcher claims through it like any pull consumer. */
-  readonly claims: Claims;
-  /** The fenced writes its attempts make (fenced-writes.ts). */
-  readonly fenced: FencedWrites;
-  readonly cancels: Cancels;
-  /** Where an attempt's steps record their checkpoints and progress. */
-  readonly checkpoints: CheckpointStore;
-  /** Where an attempt's chunks go (its job's stream), and who is told of its progress (the stream's held readers). */
-  readonly streams: AttemptStreams;
-  /** What an attempt reads of its job's dependencies (`ctx.dependencies`). */
-  readonly dependencies: Dependencies;
-  /** Where a durable wait ends its attempt (waits/waits.ts). */
-  readonly waits: { wait(id: string, token: string, waitpoint: string, timeoutMs: number | undefined): Result<unknown> };
-  readonly clock: Clock;
-  readonly env: E;
-  /**
-   * Rows changed or a slot came free: flush (re-arm the alarm and pump again). `onlyFreed`: an attempt
-   * of a job outside any queue completed, which made no other job claimable.
-   */
-  changed(onlyFreed?: boolean): void;
-  /** An attempt ended without a write: it lost its lease. */
-  lost(job: ClaimedJob, cause: LostCause, message: string): void;
-  /** An aborted executor has not returned after the grace period. */
-  stuck(job: ClaimedJob, abortedForMs: number): void;
-  /** Keeps the object alive until `promise` settles. */
-  waitUntil(promise: Promise<unknown>): void;
-  /** Milliseconds an aborted executor keeps its slot before it is called stuck. */
-  readonly abortGraceMs: number;
-}
+export type { AttemptStreams, DispatcherHost } from "./dispatcher-host.js";
 
 export class Dispatcher<E = unknown> {
   /** Attempts whose executor has not returned, by job id: running, or aborted and running on. */

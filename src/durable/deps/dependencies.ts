@@ -24,9 +24,10 @@ import { oneJobRow, specValues, stateOf, toJob, type Inserted, type JobRow, type
 import type { JobStore } from "../store/job-store.js";
 import * as Q from "../store/job-statements.js";
 import * as D from "./dependency-statements.js";
+import { isJobRef, itemsOf, notFound, refsOf } from "./dependency-items.js";
 import { keepUpkeep } from "../store/upkeep.js";
 import type { Notice, NoticeAnswer, Registration, RegistrationAnswer, Settlement } from "./notices.js";
-import { isWaitpointRef, NO_WAITS, timedOutError, type DependsOnWaits } from "../waits/depends-on-waits.js";
+import { NO_WAITS, timedOutError, type DependsOnWaits } from "../waits/depends-on-waits.js";
 import { mayHaveWaits } from "../waits/owned-waits.js";
 import type { WaitRegistrations } from "../waits/remote-waits.js";
 import type { Waitpoint } from "../../shared/waitpoint.js";
@@ -424,40 +425,11 @@ export class Dependencies {
   }
 }
 
-/** What one dependency adds to a claimed job's `dependencies` beyond its result and error: lane, id, outcome and keys. */
-const DEPENDENCY_ENTRY_OVERHEAD = 2 * 128 + 96;
-
-/** What claim candidates' dependencies add to a pull claim's answer, by seq (none: absent). */
-export function dependencyBytes(sql: SqlStorage, seqs: readonly number[]): Map<number, number> {
-  const bytes = new Map<number, number>();
-  if (seqs.length === 0) return bytes;
-  const query = mayHaveWaits(sql) ? D.DEPENDENCY_BYTES_SQL : D.JOB_DEPENDENCY_BYTES_SQL;
-  for (const r of sql.exec<{ seq: number; bytes: number }>(query, JSON.stringify(seqs), DEPENDENCY_ENTRY_OVERHEAD)) bytes.set(r.seq, r.bytes);
-  return bytes;
-}
-
 /** The insert of a dependent job (job-statements.ts). */
 const D_INSERT = Q.INSERT_DEPENDENT_SQL;
-
-/** A spec's `dependsOn` items (jobs and waitpoints), each lane named. */
-function itemsOf(spec: JobSpec): DependsOnItem[] {
-  return spec.dependsOn === null ? [] : (JSON.parse(spec.dependsOn) as DependsOnItem[]);
-}
-
-const isJobRef = (item: DependsOnItem): item is JobRef => "id" in item;
-
-/** A spec's dependencies on jobs, each lane named (its waitpoints apart: waits/). */
-export function refsOf(spec: JobSpec): JobRef[] {
-  return itemsOf(spec).filter(isJobRef);
-}
 
 /** How a job settled, or null while it has not (completing counts as not yet: its outcome is not delivered). */
 function settlementOf(row: DependencyRow): Settlement | null {
   if (row.state !== "settled" || row.outcome === null) return null;
   return { outcome: row.outcome, result: row.result, error: row.error, generation: row.generation };
-}
-
-function notFound(missing: readonly DependsOnItem[]): { ok: false; error: { code: "dependency_not_found"; message: string; details: { dependencies: DependsOnItem[] } } } {
-  const named = missing.map((r) => (isWaitpointRef(r) ? `waitpoint ${r.lane}/${r.waitpoint}` : `${r.lane}/${r.id}`)).join(", ");
-  return { ok: false, error: { code: "dependency_not_found", message: `no such dependency: ${named}`, details: { dependencies: [...missing] } } };
 }
