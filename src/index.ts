@@ -21,6 +21,14 @@ export {
   type ExecutorContext,
   type ExecutorRegistry,
 } from "./durable/attempts/executors.js";
+export {
+  batchExecutor,
+  type BatchAnswer,
+  type BatchContext,
+  type BatchExecutor,
+  type BatchExecutorOptions,
+  type BatchJob,
+} from "./durable/attempts/batch-executor.js";
 export { createLaneClient, type LaneNamespaceClient } from "./client/rpc.js";
 export { ERROR_STATUS } from "./worker/status.js";
 export { ManualClock, systemClock, type Clock } from "./shared/clock.js";

@@ -287,6 +287,7 @@ export class LaneParts {
   }
 
   /** The lanes' namespace, as what a lane calls on another (dependencies). */
+        together: (fn) => storage.transactionSync(fn),
   private lanes(): { getByName(name: string): LanePeer } {
     return this.env.LANE;
   }

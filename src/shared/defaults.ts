@@ -24,6 +24,9 @@ export const DEFAULT_LEASE_MS = 30_000;
 export const MIN_LEASE_MS = 100;
 export const MAX_LEASE_MS = 3_600_000;
 export const MAX_CLAIM = 100;
+/** Batch executors (in process and `batch(...)` handlers of createWorker): most jobs started together, and longest a due job waits for company. */
+export const MAX_BATCH_EXECUTOR_SIZE = 100;
+export const MAX_BATCH_EXECUTOR_WAIT_MS = 60_000;
 
 export const DEFAULT_CONCURRENCY = 10;
 export const MAX_CONCURRENCY = 1000;

@@ -5,6 +5,7 @@ import type { SwitchyardEnv } from "../../src/durable/env.js";
 import { createWorker } from "../../src/worker/worker.js";
 import { demoExecutors } from "../../src/worker/demo-executors.js";
 import { recordLost, recordTransition, testExecutors } from "./executors.js";
+import { testBatchExecutors } from "./batch-executors.js";
 import { throwingHooks } from "./hook-throws.js";
 import { deliverOutcome } from "./outcomes.js";
 
@@ -61,7 +62,7 @@ export type TestableLane = InstanceType<ReturnType<typeof testable>>;
  * metrics reports (their wakes are their jobs' alone, which tests pin to the millisecond); METRICS_LANE does.
  */
 export class TestLane extends testable(
-  defineLane({ executors: { ...demoExecutors, ...testExecutors }, onTransition: recordTransition, onLost: recordLost, log: false, abortGraceMs: 200, metricsReports: false }),
+  defineLane({ executors: { ...demoExecutors, ...testExecutors, ...testBatchExecutors }, onTransition: recordTransition, onLost: recordLost, log: false, abortGraceMs: 200, metricsReports: false }),
 ) {}
 
 /** PLAIN_LANE in tests: no executors (pull-only semantics). */

@@ -19,6 +19,7 @@ import type { LaneSettingsStore } from "../store/settings.js";
 import { laneRoom } from "../flow/may-start.js";
 import { queuesStarted } from "../flow/starts.js";
 import * as Q from "./claim-statements.js";
+import { BATCH_DUE_SQL } from "./batch-statements.js";
 import { keepUpkeep } from "../store/upkeep.js";
 
 /** What a claim asks for (`Claims.take`): a page of due jobs to lease. */
@@ -185,8 +186,30 @@ export class Claims {
     return this.host.dependencies.attach(this.host.checkpoints.attach(jobs), seqs);
   }
 
+  /**
+   * A batch kind's claimable due jobs, at most `limit`: how many, and the oldest `runAt` among them
+   * (null: none). The dispatcher's batch start and the wake's batch term read it alike.
+   */
+  batchDue(kind: string, limit: number, excludeIds: readonly string[]): { due: number; oldest: number | null } {
+    return this.sql.exec<{ due: number; oldest: number | null }>(BATCH_DUE_SQL, this.clock.now(), kind, JSON.stringify(excludeIds), limit).one();
+  }
+
+  /**
+   * How many jobs a pull consumer's claim would take now, counted up to `upTo` (a held claim's
+   * `minJobs`): the due heads its kinds allow, no more than the lane's room. Reads only.
+   */
+  claimableCount(ask: ClaimAsk, inProcess: InProcess, upTo: number): number {
+    const now = this.clock.now();
+    const settings = this.host.settings.read();
+    if (settings.paused) return 0;
+    const room = Math.min(upTo, laneRoom(settings, this.host.runningCount(), inProcess.heldSlots(), now));
+    if (room <= 0) return 0;
+    const filter = { kinds: ask.kinds, excludeKinds: inProcess.kinds, excludeIds: [] } as const;
+    return this.candidates(filter, now, room).length;
+  }
+
   /** The best `limit` due heads the filter allows, in one statement. */
-  private candidates(filter: ClaimFilter, now: number, limit: number): Candidate[] {
+  private candidates(filter: Pick<ClaimFilter, "kinds" | "excludeKinds" | "excludeIds">, now: number, limit: number): Candidate[] {
     const excludeIds = JSON.stringify(filter.excludeIds);
     if (filter.kinds === null) return this.sql.exec<Candidate>(Q.CLAIM_CANDIDATES_SQL, now, JSON.stringify(filter.excludeKinds), excludeIds, limit).toArray();
     const kinds = [...new Set(filter.kinds)].filter((k) => !filter.excludeKinds.includes(k));

@@ -46,6 +46,8 @@ export interface DispatcherHost<E> {
   stuck(job: ClaimedJob, abortedForMs: number): void;
   /** Keeps the object alive until `promise` settles. */
   waitUntil(promise: Promise<unknown>): void;
+  /** Runs `fn` in one transaction: a batch's outcomes are written together. */
+  together<T>(fn: () => T): T;
   /** Milliseconds an aborted executor keeps its slot before it is called stuck. */
   readonly abortGraceMs: number;
 }

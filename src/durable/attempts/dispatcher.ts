@@ -22,6 +22,8 @@ import { RecordBatch } from "../steps/record-batch.js";
 import { durableSteps, executorContext, type AttemptRecorder } from "../steps/steps.js";
 import { withoutToken } from "../store/job-row.js";
 import type { DispatcherHost } from "./dispatcher-host.js";
+import { batchOptionsOf } from "./batch-executor.js";
+import { BatchStarts } from "./batch-starts.js";
 
 const RENEW_EVERY_MS = DISPATCH_LEASE_MS / 3;
 
@@ -42,12 +44,30 @@ export class Dispatcher<E = unknown> {
   private settleBusy: (() => void) | undefined;
   private spells = 0;
   readonly kinds: readonly string[];
+  /** Kinds whose executor runs one job at a time (the others are batch executors: attempts/batch-executor.ts). */
+  readonly singleKinds: readonly string[];
+  /** The batch executors' starts (null: the lane has none). */
+  private readonly batchStarts: BatchStarts<E> | null;
 
   constructor(
     private readonly host: DispatcherHost<E>,
     private readonly executors: ExecutorRegistry<E>,
   ) {
     this.kinds = Object.keys(executors);
+    const batches = Object.entries(executors).flatMap(([kind, executor]) => {
+      const options = batchOptionsOf(executor);
+      return options ? [[kind, options] as const] : [];
+    });
+    this.singleKinds = batches.length === 0 ? this.kinds : this.kinds.filter((kind) => !batches.some(([batch]) => batch === kind));
+    this.batchStarts = batches.length === 0 ? null : new BatchStarts<E>(batches, {
+      host,
+      busyJobIds: () => this.busyJobIds(),
+      heldSlots: () => this.heldSlots(),
+      open: (job, seq) => this.open(job, seq),
+      returned: (attempt, ended) => this.returned(attempt, ended),
+      settleCompletions: () => this.settleCompletions(),
+      dependenciesOf: (attempt) => this.dependenciesOf(attempt),
+    });
     this.records = new RecordBatch(host.checkpoints);
   }
 
@@ -117,12 +137,23 @@ export class Dispatcher<E = unknown> {
     }
   }
 
+  /** Whether a job of `kind` may start alone, in its enqueue's turn: a single-job executor's (a batch waits for company). */
+  startsAlone(kind: string): boolean {
+    return this.singleKinds.includes(kind);
+  }
+
   private pumpClaims(): void {
+    const singlesSeen = this.singleKinds.length === 0 || this.pumpSingles();
+    this.allSeen = (this.batchStarts === null || this.batchStarts.pump()) && singlesSeen;
+  }
+
+  /** Claims and starts due jobs of single-job kinds; answers whether it left none it may start. */
+  private pumpSingles(): boolean {
     for (;;) {
       const seqs = new Map<string, number>();
       const seen = { all: false };
       const claimed = this.host.claims.take({
-        kinds: this.kinds,
+        kinds: this.singleKinds,
         excludeKinds: [],
         excludeIds: this.busyJobIds(),
         heldSlots: this.heldSlots(),
@@ -131,10 +162,17 @@ export class Dispatcher<E = unknown> {
         maxBytes: Infinity,
         holder: "lane",
       }, seqs, seen);
-      this.allSeen = seen.all;
       for (const job of claimed) this.start(job, seqs.get(job.id)!);
-      if (claimed.length < MAX_CLAIM) return;
+      if (claimed.length < MAX_CLAIM) return seen.all;
     }
+  }
+
+  /**
+   * When a batch kind's due jobs start (its term of the wake, batch-starts.ts): now when a batch is
+   * ready, else when its oldest due job will have waited `waitMs`; null without due jobs of a batch kind.
+   */
+  batchWakeAt(): number | null {
+    return this.batchStarts?.wakeAt() ?? null;
   }
 
   /** Aborts the in-process attempt of a job, if any (`lostCause`: why, when the attempt lost its lease). */
@@ -176,15 +214,7 @@ export class Dispatcher<E = unknown> {
 
   /** Starts a claimed job: by a pump, or one its lane has just inserted running (`LaneStore.insertStarted`). */
   start(job: ClaimedJob, seq: number): void {
-    const deadline = Date.now() + job.timeoutMs;
-    const attempt: Attempt = {
-      job, seq, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false, recorded: false, steps: null,
-      snoozeUntil: null,
-      waitOn: null,
-    };
-    if (this.renewer === undefined) this.busy();
-    this.attempts.set(job.id, attempt);
-    if (this.deadlineTimer === undefined || deadline < this.deadlineAt) this.armDeadline(deadline);
+    const attempt = this.open(job, seq);
     const context = executorContext<E>(
       { signal: attempt.controller.signal, job: withoutToken(job), attempt: job.attempts, env: this.host.env },
       () => (attempt.steps ??= durableSteps(this.recorder(attempt))),
@@ -201,6 +231,20 @@ export class Dispatcher<E = unknown> {
       (value) => this.returned(attempt, { ok: true, value }),
       (error: unknown) => this.returned(attempt, { ok: false, error }),
     );
+  }
+
+  /** An attempt of a claimed job, kept until its executor returns: its deadline armed, the dispatcher busy. */
+  private open(job: ClaimedJob, seq: number): Attempt {
+    const deadline = Date.now() + job.timeoutMs;
+    const attempt: Attempt = {
+      job, seq, token: job.lease.token, controller: new AbortController(), cause: null, ended: false, returned: false, deadline, stuck: false, recorded: false, steps: null,
+      snoozeUntil: null,
+      waitOn: null,
+    };
+    if (this.renewer === undefined) this.busy();
+    this.attempts.set(job.id, attempt);
+    if (this.deadlineTimer === undefined || deadline < this.deadlineAt) this.armDeadline(deadline);
+    return attempt;
   }
 
   /** What an attempt's job was told of its dependencies and of its earlier attempts' waits (a first claim, generation 1, follows no wait). */

@@ -259,7 +259,7 @@ export class Enqueue {
    */
   private startAtOnce(spec: JobSpec, now: number): Result<Inserted> | null {
     const { store, dispatcher, wake } = this.host;
-    if (spec.queue !== null || spec.debounceKey !== null || spec.dependsOn !== null || !dispatcher.caughtUp || !dispatcher.kinds.includes(spec.kind)) return null;
+    if (spec.queue !== null || spec.debounceKey !== null || spec.dependsOn !== null || !dispatcher.caughtUp || !dispatcher.startsAlone(spec.kind)) return null;
     const lastWake = wake.lastComputed;
     if (spec.runAt > now || lastWake === undefined || (lastWake !== null && lastWake <= now)) return null;
     const settings = store.settings.read();

@@ -15,7 +15,8 @@ import type { ScheduleStore } from "../schedules/schedules.js";
 import type { LaneSettingsStore } from "../store/settings.js";
 import type { AlarmSteps } from "./alarm-steps.js";
 import type { AlarmWatch } from "./alarm-watch.js";
-import type { WakeReads } from "./reads.js";
+import type { WakeReads, WakeRows } from "./reads.js";
+import { laneFreeSlots } from "../flow/may-start.js";
 import { earliest, wakeTerms } from "./terms.js";
 
 export interface WakeSources {
@@ -64,7 +65,8 @@ export class WakeComputer {
     // Right after a pump no due in-process head was left with a free slot, unless the lane's bucket ran
     // dry first: then due heads wait for its next token, and are looked for.
     const looked = pumped && settings.read().rateLimit === null;
-    const rows = reads.rows(looked ? [] : dispatcher.kinds, dispatcher.busyJobIds(), held);
+    // Batch kinds have their own term (`batchTerm`): a due job of one waits for company, not for now.
+    const rows = reads.rows(looked ? [] : dispatcher.singleKinds, dispatcher.busyJobIds(), held);
     const heldCancels = rows.cancels > 0 ? cancels.inProcess().filter((c) => dispatcher.holds(c.id)).length : 0;
     const { concurrency, paused, retention: horizons } = settings.read();
     // The outbox's rows, never whether the lane has registrations: a purge deletes the last of those
@@ -74,7 +76,7 @@ export class WakeComputer {
     this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: partTerms.retentionPass, report: reportDueAt !== null };
     const { alarmSteps } = this.sources;
     const memory = { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels, heldClaims: this.sources.heldClaims(), reportDueAt, stepRetryAt: alarmSteps.retryAt() };
-    const wake = earliest(alarmSteps.defer(wakeTerms({ ...rows, ...partTerms }, memory, clock.now())));
+    const wake = earlierOf(earliest(alarmSteps.defer(wakeTerms({ ...rows, ...partTerms }, memory, clock.now()))), this.batchTerm(rows));
     alarmWatch.noteWake(wake);
     return wake;
   }
@@ -83,6 +85,17 @@ export class WakeComputer {
    * Whether a flush after nothing but completions outside any queue (a freed slot) may leave the wake
    * as the last re-arm stored it. Such a completion ends a lease (a later wake) and adds a settled
    * job; it makes the wake earlier only by freeing a slot in a lane that was full (the earliest future
+  /**
+   * When a batch kind's due jobs start (attempts/dispatcher.ts `batchWakeAt`: `size` due, or the oldest
+   * has waited `waitMs`), while the lane has a free slot, and not before its bucket's next token.
+   */
+  private batchTerm(rows: WakeRows): number | null {
+    const { dispatcher, settings } = this.sources;
+    if (laneFreeSlots(settings.read(), rows.running, dispatcher.heldSlots()) <= 0) return null;
+    const at = dispatcher.batchWakeAt();
+    return at === null || rows.laneToken === null ? at : Math.max(at, rows.laneToken);
+  }
+
    * head becomes a term), by settling the first job retention keeps an eye on (the retention term
    * appears), by an outcome to deliver (a lane with an outcome hook), or by a metrics report that comes to wait. `leasesTaken`: jobs started
    * at once since the last re-arm, whose leases are earlier terms while any attempt here runs.
@@ -96,3 +109,6 @@ export class WakeComputer {
     return !this.sources.deliverOutcomes && !saw.full && (saw.retention !== null || this.sources.settings.read().retention.completedMs === null);
   }
 }
+
+/** The earlier of two instants (null: none). */
+const earlierOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));

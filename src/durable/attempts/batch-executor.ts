@@ -1,0 +1,113 @@
+/**
+ * Batch executors (docs/api.md "Batches"): one function that runs many due jobs of a kind together
+ * (one provider call for 100 emails, one insert for 1,000 rows), each job still its own attempt with
+ * its own lease, signal and outcome. `batchExecutor` marks the function it returns, so that it sits in
+ * `defineLane({executors})` beside single-job executors and the dispatcher knows it by the mark.
+ */
+import { MAX_BATCH_EXECUTOR_SIZE, MAX_BATCH_EXECUTOR_WAIT_MS } from "../../shared/defaults.js";
+import type { ClaimedJob, DependencyOutcome } from "../../shared/job.js";
+import { NonRetryableError, RetryAfterError } from "../../shared/executor-errors.js";
+import type { SwitchyardEnv } from "../env.js";
+import type { Ended } from "./attempt.js";
+import type { Executor } from "./executors.js";
+
+/** One job of a batch as `run` sees it: no durable steps (`step`, `sleep`, `waitFor`), its own signal. */
+export interface BatchJob {
+  id: string;
+  payload: any;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Fires on this job's cancel, its own `timeoutMs`, or when its attempt loses its lease. */
+  signal: AbortSignal;
+  /** What the job's dependencies settled as and returned, in `dependsOn` order; empty without any. */
+  readonly dependencies: DependencyOutcome[];
+}
+
+/** `run`'s answer for one job, in input order: done with a result, or failed (retried unless `retry` is false). */
+export type BatchAnswer = { ok: true; result?: unknown } | { ok: false; error: string; retry?: boolean; retryAfterMs?: number };
+
+export interface BatchContext<E = SwitchyardEnv> {
+  env: E;
+  /** The lane's name. */
+  lane: string;
+}
+
+export interface BatchExecutorOptions<E = SwitchyardEnv> {
+  /** Most jobs started together, 1..100. */
+  size: number;
+  /** Longest a due job waits for company after its `runAt` before a smaller batch starts, 0..60000 ms. */
+  waitMs: number;
+  /** Runs the batch; answers one `BatchAnswer` per job, in input order. A throw fails every job. */
+  run(jobs: BatchJob[], ctx: BatchContext<E>): BatchAnswer[] | Promise<BatchAnswer[]>;
+}
+
+const BATCH = Symbol.for("switchyard.batchExecutor");
+
+/** An executor that runs its kind's jobs in batches. */
+export type BatchExecutor<E = SwitchyardEnv> = Executor<E> & { readonly [BATCH]: BatchExecutorOptions<E> };
+
+/**
+ * A batch executor for `defineLane({executors: {kind: batchExecutor({size, waitMs, run})}})`.
+ * Throws at once when `size` (1..100) or `waitMs` (0..60000) is out of range, or `run` is no function.
+ */
+export function batchExecutor<E = SwitchyardEnv>(options: BatchExecutorOptions<E>): BatchExecutor<E> {
+  const { size, waitMs, run } = options ?? ({} as BatchExecutorOptions<E>);
+  if (!Number.isInteger(size) || size < 1 || size > MAX_BATCH_EXECUTOR_SIZE) {
+    throw new RangeError(`batchExecutor: size must be an integer 1..${MAX_BATCH_EXECUTOR_SIZE}, got ${String(size)}`);
+  }
+  if (!Number.isInteger(waitMs) || waitMs < 0 || waitMs > MAX_BATCH_EXECUTOR_WAIT_MS) {
+    throw new RangeError(`batchExecutor: waitMs must be an integer 0..${MAX_BATCH_EXECUTOR_WAIT_MS}, got ${String(waitMs)}`);
+  }
+  if (typeof run !== "function") throw new TypeError("batchExecutor: run must be a function");
+  // The dispatcher never calls it as a single-job executor: it starts the kind's jobs in batches.
+  const executor = (() => {
+    throw new Error("a batch executor runs only in batches");
+  }) as unknown as BatchExecutor<E>;
+  Object.defineProperty(executor, BATCH, { value: Object.freeze({ size, waitMs, run }) });
+  return executor;
+}
+
+/** The batch options of an executor, or null for a single-job executor. */
+export function batchOptionsOf<E>(executor: Executor<E>): BatchExecutorOptions<E> | null {
+  return (executor as Partial<BatchExecutor<E>>)[BATCH] ?? null;
+}
+
+/**
+ * What each job's attempt ended with, from `run`'s answer: one per job in input order, or, for an
+ * answer that is not an array of that length, the same failure for every job.
+ */
+export function batchEndings(answer: Ended, count: number): Ended[] {
+  if (!answer.ok) return Array.from({ length: count }, () => answer);
+  const answers: unknown = answer.value;
+  if (!Array.isArray(answers) || answers.length !== count) {
+    const got = Array.isArray(answers) ? `an array of ${answers.length}` : answers === null ? "null" : typeof answers;
+    const error = new Error(`batch executor answered ${got}, not an array of ${count} answers`);
+    return Array.from({ length: count }, () => ({ ok: false, error }));
+  }
+  return answers.map((one: unknown): Ended => endingOf(one));
+}
+
+function endingOf(one: unknown): Ended {
+  if (typeof one !== "object" || one === null) return { ok: false, error: new Error(`batch executor answered ${one === null ? "null" : typeof one} for a job, not {ok, …}`) };
+  const a = one as { ok?: unknown; result?: unknown; error?: unknown; retry?: unknown; retryAfterMs?: unknown };
+  if (a.ok === true) return { ok: true, value: a.result };
+  const message = typeof a.error === "string" && a.error !== "" ? a.error : a.ok === false ? "batch executor failed the job" : "batch executor answered a job without ok: true or false";
+  if (a.ok === false && a.retry === false) return { ok: false, error: new NonRetryableError(message) };
+  if (a.ok === false && typeof a.retryAfterMs === "number" && Number.isFinite(a.retryAfterMs)) return { ok: false, error: new RetryAfterError(message, a.retryAfterMs) };
+  return { ok: false, error: new Error(message) };
+}
+
+/** A job of a batch as `run` gets it, from its attempt; its dependencies read from the lane on first use. */
+export function batchJobOf(attempt: { job: ClaimedJob; controller: AbortController }, dependencies: () => DependencyOutcome[]): BatchJob {
+  const { job } = attempt;
+  let known: DependencyOutcome[] | undefined;
+  return {
+    id: job.id,
+    payload: job.payload,
+    attempt: job.attempts,
+    signal: attempt.controller.signal,
+    get dependencies() {
+      return (known ??= dependencies());
+    },
+  };
+}
