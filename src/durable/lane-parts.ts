@@ -34,6 +34,7 @@ import { MetricsReporter } from "./metrics/reporter.js";
 import { TransitionLog } from "./events/transitions.js";
 import { LaneFailure } from "./operator/fail-lane.js";
 import { QueueStore } from "./operator/queues.js";
+import { SingletonQueues } from "./enqueue/singleton.js";
 import { RetentionStore } from "./operator/retention.js";
 import { ScheduleStore } from "./schedules/schedules.js";
 import type { SelfShard } from "./schedules/shard-fires.js";
@@ -273,7 +274,7 @@ export class LaneParts {
     this.keyMoves = new KeyMoves(storage, clock, { store, shard: this.shard, debouncer, peer: (i) => peer(shardObjectName(lane, i)) as unknown as KeyPeer, changed: () => this.wake.afterChange(), dependentsArrived: () => this.dependencies.dependentsArrived() });
     this.enqueue = new Enqueue(clock, entropy, {
       store, debouncer, dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: held, version, shard: this.shard,
-      metrics: this.metrics,
+      metrics: this.metrics, singleton: new SingletonQueues(storage, { store, cancels: this.cancels, dispatcher: this.dispatcher }),
     });
     // A sharded lane's fires go to the shards of their jobs, shard 0 answered in place (schedules/shard-fires.ts).
     this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue, { shard: this.shard, lanes: () => this.lanes(), self: () => hooks.self(), changed: () => this.wake.afterChange(false) });

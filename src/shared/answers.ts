@@ -2,7 +2,8 @@
 import type { ErrorBody } from "./errors.js";
 import type { EnqueueStatus, Job, RateLimit } from "./job.js";
 
-export type EnqueueAnswer = { status: EnqueueStatus; job: Job };
+/** `cancelling`: the running jobs a `singleton: "cancel-running"` enqueue asked to cancel. */
+export type EnqueueAnswer = { status: EnqueueStatus; job: Job; cancelling?: string[] };
 export type BatchAnswer = { results: { id: string; status: EnqueueStatus }[] };
 export type JobPage = { jobs: Job[]; cursor: string | null };
 export type CancelAnswer = { status: "cancelled" | "cancelling"; job: Job };

@@ -190,4 +190,4 @@ export interface LaneInfo {
 }
 
 /** What an enqueue did: a new job, the same one again, or (debounce) the queued job of its key replaced. */
-export type EnqueueStatus = "queued" | "duplicate" | "debounced";
+export type EnqueueStatus = "queued" | "duplicate" | "debounced" | "skipped";

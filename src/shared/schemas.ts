@@ -85,6 +85,12 @@ export const WaitpointDependencyRef = z
   .openapi("WaitpointDependencyRef");
 export type WaitpointDependencyRef = z.infer<typeof WaitpointDependencyRef>;
 
+/** One job per queue (docs/api.md "Singleton"): skip the enqueue while the queue holds a job, or cancel its running jobs. */
+export const Singleton = z
+  .enum(["skip", "cancel-running"])
+  .openapi("Singleton", { description: "needs a queue: skip (enqueue nothing while the queue holds a job) | cancel-running (ask its running jobs to cancel, queue this one behind)" });
+export type Singleton = z.infer<typeof Singleton>;
+
 /** Any JSON value; its size (at most 128 KiB serialized) is checked apart, as a 413. */
 export const JsonValue = z.unknown().openapi({ description: "any JSON value" });
 
@@ -113,6 +119,11 @@ export const EnqueueRequest = z
       .optional()
       .openapi({ description: "jobs and waitpoints that must settle before this one runs (blocked meanwhile); each must exist; an item names exactly one of `id` and `waitpoint`" }),
     dependencyFailure: z.enum(["fail", "ignore"]).optional().openapi({ description: "a dependency that does not complete: fail this job (default) or count it done" }),
+    singleton: Singleton.optional(),
+  })
+  .refine((r) => r.singleton === undefined || (r.queue != null && r.debounce === undefined), {
+    message: "singleton needs a queue, and no debounce",
+    path: ["singleton"],
   })
   .refine((r) => r.runAt === undefined || r.delayMs === undefined, {
     message: "give at most one of runAt and delayMs",

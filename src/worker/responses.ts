@@ -136,9 +136,11 @@ export const LaneInfo = z
   })
   .openapi("LaneInfo");
 
-const EnqueueStatus = z.enum(["queued", "duplicate", "debounced"]).openapi({ description: "a new job; the same one again; the queued job of its debounce key replaced" });
+const EnqueueStatus = z.enum(["queued", "duplicate", "debounced", "skipped"]).openapi({ description: "a new job; the same one again; the queued job of its debounce key replaced; (singleton skip) the job that holds the queue, nothing enqueued" });
 
-export const EnqueueResponse = z.object({ status: EnqueueStatus, job: Job }).openapi("EnqueueResponse");
+export const EnqueueResponse = z
+  .object({ status: EnqueueStatus, job: Job, cancelling: z.array(Name).optional().openapi({ description: "singleton cancel-running: the running jobs asked to cancel" }) })
+  .openapi("EnqueueResponse");
 
 export const BatchEnqueueResponse = z
   .object({ results: z.array(z.object({ id: Name, status: EnqueueStatus })) })

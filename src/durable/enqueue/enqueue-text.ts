@@ -16,12 +16,13 @@ export type EnqueueDone = { spec: JobSpec; inserted: Inserted };
 export function enqueueAnswerText(done: Result<EnqueueDone>, lane: string): string {
   if (!done.ok) return JSON.stringify(done);
   const { spec, inserted } = done.value;
-  if (inserted.status !== "queued" || inserted.job) return JSON.stringify(ok(enqueueAnswer(done.value, lane)));
+  if (inserted.status !== "queued" || inserted.job || inserted.cancelling) return JSON.stringify(ok(enqueueAnswer(done.value, lane)));
   return enqueuedNewText(spec.id, inserted.at);
 }
 
 /** The answer as an object, for the lane's `enqueue`: a new job built from its spec, else the job as stored. */
 export function enqueueAnswer({ spec, inserted }: EnqueueDone, lane: string): EnqueueAnswer {
   if (inserted.status !== "queued") return inserted;
-  return { status: "queued", job: inserted.job ?? enqueuedJob(spec, inserted.at, lane) };
+  const job = inserted.job ?? enqueuedJob(spec, inserted.at, lane);
+  return inserted.cancelling ? { status: "queued", job, cancelling: inserted.cancelling } : { status: "queued", job };
 }

@@ -25,6 +25,7 @@ import type { EnqueueDone } from "./enqueue-text.js";
 import { toSpec } from "../../shared/job-spec.js";
 import type { ShardState } from "../shards/shard-state.js";
 import { idOnShard } from "../../shared/shards.js";
+import type { SingletonQueues } from "./singleton.js";
 
 export interface EnqueueHost {
   readonly store: JobStore;
@@ -42,6 +43,8 @@ export interface EnqueueHost {
   readonly shard: ShardState;
   /** The metrics report (metrics/reporter.ts), told of an enqueue that no flush follows. */
   readonly metrics: { noteQuietChange(): void };
+  /** One job per queue (singleton.ts): read only by an enqueue that names `singleton`. */
+  readonly singleton: SingletonQueues;
 }
 
 export class Enqueue {
@@ -67,12 +70,21 @@ export class Enqueue {
     const now = this.clock.now();
     const spec = this.toSpec(request.value, now);
     if (!spec.ok) return spec;
+    const { singleton } = request.value;
     if (spec.value.dependsOn !== null) {
       const job = spec.value;
       // An id that exists answers at once, as any enqueue's: nothing to register.
       if (this.host.store.row(job.id)) return this.answered(job, this.host.store.existing(job));
-      return this.withDependencies([job], (known) => this.host.dependencies.write(job, now, known)).then((inserted) => this.answered(job, inserted));
+      // A queue held already: nothing to register either.
+      if (singleton === "skip") {
+        const holder = this.host.singleton.holder(job.queue!);
+        if (holder) return ok({ spec: job, inserted: { status: "skipped", job: holder } });
+      }
+      const write = (known: Known) => () => this.host.dependencies.write(job, now, known);
+      return this.withDependencies([job], (known) => (singleton === undefined ? write(known)() : this.host.singleton.apply(job, singleton, write(known))))
+        .then((inserted) => this.answered(job, inserted));
     }
+    if (singleton !== undefined) return this.singly(spec.value, singleton, request.value.id !== undefined, now);
     const started = this.startAtOnce(spec.value, now); // its wake is seen to
     const inserted = started ?? this.write(spec.value, request.value.id !== undefined, now);
     if (!inserted.ok) return inserted;
@@ -147,7 +159,20 @@ export class Enqueue {
   /** What an enqueue with dependencies wrote: its answer, and the flush it calls for. */
   private answered(spec: JobSpec, inserted: Result<Inserted>): Result<EnqueueDone> {
     if (!inserted.ok) return inserted;
-    if (inserted.value.status !== "duplicate") this.host.wake.afterChange(this.host.dispatcher.kinds.includes(spec.kind));
+    if (inserted.value.status === "queued" && inserted.value.cancelling) this.host.singleton.abortCancelled(inserted.value.cancelling);
+    if (inserted.value.status !== "duplicate" && inserted.value.status !== "skipped") this.host.wake.afterChange(this.host.dispatcher.kinds.includes(spec.kind));
+    return ok({ spec, inserted: inserted.value });
+  }
+
+  /**
+   * An enqueue that names `singleton` (never started at once: it has a queue). An id that names a job
+   * answers as without it (a duplicate, or a conflict); a skipped one changes nothing and counts in no stat.
+   */
+  private singly(spec: JobSpec, mode: NonNullable<EnqueueRequest["singleton"]>, idGiven: boolean, now: number): Result<EnqueueDone> {
+    const inserted = this.host.store.row(spec.id) ? this.write(spec, idGiven, now) : this.host.singleton.apply(spec, mode, () => this.write(spec, idGiven, now));
+    if (!inserted.ok) return inserted;
+    if (inserted.value.status === "queued" && inserted.value.cancelling) this.host.singleton.abortCancelled(inserted.value.cancelling);
+    if (inserted.value.status !== "skipped") this.enqueued(spec, inserted.value.status, now);
     return ok({ spec, inserted: inserted.value });
   }
 
@@ -188,24 +213,33 @@ export class Enqueue {
     const now = this.clock.now();
     const specs = this.toSpecs(traceparent === undefined && shards === undefined ? requests : requests.map((request) => ({ ...request, traceparent, shards })), now);
     if (!specs.ok) return specs;
+    // The running jobs singleton items asked to cancel: their attempts are aborted once the batch commits.
+    const cancelling: string[] = [];
     const flushed = (inserted: Result<BatchAnswer["results"]>) => {
-      if (inserted.ok) this.host.wake.afterChange(specs.value.some((spec) => this.host.dispatcher.kinds.includes(spec.kind)));
+      if (inserted.ok) {
+        this.host.singleton.abortCancelled(cancelling);
+        this.host.wake.afterChange(specs.value.some((spec) => this.host.dispatcher.kinds.includes(spec.kind)));
+      }
       return inserted;
     };
-    // With a debounced job or dependencies among them, each goes through the one-job write, in one
-    // transaction, all or nothing; without, all in one statement.
+    // With a debounced or singleton job or dependencies among them, each goes through the one-job
+    // write in order (a singleton item sees the items before it), in one transaction, all or nothing;
+    // without, all in one statement.
     const one = (known: Known) => {
       const results: BatchAnswer["results"] = [];
       for (const [i, spec] of specs.value.entries()) {
-        const done = spec.dependsOn !== null ? this.host.dependencies.write(spec, now, known) : this.write(spec, requests[i]!.id !== undefined, now);
+        const write = () => (spec.dependsOn !== null ? this.host.dependencies.write(spec, now, known) : this.write(spec, requests[i]!.id !== undefined, now));
+        const singleton = requests[i]!.singleton;
+        const done = singleton === undefined || this.host.store.row(spec.id) ? write() : this.host.singleton.apply(spec, singleton, write);
         if (!done.ok) return done;
+        if (done.value.status === "queued" && done.value.cancelling) cancelling.push(...done.value.cancelling);
         results.push({ id: done.value.status === "queued" ? spec.id : done.value.job.id, status: done.value.status });
       }
       return ok(results);
     };
     if (specs.value.some((spec) => spec.dependsOn !== null)) return this.withDependencies(specs.value, one).then(flushed);
-    const debounced = specs.value.some((spec) => spec.debounceKey !== null);
-    return flushed(debounced ? this.host.store.allOrNothing(() => one(new Map())) : this.host.store.insertJobs(specs.value, now));
+    const oneByOne = specs.value.some((spec, i) => spec.debounceKey !== null || requests[i]!.singleton !== undefined);
+    return flushed(oneByOne ? this.host.store.allOrNothing(() => one(new Map())) : this.host.store.insertJobs(specs.value, now));
   }
 
   /**

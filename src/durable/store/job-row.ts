@@ -183,7 +183,7 @@ export function toJob(row: JobRow, lane: string): Job {
  * became of it: a job with dependencies may be blocked, or failed at once), found its id's job the
  * same, or replaced the queued job of its debounce key.
  */
-export type Inserted = { status: "queued"; at: number; job?: Job } | { status: "duplicate" | "debounced"; job: Job };
+export type Inserted = { status: "queued"; at: number; job?: Job; cancelling?: string[] } | { status: "duplicate" | "debounced" | "skipped"; job: Job };
 
 /** A claimed row as its claimer sees it, token and all: built at once, not a job copied with a lease spread over it. */
 export function toClaimedJob(row: JobRow, lane: string): ClaimedJob {
