@@ -56,11 +56,19 @@ import { Wake, type Pump } from "./wake/wake.js";
 import { Waitpoints } from "./waitpoints/waitpoints.js";
 import { StreamLog } from "./results/stream-log.js";
 import { StreamReaders } from "./results/stream-readers.js";
+import { KindChecks } from "./kinds/kind-checks.js";
+import type { KindSchemas } from "../shared/kinds.js";
 
 /** How a lane class is built (`defineLane`). */
 export interface LaneOptions<E = SwitchyardEnv> {
   /** Kind → in-process executor. Kinds not listed here wait for pull consumers. */
   executors?: ExecutorRegistry<E>;
+  /**
+   * Kind → the Standard Schema of its payload and maybe of its result (docs/api.md "Typed kinds"): a
+   * payload is checked at every enqueue, a result before completion (`invalid_payload`). Kinds not
+   * listed take any JSON.
+   */
+  kinds?: KindSchemas;
   /**
    * Receives every recorded outcome, at least once: the outcome is stored as `completing`, handed
    * here, then settled. A throw is logged and the job settles all the same.
@@ -156,6 +164,9 @@ export class LaneParts {
   /** Stream readers held until their job has something new (results/stream-readers.ts). */
   readonly streamReaders: StreamReaders;
 
+  /** The declared kinds' checks of payloads and results (kinds/kind-checks.ts). */
+  readonly kinds: KindChecks;
+
   /** The Durable Object's state and its Worker's env, as the lane was given them. */
   readonly ctx: DurableObjectState;
   readonly env: SwitchyardEnv;
@@ -163,6 +174,7 @@ export class LaneParts {
   constructor(ctx: DurableObjectState, env: SwitchyardEnv, options: LaneOptions, clock: Clock, entropy: Entropy, hooks: LaneHooks) {
     this.ctx = ctx;
     this.env = env;
+    const kinds = (this.kinds = new KindChecks(options.kinds));
     // Synchronous SQL: done before any request can reach the object.
     this.schema = migrate(ctx.storage, clock.now());
     const storage = ctx.storage;
@@ -262,7 +274,7 @@ export class LaneParts {
         waitUntil,
         abortGraceMs: options.abortGraceMs ?? ABORT_GRACE_MS,
       },
-      options.executors ?? {},
+      kinds.executors(options.executors ?? {}),
     );
     this.waiters = new Waiters({ claim: (ask) => this.claims.forConsumer(ask, this.dispatcher), release: (id, token) => this.fenced.release(id, token).ok });
     const watchers = (this.watchers = new Watchers(() => store.laneCounts.oldestDueAt(clock.now()) !== null));
@@ -274,7 +286,7 @@ export class LaneParts {
     this.keyMoves = new KeyMoves(storage, clock, { store, shard: this.shard, debouncer, peer: (i) => peer(shardObjectName(lane, i)) as unknown as KeyPeer, changed: () => this.wake.afterChange(), dependentsArrived: () => this.dependencies.dependentsArrived() });
     this.enqueue = new Enqueue(clock, entropy, {
       store, debouncer, dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: held, version, shard: this.shard,
-      metrics: this.metrics, singleton: new SingletonQueues(storage, { store, cancels: this.cancels, dispatcher: this.dispatcher }),
+      metrics: this.metrics, kinds, singleton: new SingletonQueues(storage, { store, cancels: this.cancels, dispatcher: this.dispatcher }),
     });
     // A sharded lane's fires go to the shards of their jobs, shard 0 answered in place (schedules/shard-fires.ts).
     this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue, { shard: this.shard, lanes: () => this.lanes(), self: () => hooks.self(), changed: () => this.wake.afterChange(false) });

@@ -26,6 +26,7 @@ import type { SwitchyardEnv } from "./env.js";
 import { parse, parseBatchEnqueue, parseJsonText } from "./input.js";
 import { LaneLifecycle } from "./lane-lifecycle.js";
 import { LaneParts, type LaneOptions } from "./lane-parts.js";
+import type { KindSchemas } from "../shared/kinds.js";
 import type { ScheduleStore } from "./schedules/schedules.js";
 import type { CheckpointStore } from "./steps/checkpoints.js";
 import type { JobStore } from "./store/job-store.js";
@@ -510,9 +511,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   async streamEvents(id: unknown, after: unknown, holdMs?: unknown): Promise<Result<StreamPage>> { return this.gate.read(() => this.streams.streamEvents(id, after, holdMs)); }
 }
 
-/** Builds a lane class with executors and hooks, to export from a Worker under its binding's class name. */
-export function defineLane<E = SwitchyardEnv>(options: LaneOptions<E>): typeof Lane {
+/** A lane class and the kinds it declares (`defineLane({ kinds })`), which the RPC client's types read (`createLaneClient<typeof MyLane>`). */
+export type LaneClass<K extends KindSchemas = {}> = typeof Lane & { readonly kinds: K };
+
+/** Builds a lane class with executors, hooks and declared kinds, to export from a Worker under its binding's class name. */
+export function defineLane<E = SwitchyardEnv, K extends KindSchemas = {}>(options: LaneOptions<E> & { kinds?: K }): LaneClass<K> {
   return class extends Lane {
     static override options = options as LaneOptions; // the runtime hands the lane the Worker's env: E
+    /** The declared kinds, for the OpenAPI document (`createApp({ lane })`) and the RPC client's types. */
+    static readonly kinds = (options.kinds ?? {}) as K;
   };
 }

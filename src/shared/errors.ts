@@ -6,6 +6,7 @@ import type { Waitpoint } from "./waitpoint.js";
 
 export type ErrorCode =
   | "invalid_request"
+  | "invalid_payload"
   | "unauthorized"
   | "forbidden"
   | "job_not_found"

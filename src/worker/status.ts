@@ -4,6 +4,7 @@ import type { ErrorCode } from "../shared/errors.js";
 /** `satisfies` makes an unmapped code a compile error. */
 export const ERROR_STATUS = {
   invalid_request: 400,
+  invalid_payload: 400,
   unauthorized: 401,
   forbidden: 403,
   job_not_found: 404,

@@ -8,6 +8,7 @@ import { recordLost, recordTransition, testExecutors } from "./executors.js";
 import { testBatchExecutors } from "./batch-executors.js";
 import { throwingHooks } from "./hook-throws.js";
 import { deliverOutcome } from "./outcomes.js";
+import { kindExecutors, testKinds } from "./kinds.js";
 
 export { LaneRegistry } from "../../src/durable/registry.js";
 
@@ -62,11 +63,11 @@ export type TestableLane = InstanceType<ReturnType<typeof testable>>;
  * metrics reports (their wakes are their jobs' alone, which tests pin to the millisecond); METRICS_LANE does.
  */
 export class TestLane extends testable(
-  defineLane({ executors: { ...demoExecutors, ...testExecutors, ...testBatchExecutors }, onTransition: recordTransition, onLost: recordLost, log: false, abortGraceMs: 200, metricsReports: false }),
+  defineLane({ executors: { ...demoExecutors, ...testExecutors, ...kindExecutors, ...testBatchExecutors }, kinds: testKinds, onTransition: recordTransition, onLost: recordLost, log: false, abortGraceMs: 200, metricsReports: false }),
 ) {}
 
 /** PLAIN_LANE in tests: no executors (pull-only semantics). */
-export class PlainLane extends testable(defineLane({ metricsReports: false })) {}
+export class PlainLane extends testable(defineLane({ kinds: testKinds, metricsReports: false })) {}
 
 /** METRICS_LANE in tests: LANE's executors, and metrics reports to the registry as in production. */
 export class MetricsLane extends testable(defineLane({ executors: { ...demoExecutors, ...testExecutors }, onTransition: recordTransition, log: false, abortGraceMs: 200 })) {}

@@ -9,7 +9,7 @@
  */
 import type { AckAnswer } from "../../shared/answers.js";
 import { MAX_PROGRESS_BYTES } from "../../shared/defaults.js";
-import { fail, ok, type Result } from "../../shared/errors.js";
+import { fail, ok, type ErrorBody, type Result } from "../../shared/errors.js";
 import type { Job } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
 import type { AckItem } from "../../shared/schemas.js";
@@ -30,10 +30,11 @@ export interface AckWrites {
 
 type Prepared = { item: AckItem; json: Result<string> | null };
 
-export function applyAcks(acks: readonly AckItem[], writes: AckWrites): Result<AckAnswer[]> {
+/** `refused`: completions refused before any write (a result its kind's schema refuses), by index: each is its item's answer. */
+export function applyAcks(acks: readonly AckItem[], writes: AckWrites, refused: ReadonlyMap<number, ErrorBody> | null = null): Result<AckAnswer[]> {
   const prepared: Prepared[] = [];
   for (const [index, item] of acks.entries()) {
-    const json =
+    const json = refused?.has(index) ? { ok: false as const, error: refused.get(index)! } :
       item.op === "complete" ? serializeJson(item.result, "result") : item.op === "progress" ? serializeJson(item.progress, "progress", MAX_PROGRESS_BYTES) : null;
     if (json && !json.ok && json.error.code === "invalid_request") {
       const field = item.op === "complete" ? "result" : "progress";

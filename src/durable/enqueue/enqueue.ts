@@ -26,6 +26,7 @@ import { toSpec } from "../../shared/job-spec.js";
 import type { ShardState } from "../shards/shard-state.js";
 import { idOnShard } from "../../shared/shards.js";
 import type { SingletonQueues } from "./singleton.js";
+import type { KindChecks } from "../kinds/kind-checks.js";
 
 export interface EnqueueHost {
   readonly store: JobStore;
@@ -45,6 +46,8 @@ export interface EnqueueHost {
   readonly metrics: { noteQuietChange(): void };
   /** One job per queue (singleton.ts): read only by an enqueue that names `singleton`. */
   readonly singleton: SingletonQueues;
+  /** The declared kinds' payload checks (kinds/kind-checks.ts), made before anything is written. */
+  readonly kinds: KindChecks;
 }
 
 export class Enqueue {
@@ -63,9 +66,15 @@ export class Enqueue {
    * One enqueue: its spec and what the insert did, or the refusal. In its own turn, unless the job
    * has dependencies in other lanes: those are registered first (`withDependencies`).
    */
-  one(input: unknown): Result<EnqueueDone> | Promise<Result<EnqueueDone>> {
+  one(input: unknown, checked = false): Result<EnqueueDone> | Promise<Result<EnqueueDone>> {
     const request = parseEnqueue(input);
     if (!request.ok) return request;
+    if (!checked) {
+      // A schema that checks asynchronously: the enqueue goes on out of turn, once it has passed.
+      const refused = this.host.kinds.payload(request.value.kind, request.value.payload);
+      if (refused instanceof Promise) return refused.then((r) => r ?? this.one(input, true));
+      if (refused) return refused;
+    }
     // One reading of the clock: a job due now has `runAt` = `createdAt`, and the RPC client rebuilds both from it (enqueue-text.ts).
     const now = this.clock.now();
     const spec = this.toSpec(request.value, now);
@@ -119,7 +128,14 @@ export class Enqueue {
     const specs: { spec: JobSpec; idGiven: boolean; at: number }[] = [];
     for (const input of inputs) {
       const request = parseEnqueue(input);
-      const spec = request.ok ? this.toSpec(request.value, now) : request;
+      const checked = request.ok ? this.host.kinds.payload(request.value.kind, request.value.payload) : null;
+      if (checked instanceof Promise) {
+        // A schema that checks asynchronously: the job goes alone after the group (`one` checks it again).
+        checked.catch(() => undefined);
+        answers.push(null);
+        continue;
+      }
+      const spec = checked ?? (request.ok ? this.toSpec(request.value, now) : request);
       if (!spec.ok) answers.push(spec);
       else if (spec.value.dependsOn !== null) answers.push(null);
       else {
@@ -209,7 +225,13 @@ export class Enqueue {
    * flush. With dependencies among them, their remote ones are registered first (out of turn).
    * `traceparent` (valid, as stored): the trace context of every job of it.
    */
-  batch(requests: readonly EnqueueRequest[], traceparent?: string, shards?: number): Result<BatchAnswer["results"]> | Promise<Result<BatchAnswer["results"]>> {
+  batch(requests: readonly EnqueueRequest[], traceparent?: string, shards?: number, checked = false): Result<BatchAnswer["results"]> | Promise<Result<BatchAnswer["results"]>> {
+    if (!checked) {
+      // Every item's payload, all or nothing; a schema that checks asynchronously: out of turn, once they have passed.
+      const refused = this.host.kinds.batch(requests);
+      if (refused instanceof Promise) return refused.then((r) => r ?? this.batch(requests, traceparent, shards, true));
+      if (refused) return refused;
+    }
     const now = this.clock.now();
     const specs = this.toSpecs(traceparent === undefined && shards === undefined ? requests : requests.map((request) => ({ ...request, traceparent, shards })), now);
     if (!specs.ok) return specs;

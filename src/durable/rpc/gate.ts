@@ -8,7 +8,7 @@
 import type { ErrorCode, Result } from "../../shared/errors.js";
 
 /** Refusals of a call's input: bad input changes nothing (a 4xx), so it calls for no flush whatever the rule. */
-const INPUT_REFUSALS: ReadonlySet<ErrorCode> = new Set(["invalid_request", "payload_too_large"]);
+const INPUT_REFUSALS: ReadonlySet<ErrorCode> = new Set(["invalid_request", "invalid_payload", "payload_too_large"]);
 
 /**
  * Whether a change's answer calls for the flush: `true` (and look for jobs to start), `false` (flush,

@@ -5,7 +5,7 @@
 import * as S from "../../shared/schemas.js";
 import type { AcksAnswer } from "../../shared/answers.js";
 import { DEFAULT_LEASE_MS, MAX_PROGRESS_BYTES } from "../../shared/defaults.js";
-import { ok, type Result } from "../../shared/errors.js";
+import { ok, type ErrorBody, type Result } from "../../shared/errors.js";
 import type { Job, Lease, PulledJob } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
 import { applyAcks } from "../attempts/acks.js";
@@ -19,6 +19,8 @@ import type { CheckpointStore } from "../steps/checkpoints.js";
 import type { JobStore } from "../store/job-store.js";
 import type { Wake } from "../wake/wake.js";
 import type { WaitAnswer, Waits } from "../waits/waits.js";
+import { checkAckCompletions, checkCompletion } from "../kinds/completions.js";
+import type { KindChecks } from "../kinds/kind-checks.js";
 
 /** The parts a pull consumer's calls reach. */
 export interface PullConsumerParts {
@@ -32,6 +34,8 @@ export interface PullConsumerParts {
   readonly wake: Wake;
   /** An attempt's wait on a waitpoint (waits/waits.ts). */
   readonly waits: Waits;
+  /** The declared kinds' result checks (kinds/kind-checks.ts). */
+  readonly kinds: KindChecks;
 }
 
 export class PullConsumerRpc {
@@ -65,13 +69,20 @@ export class PullConsumerRpc {
     return lease.ok ? ok({ lease: lease.value }) : lease;
   }
 
-  complete(id: unknown, input: unknown): Result<{ job: Job }> {
+  complete(id: unknown, input: unknown): Result<{ job: Job }> | Promise<Result<{ job: Job }>> {
     const call = parseJobCall(id, S.CompleteRequest, input);
     if (!call.ok) return call;
     const result = serializeJson(call.value.request.result, "result");
     if (!result.ok) return result;
-    return jobAnswer(this.parts.fenced.complete(call.value.id, call.value.request.token, result.value));
+    const write = () => jobAnswer(this.parts.fenced.complete(call.value.id, call.value.request.token, result.value));
+    // A result of a kind with a result schema is checked before the fence: a refusal keeps the lease (kinds/completions.ts).
+    const refused = checkCompletion(this.parts.kinds, this.kindOf, call.value.id, call.value.request.result);
+    if (refused instanceof Promise) return refused.then((r) => r ?? write());
+    return refused ?? write();
   }
+
+  /** A job's kind, for the check of its result (only a lane that declares a result schema reads it). */
+  private readonly kindOf = (id: string) => this.parts.store.row(id)?.kind;
 
   fail(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.FailRequest, input);
@@ -109,14 +120,21 @@ export class PullConsumerRpc {
   acks(input: unknown): Result<AcksAnswer> | Promise<Result<AcksAnswer>> {
     const request = parse(S.AcksRequest, input);
     if (!request.ok) return request;
-    const { waits } = this.parts;
-    // Waits on waitpoints of other shards register with them first (waits/waits.ts `registered`).
-    const away = request.value.acks.flatMap((a) => (a.op === "wait" && waits.elsewhere(a.waitpoint) ? [a] : []));
-    if (away.length > 0) return waits.registered(away).then((registered) => registered.run((wait) => this.applied(request.value.acks, wait)));
-    return this.applied(request.value.acks, (id, token, waitpoint, timeoutMs) => waits.wait(id, token, waitpoint, timeoutMs));
+    // Completions of a kind with a result schema are checked first: a refused one is its item's answer (kinds/completions.ts).
+    const refused = checkAckCompletions(this.parts.kinds, this.kindOf, request.value.acks);
+    if (refused instanceof Promise) return refused.then((r) => this.acksChecked(request.value.acks, r));
+    return this.acksChecked(request.value.acks, refused);
   }
 
-  private applied(acks: S.AcksRequest["acks"], wait: Waits["wait"]): Result<AcksAnswer> {
+  private acksChecked(acks: S.AcksRequest["acks"], refused: ReadonlyMap<number, ErrorBody> | null): Result<AcksAnswer> | Promise<Result<AcksAnswer>> {
+    const { waits } = this.parts;
+    // Waits on waitpoints of other shards register with them first (waits/waits.ts `registered`).
+    const away = acks.flatMap((a) => (a.op === "wait" && waits.elsewhere(a.waitpoint) ? [a] : []));
+    if (away.length > 0) return waits.registered(away).then((registered) => registered.run((wait) => this.applied(acks, wait, refused)));
+    return this.applied(acks, (id, token, waitpoint, timeoutMs) => waits.wait(id, token, waitpoint, timeoutMs), refused);
+  }
+
+  private applied(acks: S.AcksRequest["acks"], wait: Waits["wait"], refused: ReadonlyMap<number, ErrorBody> | null): Result<AcksAnswer> {
     const results = applyAcks(acks, {
       complete: (id, token, json) => this.parts.fenced.complete(id, token, json),
       // A pull consumer may have recorded checkpoints: the batch deletes them with the completion.
@@ -126,7 +144,7 @@ export class PullConsumerRpc {
       snooze: (id, token, delayMs) => this.parts.fenced.snooze(id, token, delayMs),
       wait,
       progress: (id, token, json) => this.parts.checkpoints.progress(id, token, json),
-    });
+    }, refused);
     return results.ok ? ok({ results: results.value }) : results;
   }
 }

@@ -16,6 +16,7 @@ import { parse, parseScheduleName, ReservationNonce } from "../input.js";
 import type { ScheduleStore } from "../schedules/schedules.js";
 import type { ShardState } from "../shards/shard-state.js";
 import type { Wake } from "../wake/wake.js";
+import type { KindChecks } from "../kinds/kind-checks.js";
 
 /** A schedule's fire as its job's shard takes it: the schedule's job, its id `<name>@<T>` and `runAt` T, routed by a count of 2 or more. */
 const FireRequest = S.ScheduleJob.extend({
@@ -36,19 +37,28 @@ export interface ScheduleParts {
   readonly dispatcher: Dispatcher<SwitchyardEnv>;
   /** A fire flushes itself: shard 0 answers its own in place, not through the gate (rpc/gate.ts `flush.inBody`). */
   readonly wake: Wake;
+  /** The declared kinds' payload checks (kinds/kind-checks.ts). */
+  readonly kinds: KindChecks;
 }
 
 export class ScheduleRpc {
   constructor(private readonly parts: ScheduleParts) {}
 
-  putSchedule(name: unknown, input: unknown): Result<SchedulePut> {
+  putSchedule(name: unknown, input: unknown): Result<SchedulePut> | Promise<Result<SchedulePut>> {
     const schedule = parseScheduleName(name);
     if (!schedule.ok) return schedule;
     const request = parse(S.ScheduleRequest, input);
     if (!request.ok) return request;
+    // The job's payload, of a declared kind, is checked at the PUT (its fires enqueue it as it is).
+    const refused = this.parts.kinds.payload(request.value.job.kind, request.value.job.payload, ["job", "payload"]);
+    if (refused instanceof Promise) return refused.then((r) => r ?? this.putChecked(schedule.value, request.value));
+    return refused ?? this.putChecked(schedule.value, request.value);
+  }
+
+  private putChecked(schedule: string, request: S.ScheduleRequest): Result<SchedulePut> {
     // A sharded lane's schedules live on its shard 0, the object named after the lane (docs/concepts.md "Sharded lanes").
     if (this.parts.shard.index > 0) return fail("invalid_request", `a sharded lane's schedules live on its shard 0 (the object ${this.parts.lane}), not on shard ${this.parts.shard.index}`, [{ path: ["lane"], message: "not shard 0" }]);
-    return this.parts.schedules.put(schedule.value, request.value);
+    return this.parts.schedules.put(schedule, request);
   }
 
   getSchedule(name: unknown): Result<Schedule> {

@@ -1,0 +1,103 @@
+/**
+ * The lane's checks of its declared kinds (docs/api.md "Typed kinds"): a payload at every enqueue, a
+ * result at every completion. Each check answers null (nothing to check, or it passed), a refusal
+ * (`invalid_payload`, each issue's path from the body's root), or a Promise of either when the
+ * schema's check is asynchronous (Standard Schema allows it): the caller waits before its write
+ * transaction. A schema's output is never used: what is stored is what was sent.
+ *
+ * Cost: a lane that declares no kinds pays one null comparison a check; an undeclared kind of a lane
+ * that declares some, one map lookup.
+ */
+import { fail, type ErrorBody, type Issue } from "../../shared/errors.js";
+import { describeIssues, toIssue, type KindSchemas, type StandardSchemaV1 } from "../../shared/kinds.js";
+import type { Executor, ExecutorRegistry } from "../attempts/executors.js";
+
+export type Refused = { ok: false; error: ErrorBody };
+
+/** A check's answer: null when it passed (or there was nothing to check), else the refusal; a Promise of either when the schema checks asynchronously. */
+export type Checked = Refused | null | Promise<Refused | null>;
+
+type Path = readonly (string | number)[];
+
+const PAYLOAD: Path = ["payload"];
+const RESULT: Path = ["result"];
+
+export class KindChecks {
+  private readonly payloads: ReadonlyMap<string, StandardSchemaV1> | null;
+  private readonly results: ReadonlyMap<string, StandardSchemaV1> | null;
+
+  constructor(kinds: KindSchemas | undefined) {
+    const entries = Object.entries(kinds ?? {});
+    this.payloads = entries.length === 0 ? null : new Map(entries.map(([kind, schema]) => [kind, schema.payload]));
+    const results = entries.flatMap(([kind, schema]) => (schema.result ? [[kind, schema.result] as const] : []));
+    this.results = results.length === 0 ? null : new Map(results);
+  }
+
+  /** Whether any kind declares a result schema: only then does a completion read its job's kind. */
+  get checksResults(): boolean {
+    return this.results !== null;
+  }
+
+  /** One enqueue's payload (absent: null, as it is stored); `prefix`: the payload's path in its body. */
+  payload(kind: string, payload: unknown, prefix: Path = PAYLOAD): Checked {
+    const schema = this.payloads?.get(kind);
+    if (schema === undefined) return null;
+    return refusal(issuesOf(schema, payload ?? null, prefix), () => `payload of kind ${kind}`);
+  }
+
+  /** A batch's payloads, all of them: every issue of every item (its path naming the item: `jobs`, i, `payload`, …). */
+  batch(jobs: readonly { kind: string; payload?: unknown }[]): Checked {
+    if (this.payloads === null) return null;
+    const found: (Issue[] | null | Promise<Issue[] | null>)[] = [];
+    for (const [i, job] of jobs.entries()) {
+      const schema = this.payloads.get(job.kind);
+      if (schema !== undefined) found.push(issuesOf(schema, job.payload ?? null, ["jobs", i, "payload"]));
+    }
+    if (found.length === 0) return null;
+    const what = () => "payloads of the batch";
+    if (!found.some((f) => f instanceof Promise)) return refusal((found as (Issue[] | null)[]).flatMap((f) => f ?? []), what);
+    return Promise.all(found).then((all) => refusal(all.flatMap((f) => f ?? []), what));
+  }
+
+  /** A completion's result (absent: null, as it is stored) for a job of `kind`. */
+  result(kind: string, result: unknown): Checked {
+    const schema = this.results?.get(kind);
+    if (schema === undefined) return null;
+    return refusal(issuesOf(schema, result ?? null, RESULT), () => `result of kind ${kind}`);
+  }
+
+  /**
+   * The executors, each of a kind with a result schema made to check its result before it is
+   * recorded: a result that breaks it fails the attempt as a throw would, its error naming the issues.
+   * The others are handed back as they are.
+   */
+  executors<E>(registry: ExecutorRegistry<E>): ExecutorRegistry<E> {
+    if (this.results === null) return registry;
+    const checked: Record<string, Executor<E>> = { ...registry };
+    for (const [kind, run] of Object.entries(registry)) {
+      if (!this.results.has(kind)) continue;
+      checked[kind] = async (payload, ctx) => {
+        const value: unknown = await run(payload, ctx);
+        const refused = await this.result(kind, value);
+        if (refused) throw new Error(refused.error.message);
+        return value;
+      };
+    }
+    return checked;
+  }
+}
+
+/** The issues of `value` against `schema`, their paths under `prefix`; null: none. */
+function issuesOf(schema: StandardSchemaV1, value: unknown, prefix: Path): Issue[] | null | Promise<Issue[] | null> {
+  const result = schema["~standard"].validate(value);
+  return result instanceof Promise ? result.then((r) => listed(r, prefix)) : listed(result, prefix);
+}
+
+function listed(result: StandardSchemaV1.Result<unknown>, prefix: Path): Issue[] | null {
+  return result.issues === undefined ? null : result.issues.map((issue) => toIssue(issue, prefix));
+}
+
+function refusal(issues: Issue[] | null | Promise<Issue[] | null>, what: () => string): Checked {
+  if (issues instanceof Promise) return issues.then((found) => refusal(found, what) as Refused | null);
+  return issues === null || issues.length === 0 ? null : fail("invalid_payload", describeIssues(what(), issues), issues);
+}
