@@ -1,6 +1,7 @@
 /** The demo executors of docs/api.md, registered by the repo's own worker (`npm run dev`). */
 import type { ExecutorContext, ExecutorRegistry } from "../durable/attempts/executors.js";
 import type { Json } from "../shared/job.js";
+import { batchExecutor } from "../durable/lane.js";
 
 const count = (value: unknown) => (typeof value === "number" && Number.isInteger(value) && value >= 0 ? value : 0);
 
@@ -85,6 +86,21 @@ export const DEMO_THROWS = {
 
 export type DemoThrow = keyof typeof DEMO_THROWS;
 
+/**
+ * `demo.batch`: completes each job of a batch with its size and the job's place in it; a job whose
+ * payload asks (`"fail": true`) fails alone, on every attempt.
+ */
+const demoBatch = batchExecutor({
+  size: 10,
+  waitMs: 200,
+  run: (jobs) =>
+    jobs.map((job, index) =>
+      (job.payload as { fail?: unknown } | null)?.fail === true
+        ? { ok: false as const, error: "demo.batch: failing as asked" }
+        : { ok: true as const, result: { batchSize: jobs.length, index } },
+    ),
+});
+
 /** The executors `npm run dev` registers (docs/api.md, "Demo executors"). */
 export const demoExecutors: ExecutorRegistry = {
   "demo.echo": (payload: Json) => payload,
@@ -110,6 +126,7 @@ export const demoExecutors: ExecutorRegistry = {
     const waited = await waitFor("approval", timeoutMs === undefined ? {} : { timeoutMs });
     return waited.outcome === "completed" ? { approved: waited.result } : { timedOut: true };
   },
+  "demo.batch": demoBatch,
   "demo.throw": (payload: { value?: unknown } | null) => {
     const name = typeof payload?.value === "string" && Object.hasOwn(DEMO_THROWS, payload.value) ? (payload.value as DemoThrow) : "undefined";
     throw DEMO_THROWS[name]();
