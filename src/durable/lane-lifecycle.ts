@@ -79,6 +79,7 @@ export class LaneLifecycle {
       this.parts.waitpoints.alarm(this.parts.store.settings.read().retention.completedMs);
       void this.parts.waitpointOutbox.deliver(); // after the timeouts, whose notices go in the same alarm
     });
+    steps.run("bulk", () => this.parts.bulk.turn()); // one chunk an alarm: the term brings it back at once
     steps.run("housekeeping", () => this.housekeeping());
     this.parts.wake.afterChange();
     steps.run("flush", () => this.parts.wake.flush()); // within the handler: an alarm set after it returns could be taken for consumed

@@ -51,6 +51,7 @@ import { AlarmWatch } from "./wake/alarm-watch.js";
 import { History } from "./history/history.js";
 import { recordingOn } from "./history/recording.js";
 import { WakeComputer } from "./wake/compute.js";
+import { BulkActions } from "./bulk/bulk-actions.js";
 import { WakeReads } from "./wake/reads.js";
 import { Wake, type Pump } from "./wake/wake.js";
 import { Waitpoints } from "./waitpoints/waitpoints.js";
@@ -159,6 +160,8 @@ export class LaneParts {
   readonly keyMoves: KeyMoves;
   /** The lane's waitpoints: made, settled once, timed out and kept (waitpoints/waitpoints.ts). */
   readonly waitpoints: Waitpoints;
+  /** Bulk requeue, cancel and delete by filter, a chunk a turn of the alarm (bulk/bulk-actions.ts). */
+  readonly bulk: BulkActions;
   /** Jobs' event logs: their chunk writes and pages (results/stream-log.ts). */
   readonly streamLog: StreamLog;
   /** Stream readers held until their job has something new (results/stream-readers.ts). */
@@ -290,12 +293,14 @@ export class LaneParts {
     });
     // A sharded lane's fires go to the shards of their jobs, shard 0 answered in place (schedules/shard-fires.ts).
     this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue, { shard: this.shard, lanes: () => this.lanes(), self: () => hooks.self(), changed: () => this.wake.afterChange(false) });
+    this.bulk = new BulkActions(storage, clock, entropy, { store, cancels: this.cancels, dispatcher: this.dispatcher });
     this.wakeComputer = new WakeComputer({
       clock, settings: store.settings, reads: new WakeReads(storage.sql, clock, store.settings, () => this.queues.anyRateLimited()), cancels: this.cancels,
       dispatcher: this.dispatcher, outcomes: this.outcomes, retention: this.retention, schedules: this.schedules, alarmWatch: this.alarmWatch, deliverOutcomes,
       heldClaims: () => held.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
       reportDueAt: () => this.metrics.dueAt(), alarmSteps: this.alarmSteps, keyMoveAt: () => (this.shard.count() > 1 ? this.keyMoves.nextAt() : null),
       waitpointAt: () => earliestOf(this.waitpoints.nextAt(store.settings.read().retention.completedMs), this.waitpointOutbox.nextAt()),
+      bulkAt: () => this.bulk.nextAt(),
     });
   }
 

@@ -62,6 +62,8 @@ import { StreamRpc } from "./rpc/streams.js";
 import { WaitpointWaiterRpc } from "./rpc/waitpoint-waiters.js";
 import type { WaitpointNoticeAnswer, WaitpointRegistrationAnswer } from "./waits/waitpoint-notices.js";
 import type { StreamPage, StreamWritten } from "../shared/stream.js";
+import type { Bulk } from "../shared/bulk.js";
+import { BulkRpc } from "./bulk/bulk-rpc.js";
 
 export type { LaneOptions, LostEvent, TransitionEvent };
 
@@ -111,6 +113,7 @@ export { batchExecutor } from "./attempts/batch-executor.js";
   private readonly streams: StreamRpc;
   private readonly jobWaits: JobWaitRpc;
   private readonly waitpointWaiters: WaitpointWaiterRpc;
+  private readonly bulk: BulkRpc;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
@@ -143,6 +146,7 @@ export { batchExecutor } from "./attempts/batch-executor.js";
     this.streams = new StreamRpc(parts);
     this.jobWaits = new JobWaitRpc(parts);
     this.waitpointWaiters = new WaitpointWaiterRpc(parts);
+    this.bulk = new BulkRpc(parts.bulk);
     void ctx.blockConcurrencyWhile(() => life.start());
   }
 
@@ -254,6 +258,14 @@ export { batchExecutor } from "./attempts/batch-executor.js";
   async requeue(id: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.operator.requeue(id)); }
 
   async sweep(input: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.operator.sweep(input)); }
+
+  /** Accepts a bulk action, applied a chunk a turn by the alarm (bulk/); `id`: a sharded lane's router's, the same on every shard. Its term is now: the flush re-arms, no job became startable; a refusal changed nothing. */
+  async startBulk(input: unknown, id?: unknown): Promise<Result<Bulk>> { return this.gate.change(() => this.bulk.startBulk(input, id), (answer) => (answer.ok ? false : null)); }
+
+  async getBulk(id: unknown): Promise<Result<Bulk>> { return this.gate.read(() => this.bulk.getBulk(id)); }
+
+  /** The bulk action that runs here (null: none), which a sharded lane's router asks of every shard before it starts one. */
+  async runningBulk(): Promise<Result<Bulk | null>> { return this.gate.read(() => this.bulk.runningBulk()); }
 
   // ---- pull consumers: the fence ----
 

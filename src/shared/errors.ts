@@ -3,6 +3,7 @@
  * HTTP statuses are the front worker's business (src/worker/status.ts).
  */
 import type { Waitpoint } from "./waitpoint.js";
+import type { Bulk } from "./bulk.js";
 
 export type ErrorCode =
   | "invalid_request"
@@ -32,6 +33,8 @@ export type ErrorCode =
   | "lane_schema_too_new"
   | "lane_not_empty"
   | "wrong_shard"
+  | "bulk_not_found"
+  | "bulk_running"
   | "internal";
 
 /** One problem of an invalid request: where (a path into the input) and what. */
@@ -52,7 +55,9 @@ export type ErrorDetails = Issue[] | { ids: string[] } | { index: number } | { d
   /** `wrong_shard`: the shard count the shard holds, and the shard an id is reserved for, if that is why (a debounce key's, `key`: the shard it is reserved for, if that is why). */
   | { shards: number; reservedFor?: number; key?: true; keyReservedFor?: number }
   /** `waitpoint_settled`: the waitpoint as it is. */
-  | { waitpoint: Waitpoint };
+  | { waitpoint: Waitpoint }
+  /** `bulk_running`: the bulk action that runs. */
+  | { bulk: Bulk };
 
 /** The one error class of the project. Thrown in the worker; rebuilt there from a lane's `ErrorBody`. */
 export class QueueError extends Error {

@@ -10,7 +10,7 @@ import type { JobState, Outcome } from "./job.js";
 export type LostCause = "expired" | "superseded" | "settled" | "recovered";
 
 /** The steps of a lane's alarm, each run on its own (one that throws starves none of the others). */
-export type AlarmStep = "fires" | "recovery" | "reconcile" | "windUp" | "expiry" | "undeliverable" | "retention" | "outbox" | "housekeeping" | "flush" | "sent" | "keyMoves" | "waitpoints";
+export type AlarmStep = "fires" | "recovery" | "reconcile" | "windUp" | "expiry" | "undeliverable" | "retention" | "outbox" | "housekeeping" | "flush" | "sent" | "keyMoves" | "waitpoints" | "bulk";
 
 export type LogEvent =
   | {

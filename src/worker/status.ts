@@ -12,6 +12,8 @@ export const ERROR_STATUS = {
   schedule_not_found: 404,
   waitpoint_not_found: 404,
   waitpoint_settled: 409,
+  bulk_not_found: 404,
+  bulk_running: 409,
   job_conflict: 409,
   job_settled: 409,
   job_cancelled: 409,

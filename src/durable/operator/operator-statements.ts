@@ -48,7 +48,7 @@ export const LAST_SEQ_SQL = `SELECT COALESCE(MAX(seq), 0) AS seq FROM jobs`;
  * A settled job is kept while its dependents have not all been told (its outbox rows, which read its
  * result, are not all acknowledged): one probe of `outbox_by_dependency`, an empty range for almost all.
  */
-const UNTOLD = `EXISTS (SELECT 1 FROM outbox o WHERE o.dep_seq = jobs.seq)`;
+export const UNTOLD = `EXISTS (SELECT 1 FROM outbox o WHERE o.dep_seq = jobs.seq)`;
 
 /** The settled jobs of one outcome settled before a cutoff, oldest first, on `jobs_settled_by_outcome`. */
 const settledBefore = (outcome: Outcome, cutoff: string) => `SELECT * FROM (SELECT seq, id, settled_at FROM jobs

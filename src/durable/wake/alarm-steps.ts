@@ -29,6 +29,7 @@ const TERMS_OF: Record<AlarmStep, readonly (keyof WakeTerms)[]> = {
   sent: [],
   keyMoves: ["keyMove"],
   waitpoints: ["waitpoints"],
+  bulk: ["bulk"],
 };
 
 type Failing = { failures: number; retryAt: number };

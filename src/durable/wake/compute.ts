@@ -45,6 +45,8 @@ export interface WakeSources {
   keyMoveAt?(): number | null;
   /** The waitpoints' term: a pending one's timeout, a settled one's horizon (null: none; kept in memory, no statement per wake). */
   waitpointAt?(): number | null;
+  /** The bulk actions' term: now while one runs, else the removal of the oldest finished one (bulk/bulk-actions.ts; kept in memory). */
+  bulkAt?(): number | null;
 }
 
 export class WakeComputer {
@@ -71,7 +73,7 @@ export class WakeComputer {
     const { concurrency, paused, retention: horizons } = settings.read();
     // The outbox's rows, never whether the lane has registrations: a purge deletes the last of those
     // while the notices it wrote are still owed, and a restarted instance would forget them.
-    const partTerms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt(), nextKeyMove: this.sources.keyMoveAt?.() ?? null, nextWaitpoint: this.sources.waitpointAt?.() ?? null };
+    const partTerms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt(), nextKeyMove: this.sources.keyMoveAt?.() ?? null, nextWaitpoint: this.sources.waitpointAt?.() ?? null, nextBulk: this.sources.bulkAt?.() ?? null };
     const reportDueAt = this.sources.reportDueAt();
     this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: partTerms.retentionPass, report: reportDueAt !== null };
     const { alarmSteps } = this.sources;

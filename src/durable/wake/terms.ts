@@ -48,13 +48,15 @@ export interface WakeTerms {
   stepRetry: number | null;
   /** The earliest timeout of a pending waitpoint, or a settled one past its horizon (waitpoints/waitpoints.ts): now once due. */
   waitpoints: number | null;
+  /** A bulk action's next chunk (now while one runs), or the removal of a finished one past its keeping (bulk/bulk-actions.ts). */
+  bulk: number | null;
 }
 
 /**
  * What the terms are computed from: the jobs' rows (reads.ts), the next retention pass
  * (operator/retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
  */
-export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null; nextKeyMove?: number | null; nextWaitpoint?: number | null };
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null; nextKeyMove?: number | null; nextWaitpoint?: number | null; nextBulk?: number | null };
 
 /** What the lane itself holds in memory that the rows cannot say. */
 export interface WakeMemory {
@@ -86,6 +88,7 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     keyMove: rows.nextKeyMove == null ? null : Math.max(now, rows.nextKeyMove),
     stepRetry: memory.stepRetryAt === null ? null : Math.max(now, memory.stepRetryAt),
     waitpoints: rows.nextWaitpoint == null ? null : Math.max(now, rows.nextWaitpoint),
+    bulk: rows.nextBulk == null ? null : Math.max(now, rows.nextBulk),
   };
 }
 
