@@ -218,7 +218,7 @@ export class LaneParts {
       row: (id) => store.row(id), isPending: (id) => this.dependencies.isPending(id), heard: (row, failure, now) => this.dependencies.heard(row, failure, now),
       owed: () => this.waitpointOutbox.noticesOwed(),
     }));
-    this.waitpointOutbox = new WaitpointOutbox(storage, clock, entropy, { lane, objectName, waitpoints: this.waitpoints, apply: (notices) => remoteWaits.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange() });
+    this.waitpointOutbox = new WaitpointOutbox(storage, clock, entropy, { lane, objectName, waitpoints: this.waitpoints, apply: (notices) => remoteWaits.apply(notices), peer, withdraw: (to, registrations, token) => remoteWaits.unregisterWith(to, registrations, token), waitUntil, changed: () => this.wake.afterChange() });
     this.outbox = new Outbox(storage, clock, entropy, { lane, objectName, apply: (notices) => this.dependencies.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange(), mayNotify: () => this.dependencies.mayNotify });
     this.claims = new Claims(storage, clock, entropy, {
       lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),

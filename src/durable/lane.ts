@@ -253,7 +253,7 @@ export { batchExecutor } from "./attempts/batch-executor.js";
    */
   async configure(input: unknown): Promise<Result<LaneInfo>> { return this.gate.change(() => this.shards.configure(input)); }
 
-  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> { return this.gate.change(() => this.operator.cancel(id, input)); }
+  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> { return this.gate.change(() => this.withdrawn(this.operator.cancel(id, input))); }
 
   async requeue(id: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.operator.requeue(id)); }
 
@@ -426,7 +426,7 @@ export { batchExecutor } from "./attempts/batch-executor.js";
    * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order)
    * and aborts their in-process attempts; `more`: whether any queued or running job is left.
    */
-  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> { return this.gate.change(() => this.operator.failLane(input)); }
+  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> { return this.gate.change(() => this.withdrawn(this.operator.failLane(input))); }
 
   /** Who holds a queue (a completing job reports `running`), else its next job, and how many are queued. */
   async queueInfo(queue: unknown): Promise<Result<QueueInfo>> { return this.gate.read(() => this.operator.queueInfo(queue)); }
@@ -435,7 +435,7 @@ export { batchExecutor } from "./attempts/batch-executor.js";
   async putQueue(queue: unknown, input: unknown): Promise<Result<QueueInfo>> { return this.gate.change(() => this.operator.putQueue(queue, input)); }
 
   /** Deletes the queue's queued jobs enqueued before the call (a running or completing head runs on). */
-  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> { return this.gate.change(() => this.operator.purgeQueue(queue)); }
+  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> { return this.gate.change(async () => this.withdrawn(await this.operator.purgeQueue(queue))); }
 
   // ---- schedules ----
 
@@ -478,11 +478,21 @@ export { batchExecutor } from "./attempts/batch-executor.js";
    */
   async registerWaitpointWaiters(input: unknown, hop?: unknown, token?: unknown): Promise<Result<WaitpointRegistrationAnswer[]>> { return this.gate.change(() => this.waitpointWaiters.registerWaitpointWaiters(input, hop, token), (answer) => (answer.ok ? false : null)); }
 
-  /** Another object's enqueue or wait, refused, withdraws the registrations it made here (those of its `token` alone). No flush: a registration is no term of the wake. */
+  /** Another object's enqueue or wait, refused, or its job that stopped waiting unheard, withdraws the registrations it made here (those of its `token` alone). No flush: a registration is no term of the wake. */
   async unregisterWaitpointWaiters(input: unknown, hop?: unknown, token?: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.waitpointWaiters.unregisterWaitpointWaiters(input, hop, token), flush.never); }
 
   /** Another object's waitpoint outbox tells this one of settled waitpoints its jobs wait on: each applied at most once; answers per notice. */
   async notifyWaitpointWaiters(input: unknown): Promise<Result<WaitpointNoticeAnswer[]>> { return this.gate.change(() => this.waitpointWaiters.notifyWaitpointWaiters(input)); }
+
+  /**
+   * `answer`, once the registrations its change withdrew (jobs waiting on waitpoints elsewhere,
+   * cancelled, failed or deleted) are taken back there, so that those waitpoints' `waiters` no longer
+   * count them (waits/waitpoint-outbox.ts: at most 2 s; none owed, no wait and no statement).
+   */
+  private withdrawn<T>(answer: Result<T>): Result<T> | Promise<Result<T>> {
+    const told = this.parts.waitpointOutbox.withdrawNow();
+    return told === null ? answer : told.then(() => answer);
+  }
 
   /** Deletes settled waitpoints settled before `settledBefore` (at most `limit`) whose waiters were all told: the lane's sweep's share. */
   async sweepWaitpoints(input: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.waitpointRpc.sweepWaitpoints(input)); }

@@ -4,8 +4,7 @@
  * so that the dependencies and the waits (waits.ts) each name it without naming each other.
  */
 import type { DependsOnItem, WaitpointRef } from "../../shared/job.js";
-import type { Waitpoint } from "../../shared/waitpoint.js";
-import type { Registered, WaitRegistrations } from "./waitpoint-notices.js";
+import type { KnownWaitpoints, Registered, WaitRegistrations } from "./waitpoint-notices.js";
 
 /** A waitpoint's settlement as a waiting job keeps it: completed with a result (JSON text), timed out, or not yet (null). */
 export type WaitOutcome = "completed" | "timedOut";
@@ -16,6 +15,8 @@ export interface WaitEntry {
   ref: WaitpointRef;
   outcome: WaitOutcome | null;
   result: string | null;
+  /** The token of its registration with the waitpoint's object (none: a waitpoint of this object). */
+  token?: string;
 }
 
 /** The waitpoint items of a dependent: each as it stands, and those that do not exist. */
@@ -26,7 +27,7 @@ export interface LookedUp {
 
 export interface DependsOnWaits {
   /** The waitpoint items among `items` (a dependent's whole `dependsOn`), as they stand now: elsewhere, as `known` found them (registrations, by `waitKey`). */
-  look(items: readonly DependsOnItem[], known?: ReadonlyMap<string, Waitpoint>): LookedUp;
+  look(items: readonly DependsOnItem[], known?: KnownWaitpoints): LookedUp;
   /** The registrations that the dependents' waitpoint items of other objects call for, by lane (none: empty). */
   registrationsOf(specs: readonly { id: string; items: readonly DependsOnItem[] }[]): WaitRegistrations;
   /** Registers them under the enqueue's `token`, before it writes (remote-waits.ts). */

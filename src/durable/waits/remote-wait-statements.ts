@@ -54,6 +54,30 @@ export const TELL_JOB_WAITS_SQL = `UPDATE job_waits SET outcome = ?4, result = ?
 /** Whether job ?1 (seq) waits or waited on waitpoint ?3 of lane ?2 (a notice told twice is a repeat). */
 export const KNOWN_JOB_WAIT_SQL = `SELECT 1 FROM job_waits WHERE job_seq = ?1 AND lane = ?2 AND waitpoint = ?3 LIMIT 1`;
 
+// ---- the waiter's side: registrations withdrawn (migration 26) ----
+
+/** Job ?1 (seq) registered with a waitpoint of another object: its settlement or deletion unheard withdraws it (the triggers of migration 26). */
+export const MARK_REMOTE_WAITS_SQL = `UPDATE jobs SET remote_waits = 1 WHERE seq = ?1 AND remote_waits IS NULL`;
+
+/** Job ?1 (seq) waits again on its unheard wait at ?2, registered anew under token ?3 (an attempt's wait after a requeue). */
+export const REREGISTER_WAIT_SQL = `UPDATE job_waits SET token = ?3 WHERE job_seq = ?1 AND position = ?2 AND outcome IS NULL`;
+
+/** Whether this object may owe withdrawals: a registration held, or a withdrawal owed (read once an instance). */
+export const ANY_REGISTERED_SQL = `SELECT 1 FROM job_waits WHERE token IS NOT NULL UNION ALL SELECT 1 FROM waitpoint_withdrawals LIMIT 1`;
+
+/** The next withdrawal due (its wake term). */
+export const NEXT_WITHDRAWAL_SQL = `SELECT MIN(next_at) AS at FROM waitpoint_withdrawals`;
+
+/** Due withdrawals, oldest first. ?1 now, ?2 limit. */
+export const DUE_WITHDRAWALS_SQL = `SELECT seq, lane, waitpoint, id, token, attempts FROM waitpoint_withdrawals
+  WHERE next_at <= ?1 ORDER BY next_at, seq LIMIT +?2`;
+
+/** Withdrawals ?1 (JSON array of seqs) due at ?2, ?3 more tries counted. */
+export const POSTPONE_WITHDRAWALS_SQL = `UPDATE waitpoint_withdrawals SET next_at = ?2, attempts = attempts + ?3 WHERE seq IN (SELECT value FROM json_each(?1))`;
+
+/** Withdrawals ?1 (JSON array of seqs) acknowledged by their waitpoints' objects. */
+export const ACK_WITHDRAWALS_SQL = `DELETE FROM waitpoint_withdrawals WHERE seq IN (SELECT value FROM json_each(?1))`;
+
 /** The statements of remote waits on their paths, with bindings for a plan, for the query-plan test: none may read a whole table. */
 export const REMOTE_WAIT_HOT_STATEMENTS: readonly [what: string, sql: string, bindings: (now: number) => unknown[]][] = [
   ["a waitpoint's waiters elsewhere", COUNT_REMOTE_WAITERS_SQL, () => ["w"]],
@@ -65,4 +89,10 @@ export const REMOTE_WAIT_HOT_STATEMENTS: readonly [what: string, sql: string, bi
   ["notices acknowledged", ACK_WAITPOINT_NOTICES_SQL, () => ["[1,2]"]],
   ["a notice told to its job's waits", TELL_JOB_WAITS_SQL, (now) => [1, "l", "w", "completed", null, now]],
   ["a notice told twice", KNOWN_JOB_WAIT_SQL, () => [1, "l", "w"]],
+  ["a job marked as registered elsewhere", MARK_REMOTE_WAITS_SQL, () => [1]],
+  ["an unheard wait registered anew", REREGISTER_WAIT_SQL, () => [1, 1000, "t"]],
+  ["the withdrawals' wake term", NEXT_WITHDRAWAL_SQL, () => []],
+  ["withdrawals due", DUE_WITHDRAWALS_SQL, (now) => [now, 10]],
+  ["withdrawals postponed", POSTPONE_WITHDRAWALS_SQL, (now) => ["[1,2]", now, 1]],
+  ["withdrawals acknowledged", ACK_WITHDRAWALS_SQL, () => ["[1,2]"]],
 ];

@@ -95,9 +95,9 @@ export class RemoteWaits {
     return list.length === 0 ? new Map() : new Map([[this.host.lane, list]]);
   }
 
-  /** Registers `byLane` with the waitpoints' objects under `token`, one call per lane: what each said. */
+  /** Registers `byLane` with the waitpoints' objects under `token`, one call per lane: what each said (`known` carries the token, which the waits written keep). */
   async register(byLane: WaitRegistrations, token: string): Promise<Registered> {
-    const known = new Map<string, Waitpoint>();
+    const known = Object.assign(new Map<string, Waitpoint>(), { token });
     const missing: WaitpointRef[] = [];
     let refusal: Result<never> | null = null;
     const answers = await Promise.all(
@@ -125,6 +125,11 @@ export class RemoteWaits {
   /** Withdraws what `token` registered (an enqueue or wait that wrote nothing); a call that fails leaves a registration whose notice finds no wait, and is dropped. */
   async withdraw(byLane: WaitRegistrations, token: string): Promise<void> {
     await Promise.all([...byLane].map(([lane, registrations]) => (lane === this.host.lane ? this.unregisterInLane(registrations, 0, token) : this.host.peer(lane).unregisterWaitpointWaiters(registrations, 0, token)).catch(() => undefined)));
+  }
+
+  /** Takes back what `token` registered with waitpoints of `lane` (a job that stopped waiting: withdrawals.ts), routed as `register` routed it. */
+  unregisterWith(lane: string, registrations: WaitpointRegistration[], token: string): Promise<Result<{ removed: number }>> {
+    return lane === this.host.lane ? this.unregisterInLane(registrations, 0, token) : this.host.peer(lane).unregisterWaitpointWaiters(registrations, 0, token);
   }
 
   private registerWith(lane: string, registrations: WaitpointRegistration[], token: string): Promise<Result<WaitpointRegistrationAnswer[]>> {

@@ -14,10 +14,10 @@ export const WAITPOINT_STATES_SQL = `SELECT id, state, result FROM waitpoints WH
 
 /**
  * What a job knows of its waitpoints when it is written, or when an attempt waits. ?1 job seq, ?2
- * JSON [[position, lane, waitpoint, outcome, result, told at], …].
+ * JSON [[position, lane, waitpoint, outcome, result, told at, registration token], …].
  */
-export const INSERT_WAITS_SQL = `INSERT INTO job_waits (job_seq, position, lane, waitpoint, outcome, result, told_at)
-  SELECT ?1, value->>0, value->>1, value->>2, value->>3, value->>4, value->>5 FROM json_each(?2) WHERE true`;
+export const INSERT_WAITS_SQL = `INSERT INTO job_waits (job_seq, position, lane, waitpoint, outcome, result, told_at, token)
+  SELECT ?1, value->>0, value->>1, value->>2, value->>3, value->>4, value->>5, value->>6 FROM json_each(?2) WHERE true`;
 
 /**
  * The jobs of this object waiting on waitpoint ?2 of lane ?1 that have not heard, told its settlement:

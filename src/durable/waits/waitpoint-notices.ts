@@ -76,9 +76,12 @@ export interface WaitpointWaiterPeer {
 /** Registrations made by one enqueue or wait, by the lane of their waitpoints (another lane, or this one's other shards). */
 export type WaitRegistrations = Map<string, WaitpointRegistration[]>;
 
+/** The waitpoints a registration found, by key, and the token it registered under (kept with the waits it writes, to withdraw them). */
+export type KnownWaitpoints = Map<string, Waitpoint> & { token?: string };
+
 /** What registering answered: each waitpoint as it was found, by key; those that do not exist; and a lane's refusal (its call threw or refused). */
 export interface Registered {
-  known: Map<string, Waitpoint>;
+  known: KnownWaitpoints;
   missing: WaitpointRef[];
   refusal: Result<never> | null;
 }

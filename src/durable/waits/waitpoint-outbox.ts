@@ -7,17 +7,20 @@
  * waitpoint told one fewer untold waiter; one that failed, or that its receiver asked to hear again,
  * is due again after a backoff doubling per failed try (jittered, capped). Its earliest due notice is
  * part of the waitpoints' wake term. Kept in memory once read, so that a lane whose waitpoints no one
- * elsewhere waits on reads its rows once an instance, not at every wake.
+ * elsewhere waits on reads its rows once an instance, not at every wake. The withdrawals this
+ * object's jobs owe waitpoints elsewhere (withdrawals.ts) go with its deliveries and its term.
  */
 import type { Clock, Entropy } from "../../shared/clock.js";
 import { describeError } from "../../shared/describe-error.js";
+import type { Result } from "../../shared/errors.js";
 import { OUTBOX_BATCH, OUTBOX_IN_FLIGHT_MS } from "../../shared/defaults.js";
 import { log } from "../../shared/log.js";
 import { noticeBackoffMs } from "../deps/outbox.js";
 import type { Waitpoints } from "../waitpoints/waitpoints.js";
 import * as R from "./remote-wait-statements.js";
 import { DUE_WAITPOINT_NOTICES_SQL } from "./wait-statements.js";
-import type { WaitpointNotice, WaitpointNoticeAnswer, WaitpointWaiterPeer } from "./waitpoint-notices.js";
+import type { WaitpointNotice, WaitpointNoticeAnswer, WaitpointRegistration, WaitpointWaiterPeer } from "./waitpoint-notices.js";
+import { mayWithdraw, Withdrawals } from "./withdrawals.js";
 
 /** How many due notices one delivery takes in hand at most. */
 const DELIVERY_LIMIT = 4 * OUTBOX_BATCH;
@@ -34,6 +37,8 @@ export interface WaitpointOutboxHost {
   /** Applies notices for this object's own jobs (remote-waits.ts). */
   apply(notices: readonly WaitpointNotice[]): WaitpointNoticeAnswer[];
   peer(name: string): WaitpointWaiterPeer;
+  /** Takes back what `token` registered with waitpoints of `lane` (remote-waits.ts `unregisterWith`). */
+  withdraw(lane: string, registrations: WaitpointRegistration[], token: string): Promise<Result<{ removed: number }>>;
   waitUntil(promise: Promise<unknown>): void;
   /** Rows changed (notices acknowledged or postponed, jobs released): flush. */
   changed(): void;
@@ -45,6 +50,7 @@ export class WaitpointOutbox {
   private readonly sql: SqlStorage;
   /** The earliest due notice as the rows last said (undefined: not read since the last change). */
   private next: number | null | undefined = undefined;
+  private readonly withdrawals: Withdrawals;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -53,12 +59,18 @@ export class WaitpointOutbox {
     private readonly host: WaitpointOutboxHost,
   ) {
     this.sql = storage.sql;
+    this.withdrawals = new Withdrawals(storage, clock, entropy, {
+      lane: host.lane, objectName: host.objectName, withdraw: (lane, registrations, token) => host.withdraw(lane, registrations, token),
+      waitUntil: (promise) => host.waitUntil(promise), changed: () => host.changed(),
+    });
   }
 
-  /** When the next notice is due (null: none owed). */
+  /** When the next notice or withdrawal is due (null: none owed). */
   nextAt(): number | null {
     if (this.next === undefined) this.next = this.sql.exec<{ at: number | null }>(R.NEXT_WAITPOINT_NOTICE_SQL).one().at;
-    return this.next === null ? null : Math.max(this.clock.now(), this.next);
+    const notice = this.next === null ? null : Math.max(this.clock.now(), this.next);
+    const withdrawal = this.withdrawals.nextAt();
+    return notice === null ? withdrawal : withdrawal === null ? notice : Math.min(notice, withdrawal);
   }
 
   /** Notices were written or changed: the term is read again. */
@@ -83,20 +95,42 @@ export class WaitpointOutbox {
   tellNow(): Promise<void> | null {
     if (!this.owed) return null;
     this.owed = false;
+    return this.bounded(() => this.deliver());
+  }
+
+  /**
+   * The withdrawals a change just wrote (a cancel, a purge, the lane's fail: the triggers of migration
+   * 26), delivered before its caller is answered, so that the waitpoints' `waiters` no longer count
+   * those jobs once it answers, or `TELL_NOW_MAX_MS` passed; what fails is retried by the alarm. Null
+   * when none is due (a lane whose jobs never registered elsewhere reads nothing).
+   */
+  withdrawNow(): Promise<void> | null {
+    if (!mayWithdraw(this.sql)) return null;
+    const at = this.withdrawals.nextAt();
+    if (at === null || at > this.clock.now()) return null;
+    return this.bounded(() => this.withdrawals.deliver());
+  }
+
+  /** `deliver` awaited at most `TELL_NOW_MAX_MS`, and never a throw into the caller's answer: its change is committed, and the alarm retries. */
+  private bounded(deliver: () => Promise<void>): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, TELL_NOW_MAX_MS)));
-    // Never a throw into the completion's answer: its settlement is committed, and the alarm retries.
-    const delivered = Promise.resolve().then(() => this.deliver()).catch((error: unknown) => {
+    const delivered = Promise.resolve().then(deliver).catch((error: unknown) => {
       log({ event: "waitpoint.tell_failed", lane: this.host.lane, message: describeError(error) });
     });
     return Promise.race([delivered, bound]).finally(() => clearTimeout(timer));
   }
 
   /**
-   * Delivers the due notices: this object's own at once, others' by RPC; resolves once every call is
-   * answered (the alarm does not wait: each answer acknowledges or postpones its notices, then flushes).
+   * Delivers the due notices (this object's own at once, others' by RPC) and withdrawals; resolves
+   * once every call is answered (the alarm does not wait: each answer acknowledges or postpones its
+   * rows, then flushes).
    */
   deliver(): Promise<void> {
+    return Promise.all([this.deliverNotices(), this.withdrawals.deliver()]).then(() => undefined);
+  }
+
+  private deliverNotices(): Promise<void> {
     this.owed = false;
     if (this.next === null) return Promise.resolve();
     const now = this.clock.now();

@@ -28,7 +28,10 @@ import type { WaitpointWaiters } from "../waitpoints/waiters.js";
 import { isWaitpointRef, timedOutError, type DependsOnWaits, type LookedUp, type WaitEntry, type WaitOutcome } from "./depends-on-waits.js";
 import { mayHaveWaits, waitsWritten } from "./owned-waits.js";
 import { remoteStateOf, waitKey, type Registered, type RemoteWaits, type WaitRegistrations } from "./remote-waits.js";
+import type { KnownWaitpoints } from "./waitpoint-notices.js";
 import * as W from "./wait-statements.js";
+import { REREGISTER_WAIT_SQL } from "./remote-wait-statements.js";
+import { registeredElsewhere } from "./withdrawals.js";
 
 export interface WaitsHost {
   /** The lane's name. */
@@ -73,7 +76,7 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
 
   // ---- a dependent's enqueue ----
 
-  look(items: readonly DependsOnItem[], known?: ReadonlyMap<string, Waitpoint>): LookedUp {
+  look(items: readonly DependsOnItem[], known?: KnownWaitpoints): LookedUp {
     const named = items.flatMap((item, position) => (isWaitpointRef(item) ? [{ position, ref: item }] : []));
     const local = named.filter(({ ref }) => this.here(ref));
     const rows = new Map<string, StateRow>();
@@ -82,7 +85,7 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
     const missing: WaitpointRef[] = [];
     for (const { position, ref } of named) {
       const elsewhere = this.here(ref) ? undefined : known?.get(waitKey(ref));
-      if (elsewhere) entries.push({ position, ref, ...remoteStateOf(elsewhere) });
+      if (elsewhere) entries.push({ position, ref, ...remoteStateOf(elsewhere), ...(known?.token === undefined ? {} : { token: known.token }) });
       const row = this.here(ref) ? rows.get(ref.waitpoint) : undefined;
       if (!row) {
         if (!elsewhere) missing.push(ref);
@@ -105,9 +108,12 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
 
   insert(seq: number, entries: readonly WaitEntry[], now: number): void {
     if (entries.length === 0) return;
-    const values = entries.map((e) => [e.position, e.ref.lane, e.ref.waitpoint, e.outcome, e.result, e.outcome === null ? null : now]);
+    // A registration kept elsewhere (its waitpoint pending) is withdrawn should the job stop waiting unheard.
+    const registered = (e: WaitEntry) => (e.outcome === null ? (e.token ?? null) : null);
+    const values = entries.map((e) => [e.position, e.ref.lane, e.ref.waitpoint, e.outcome, e.result, e.outcome === null ? null : now, registered(e)]);
     this.sql.exec(W.INSERT_WAITS_SQL, seq, JSON.stringify(values));
     waitsWritten(this.sql);
+    if (entries.some((e) => registered(e) !== null)) registeredElsewhere(this.sql, seq);
   }
 
   // ---- an attempt's wait ----
@@ -175,7 +181,7 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
       if (!this.elsewhere(waitpointId)) return this.wait(id, token, waitpointId, timeoutMs);
       const found = said.known.get(waitKey({ lane: this.host.lane, waitpoint: waitpointId }));
       if (said.refusal || !found) return this.written(id, token, waitpointId, () => null, false).answer;
-      const written = this.written(id, token, waitpointId, () => found, false);
+      const written = this.written(id, token, waitpointId, () => found, false, nonce);
       if (written.kept) kept.add(`${id}\u0000${waitpointId}`);
       return written.answer;
     };
@@ -205,7 +211,7 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
    * lease (null: its registration was refused, a 500). `kept`: whether the job now waits on it (a new
    * wait, written). `recount`: the waitpoint is this object's, its waiters counted again once the job waits.
    */
-  private written(id: string, token: string, waitpointId: string, found: () => Waitpoint | null, recount: boolean): { answer: Result<WaitAnswer>; kept: boolean } {
+  private written(id: string, token: string, waitpointId: string, found: () => Waitpoint | null, recount: boolean, registration?: string): { answer: Result<WaitAnswer>; kept: boolean } {
     const now = this.clock.now();
     const { lane } = this.host;
     return this.storage.transactionSync(() => {
@@ -224,7 +230,11 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
       const blocked = waits ? 1 : 0;
       const row = oneJobRow(this.sql.exec(W.WAIT_SQL, held.seq, now, BLOCKED_RUN_AT, blocked));
       if (prior.earlier === null) {
-        this.insert(held.seq, [{ position: prior.last === null ? W.FIRST_ATTEMPT_WAIT : prior.last + 1, ref: { lane, waitpoint: waitpointId }, outcome, result }], now);
+        this.insert(held.seq, [{ position: prior.last === null ? W.FIRST_ATTEMPT_WAIT : prior.last + 1, ref: { lane, waitpoint: waitpointId }, outcome, result, ...(registration === undefined ? {} : { token: registration }) }], now);
+      } else if (waits && registration !== undefined) {
+        // Its earlier registration was withdrawn when the job stopped waiting: this one is kept instead.
+        this.sql.exec(REREGISTER_WAIT_SQL, held.seq, prior.unheard, registration);
+        registeredElsewhere(this.sql, held.seq);
       }
       // A wait is no snooze (its stat) and ends its run as a release does (the histogram's label).
       keepUpkeep(this.sql, [fromRunning({ ...row, lease_token: "wait" })], now);
