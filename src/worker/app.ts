@@ -26,6 +26,7 @@ import { waitRoutes } from "./routes/waits.js";
 import { scheduleRoutes } from "./routes/schedules.js";
 import { waitpointListRoutes } from "./routes/waitpoint-list.js";
 import { streamRoutes } from "./routes/stream.js";
+import { bulkRoutes } from "./routes/bulk.js";
 
 const healthz = createRoute({
   method: "get",
@@ -46,6 +47,7 @@ export function createApp() {
   const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
     .route("/v1", jobRoutes())
     .route("/v1", laneRoutes())
+    .route("/v1", bulkRoutes())
     .route("/v1", historyRoutes())
     .route("/v1", consumerRoutes())
     .route("/v1", queueRoutes())

@@ -25,6 +25,8 @@ const API_ROUTES = [
   "post /v1/tickets",
   "get /v1/access",
   "post /v1/lanes/{lane}/fail",
+  "post /v1/lanes/{lane}/bulk",
+  "get /v1/lanes/{lane}/bulk/{id}",
   "get /v1/lanes/{lane}/queues/{queue}",
   "post /v1/lanes/{lane}/queues/{queue}/purge",
   "put /v1/lanes/{lane}/queues/{queue}",
