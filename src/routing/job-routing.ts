@@ -11,6 +11,7 @@ import { dependencyWaves, missingDependencies } from "./batch-dependencies.js";
 import { handOverBatchKeys, reserveBatchKeys } from "./batch-keys.js";
 import { EnqueueRouting, MAX_REROUTES, newIdOn, shardDetails } from "./enqueue-routing.js";
 import type { ShardPeer } from "./peer.js";
+import { wholeBatchRefusal } from "../shared/kinds.js";
 
 /** Batches, calls by id or token, acks and queues, on top of one enqueue's routing. */
 export class JobRouting<P extends ShardPeer> extends EnqueueRouting<P> {
@@ -62,6 +63,10 @@ export class JobRouting<P extends ShardPeer> extends EnqueueRouting<P> {
     const calls = [...parts.entries()].map(([shard, part]) => ({ shard, part, request: { jobs: part.jobs, shards, ...reserved(part.at), ...traced } }));
     const checks = await Promise.all(calls.map(({ shard, request }) => this.stub(lane, shard).checkBatch(request)));
     const refused = checks.find((c) => !c.ok);
+    // Payloads refused by their shards name the items of each shard's part: the batch's numbering, every shard's issues.
+    if (refused && !refused.ok && refused.error.code === "invalid_payload") {
+      return { ok: false, error: wholeBatchRefusal(checks.flatMap((c, i) => (!c.ok && c.error.code === "invalid_payload" ? [{ error: c.error, at: calls[i]!.part.at }] : []))) };
+    }
     if (refused) return refused as Result<never>;
     const waves = dependencyWaves(lane, routed);
     if (!waves.ok) return waves;

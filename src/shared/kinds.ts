@@ -6,7 +6,7 @@
  * the schemas as JSON Schema for the OpenAPI document. Plain TypeScript: it runs anywhere.
  */
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
-import type { Issue } from "./errors.js";
+import type { ErrorBody, Issue } from "./errors.js";
 
 export type { StandardSchemaV1 };
 
@@ -67,4 +67,22 @@ function jsonSchemaOf(schema: StandardSchemaV1): Record<string, unknown> | null 
   } catch {
     return null; // a schema its library cannot express in JSON Schema
   }
+}
+
+/**
+ * A sharded batch's payload refusals, each by one shard of its part of the batch (`at`: the batch's
+ * index of each of the part's items), as one refusal of the whole batch: every issue, its path's
+ * item index (`jobs`, i, …) the batch's, in the batch's order.
+ */
+export function wholeBatchRefusal(parts: readonly { error: ErrorBody; at: readonly number[] }[]): ErrorBody {
+  const issues: Issue[] = [];
+  for (const { error, at } of parts) {
+    for (const issue of Array.isArray(error.details) ? error.details : []) {
+      const [field, index, ...rest] = issue.path;
+      issues.push(field === "jobs" && typeof index === "number" && at[index] !== undefined ? { path: ["jobs", at[index]!, ...rest], message: issue.message } : issue);
+    }
+  }
+  const item = (issue: Issue) => (typeof issue.path[1] === "number" ? issue.path[1] : 0);
+  issues.sort((a, b) => item(a) - item(b));
+  return { code: "invalid_payload", message: describeIssues("payloads of the batch", issues), details: issues };
 }

@@ -27,6 +27,7 @@ import { scheduleRoutes } from "./routes/schedules.js";
 import { waitpointListRoutes } from "./routes/waitpoint-list.js";
 import { streamRoutes } from "./routes/stream.js";
 import { bulkRoutes } from "./routes/bulk.js";
+import type { KindSchemas } from "../shared/kinds.js";
 
 const healthz = createRoute({
   method: "get",
@@ -36,8 +37,18 @@ const healthz = createRoute({
   responses: { 200: jsonResponse(z.object({ ok: z.literal(true) }), "alive") },
 });
 
-/** The Hono app of the API (docs/api.md): `export default createApp()` in a Worker. */
-export function createApp() {
+/** What the app knows of the Worker besides its bindings. */
+export interface AppOptions {
+  /**
+   * The lane class bound as `LANE` (`defineLane`): the kinds it declares are listed in
+   * `/openapi.json`'s `"x-kinds"`. Without it the document lists none (`{}`); the lane checks its
+   * kinds all the same.
+   */
+  lane?: (abstract new (...args: never) => object) & { readonly kinds?: KindSchemas };
+}
+
+/** The Hono app of the API (docs/api.md): `export default createApp({ lane: MyLane })` in a Worker. */
+export function createApp(options: AppOptions = {}) {
   const app = createRouter();
   app.onError(onError);
   app.notFound(onNotFound);
@@ -65,7 +76,7 @@ export function createApp() {
     .route("/v1", linkReadRoutes())
     .route("/v1", callbackRoutes())
     .route("/", dashboardRoutes());
-  serveDocument(routes, "/openapi.json");
+  serveDocument(routes, "/openapi.json", options.lane?.kinds);
   return routes;
 }
 

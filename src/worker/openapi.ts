@@ -8,6 +8,7 @@ import type { WorkerEnv } from "./env.js";
 import { ErrorResponse } from "./responses.js";
 import { JobId, Name } from "../shared/schemas.js";
 import { validationHook } from "./errors.js";
+import { kindsJsonSchema, type KindJsonSchemas, type KindSchemas } from "../shared/kinds.js";
 
 /** The bindings the library reads (src/durable/env.ts), and who is calling (set by access.ts). */
 export type AppEnv = { Bindings: WorkerEnv; Variables: { principal: Principal } };
@@ -56,8 +57,11 @@ export function errorResponses<const S extends readonly ErrorStatus[]>(...extra:
   return responses as Record<400 | 401 | 403 | 503 | S[number], ReturnType<typeof jsonResponse<typeof ErrorResponse>>>;
 }
 
-/** Serves the OpenAPI 3.1 document of `app` at `path`, with the bearer scheme declared and each route's roles (`x-roles`, access.ts). */
-export function serveDocument(app: OpenAPIHono<AppEnv>, path: string): void {
+/**
+ * Serves the OpenAPI 3.1 document of `app` at `path`, with the bearer scheme declared, each route's
+ * roles (`x-roles`, access.ts) and the lane's declared kinds' schemas (`x-kinds`, shared/kinds.ts).
+ */
+export function serveDocument(app: OpenAPIHono<AppEnv>, path: string, kinds?: KindSchemas): void {
   app.openAPIRegistry.registerComponent("securitySchemes", BEARER_SCHEME, { type: "http", scheme: "bearer" });
   const config = {
     openapi: "3.1.0",
@@ -67,9 +71,9 @@ export function serveDocument(app: OpenAPIHono<AppEnv>, path: string): void {
       description: "A durable job queue on Cloudflare Workers: one Durable Object with its own SQLite per lane.",
     },
   } as const;
-  let document: ReturnType<typeof app.getOpenAPI31Document> | null = null;
+  let document: (ReturnType<typeof app.getOpenAPI31Document> & { "x-kinds": Record<string, KindJsonSchemas> }) | null = null;
   app.get(path, (c) => {
-    document ??= withRoles(app.getOpenAPI31Document(config));
+    document ??= { ...withRoles(app.getOpenAPI31Document(config)), "x-kinds": kindsJsonSchema(kinds) };
     return c.json(document);
   });
 }

@@ -91,4 +91,4 @@ export class ThrowingLane extends testable(
   defineLane({ executors: { ...demoExecutors, ...testExecutors }, ...throwingHooks, log: false, abortGraceMs: 200, metricsReports: false }),
 ) {}
 
-export default createWorker();
+export default createWorker({ lane: TestLane });

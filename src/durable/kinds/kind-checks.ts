@@ -11,6 +11,7 @@
 import { fail, type ErrorBody, type Issue } from "../../shared/errors.js";
 import { describeIssues, toIssue, type KindSchemas, type StandardSchemaV1 } from "../../shared/kinds.js";
 import type { Executor, ExecutorRegistry } from "../attempts/executors.js";
+import { batchOptionsOf } from "../attempts/batch-executor.js";
 
 export type Refused = { ok: false; error: ErrorBody };
 
@@ -69,13 +70,14 @@ export class KindChecks {
   /**
    * The executors, each of a kind with a result schema made to check its result before it is
    * recorded: a result that breaks it fails the attempt as a throw would, its error naming the issues.
-   * The others are handed back as they are.
+   * The others are handed back as they are (a batch executor's too: its results are not checked).
    */
   executors<E>(registry: ExecutorRegistry<E>): ExecutorRegistry<E> {
     if (this.results === null) return registry;
     const checked: Record<string, Executor<E>> = { ...registry };
     for (const [kind, run] of Object.entries(registry)) {
-      if (!this.results.has(kind)) continue;
+      // A batch executor's results are its batch's to record (attempts/batch-executor.ts): left as it is.
+      if (!this.results.has(kind) || batchOptionsOf(run) !== null) continue;
       checked[kind] = async (payload, ctx) => {
         const value: unknown = await run(payload, ctx);
         const refused = await this.result(kind, value);

@@ -11,6 +11,7 @@ import { parse, parseEnqueue, parseId, ReservationNonce as Nonce, ShardIndex } f
 import type { HandOver, KeyMoves } from "../shards/key-moves.js";
 import type { KeyReservation } from "../shards/key-state.js";
 import type { ShardState } from "../shards/shard-state.js";
+import type { KindChecks } from "../kinds/kind-checks.js";
 
 const Key = Name;
 /** A moved job's row and its dependents' rows, as JSON text (its sender's own `SELECT *`). */
@@ -20,6 +21,8 @@ const RowText = z.string().min(2).max(4 * 1024 * 1024);
 export interface DebounceKeyParts {
   readonly shard: ShardState;
   readonly keyMoves: KeyMoves;
+  /** The declared kinds' payload checks (kinds/kind-checks.ts). */
+  readonly kinds: KindChecks;
 }
 
 export class DebounceKeyRpc {
@@ -58,6 +61,9 @@ export class DebounceKeyRpc {
     const parsed = parseEnqueue(spec);
     if (!parsed.ok) return parsed;
     if (parsed.value.debounce?.key !== name.value) return fail("invalid_request", `invalid request: the request is not of debounce key ${name.value}`);
+    // It replaces the key's job here without passing an enqueue: a declared kind's payload is checked here.
+    const refused = await this.parts.kinds.payload(parsed.value.kind, parsed.value.payload);
+    if (refused) return refused;
     return this.parts.keyMoves.handOver(name.value, given.value, shard.value, parsed.value);
   }
 

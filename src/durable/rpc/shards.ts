@@ -11,6 +11,7 @@ import { Name } from "../../shared/schemas.js";
 import type { Clock } from "../../shared/clock.js";
 import type { Dependencies } from "../deps/dependencies.js";
 import type { Enqueue } from "../enqueue/enqueue.js";
+import type { KindChecks } from "../kinds/kind-checks.js";
 import { HoldName, parse, parseBatchEnqueue, parseId, parseName, ReservationNonce as Nonce, ShardIndex } from "../input.js";
 import type { KeyMoves } from "../shards/key-moves.js";
 import type { Located, Refusal, Reservation, ShardState } from "../shards/shard-state.js";
@@ -30,6 +31,8 @@ export interface ShardParts {
   readonly dependencies: Dependencies;
   readonly keyMoves: KeyMoves;
   readonly enqueue: Enqueue;
+  /** The declared kinds' payload checks (kinds/kind-checks.ts). */
+  readonly kinds: KindChecks;
   readonly watchers: Watchers;
   readonly waitpoints: Waitpoints;
   /** A watch flushes itself, before it waits (rpc/gate.ts `flush.inBody`). */
@@ -106,10 +109,17 @@ export class ShardRpc {
     return this.parts.store.row(id) !== undefined || this.parts.keyMoves.pendingId(id);
   }
 
-  checkBatch(input: unknown): Result<null> {
+  checkBatch(input: unknown): Result<null> | Promise<Result<null>> {
     const request = parseBatchEnqueue(input);
     if (!request.ok) return request;
-    const { jobs, traceparent, shards } = request.value;
+    // Declared kinds' payloads (kinds/kind-checks.ts), by this part's numbering: the router renumbers them to the batch's.
+    const refused = this.parts.kinds.batch(request.value.jobs);
+    if (refused instanceof Promise) return refused.then((r) => r ?? this.checkParsed(request.value));
+    return refused ?? this.checkParsed(request.value);
+  }
+
+  private checkParsed(request: Extract<ReturnType<typeof parseBatchEnqueue>, { ok: true }>["value"]): Result<null> {
+    const { jobs, traceparent, shards } = request;
     // The keys' reservations are checked by the write: a job whose key's job the router moves first is checked here too.
     const specs = this.parts.enqueue.toSpecs(jobs.map((job) => ({ ...job, traceparent, shards })), this.clock.now(), false);
     if (!specs.ok) return specs;
