@@ -129,6 +129,7 @@ export class LaneLifecycle {
       rateLimit, fairness,
       shards: this.parts.shard.count(),
       waitpoints: { pending: waitpoints.pending },
+      queueDefaults: this.parts.store.settings.queueDefaults(),
     });
   }
 

@@ -208,7 +208,7 @@ export class LaneParts {
     });
     const streamReaders = (this.streamReaders = new StreamReaders((seq, after) => this.streamLog.ready(seq, after)));
     this.streamLog = new StreamLog(storage, clock, { lane, missed: (id, token, op) => this.fenced.missed(id, token, op), job: (id) => store.getJob(id), written: () => streamReaders.poke() });
-    this.queues = new QueueStore(storage);
+    this.queues = new QueueStore(storage, store.settings);
     const peer = (name: string) => this.lanes().getByName(name);
     this.dependencies = new Dependencies(storage, clock, store, { lane, objectName, shard: this.shard, peer });
     this.waits = new Waits(storage, clock, { lane, shard: this.shard, store, waitpoints: this.waitpoints, dependencies: this.dependencies, missed: (id, token, op) => this.fenced.missed(id, token, op) });

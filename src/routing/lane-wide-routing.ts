@@ -77,6 +77,7 @@ export class LaneWideRouting<P extends LanePeer> extends JobRouting<P> {
       if (!current.ok) return current;
       const { concurrency, rateLimit, paused, fairness, retention } = current.value;
       settings = { concurrency, rateLimit, paused, fairness, ...rest, retention: { ...retention, ...rest.retention } };
+      settings.queueDefaults = { ...current.value.queueDefaults, ...rest.queueDefaults };
     }
     const refused = belowOnePerShard(settings, shards);
     if (refused) return refused;

@@ -150,6 +150,12 @@ export interface RateLimit {
 /** How a lane orders due jobs of equal priority: enqueue order, or the queue that started least recently first. */
 export type Fairness = "fifo" | "round-robin";
 
+/** The settings of every queue whose PUTs never named its own (docs/api.md "Queues"). */
+export interface QueueDefaults {
+  concurrency: number;
+  rateLimit: RateLimit | null;
+}
+
 /** How long settled jobs are kept, in ms since they settled: `completedMs` for completed ones, `failedMs` for the rest; null keeps them. */
 export interface Retention {
   completedMs: number | null;
@@ -187,6 +193,8 @@ export interface LaneInfo {
   shardList?: { shard: number; counts: Counts }[];
   /** The lane's waitpoints now (docs/api.md "Waitpoints"): how many are pending, kept as they change. */
   waitpoints: { pending: number };
+  /** What every queue's unnamed settings follow. */
+  queueDefaults: QueueDefaults;
 }
 
 /** What an enqueue did: a new job, the same one again, or (debounce) the queued job of its key replaced. */

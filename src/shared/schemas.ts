@@ -227,6 +227,13 @@ export const LanePatch = z
         failedMs: ms().nullable().optional().openapi({ description: "the same for failed, cancelled and interrupted jobs" }),
       })
       .optional(),
+    queueDefaults: z
+      .strictObject({
+        concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).optional(),
+        rateLimit: RateLimit.nullable().optional(),
+      })
+      .optional()
+      .openapi({ description: "the settings of every queue whose PUTs never named its own; a field left out is kept" }),
   })
   .openapi("LanePatch");
 export type LanePatch = z.infer<typeof LanePatch>;

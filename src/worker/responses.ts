@@ -133,6 +133,9 @@ export const LaneInfo = z
       .optional()
       .openapi({ description: "a sharded lane's shards, each with its counts" }),
     waitpoints: z.object({ pending: z.number().int() }).openapi({ description: "the lane's pending waitpoints, kept as they change" }),
+    queueDefaults: z
+      .object({ concurrency: z.number().int(), rateLimit: RateLimitView.nullable() })
+      .openapi({ description: "the settings of every queue whose PUTs never named its own" }),
   })
   .openapi("LaneInfo");
 

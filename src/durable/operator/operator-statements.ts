@@ -2,7 +2,6 @@
  * The statements of an operator's queues (queues.ts: a queue's holder, head, settings, purge) and
  * of retention (retention.ts: the settled jobs past their horizon).
  */
-import { DEFAULT_QUEUE_CONCURRENCY } from "../../shared/defaults.js";
 import type { Outcome } from "../../shared/job.js";
 import { SUBJECT_COLUMNS } from "../store/job-row.js";
 
@@ -21,13 +20,16 @@ export const QUEUE_ROW_SQL = `SELECT concurrency, rate_limit, rate_period_ms, qu
 export const QUEUE_PURGE_SQL = `SELECT seq, id FROM jobs WHERE queue = ?1 AND state = 'queued' AND seq <= ?2 LIMIT +?3`;
 
 /**
- * A queue's settings, set by an operator (the row made if the queue has none yet); a rate limit that
- * changes starts from a full bucket. ?1 queue, ?2 concurrency (null: unchanged), ?3 whether the rate
- * limit is given, ?4 limit, ?5 period (both null: removed).
+ * A queue's settings, set by an operator (the row made if the queue has none yet, what it does not
+ * name from the lane's queue defaults); what it names is kept as named from then on; a rate limit
+ * that changes starts from a full bucket. ?1 queue, ?2 concurrency (null: unchanged), ?3 whether the
+ * rate limit is given, ?4 limit, ?5 period (both null: removed), ?6 the default concurrency, ?7 and
+ * ?8 the default rate limit and period.
  */
-export const CONFIGURE_SQL = `INSERT INTO queues (name, concurrency, rate_limit, rate_period_ms, configured)
-  VALUES (?1, COALESCE(?2, ${DEFAULT_QUEUE_CONCURRENCY}), CASE WHEN ?3 THEN ?4 END, CASE WHEN ?3 THEN ?5 END, 1)
+export const CONFIGURE_SQL = `INSERT INTO queues (name, concurrency, rate_limit, rate_period_ms, configured, concurrency_named, rate_named)
+  VALUES (?1, COALESCE(?2, ?6), CASE WHEN ?3 THEN ?4 ELSE ?7 END, CASE WHEN ?3 THEN ?5 ELSE ?8 END, 1, ?2 IS NOT NULL, ?3)
   ON CONFLICT (name) DO UPDATE SET concurrency = COALESCE(?2, concurrency), configured = 1,
+    concurrency_named = MAX(concurrency_named, ?2 IS NOT NULL), rate_named = MAX(rate_named, ?3),
     bucket_units = CASE WHEN ?3 AND (rate_limit IS NOT ?4 OR rate_period_ms IS NOT ?5) THEN NULL ELSE bucket_units END,
     bucket_at = CASE WHEN ?3 AND (rate_limit IS NOT ?4 OR rate_period_ms IS NOT ?5) THEN NULL ELSE bucket_at END,
     rate_limit = CASE WHEN ?3 THEN ?4 ELSE rate_limit END,

@@ -5,8 +5,8 @@
  * `jobs_queue` (queue, state, priority, seq).
  */
 import type { QueueInfo } from "../../shared/answers.js";
-import { DEFAULT_QUEUE_CONCURRENCY, PURGE_BATCH } from "../../shared/defaults.js";
-import type { RateLimit } from "../../shared/job.js";
+import { PURGE_BATCH } from "../../shared/defaults.js";
+import type { QueueDefaults, RateLimit } from "../../shared/job.js";
 import { deleteJobs, type DeletedJob } from "../store/deletion.js";
 import * as O from "./operator-statements.js";
 
@@ -17,7 +17,10 @@ export class QueueStore {
   /** Whether any queue is rate limited, as last read (this store writes every setting). */
   private limited: boolean | undefined = undefined;
 
-  constructor(private readonly storage: DurableObjectStorage) {
+  constructor(
+    private readonly storage: DurableObjectStorage,
+    private readonly settings: { queueDefaults(): QueueDefaults },
+  ) {
     this.sql = storage.sql;
   }
 
@@ -28,25 +31,33 @@ export class QueueStore {
     const next = holder ? undefined : this.sql.exec<HeadRow>(O.QUEUE_NEXT_SQL, queue).toArray()[0];
     const head = holder ?? next;
     const row = this.sql.exec<QueueRow>(O.QUEUE_ROW_SQL, queue).toArray()[0];
+    // A row holds its effective values (flow/queue-defaults.ts); a queue with none, the lane's defaults.
+    const defaults = this.settings.queueDefaults();
     return {
       queue,
       head: head ? { id: head.id, state: holder ? "running" : "queued", cancelRequested: head.cancel_requested === 1 } : null,
       queued: row?.queued ?? 0,
       running: row?.active ?? 0,
-      concurrency: row?.concurrency ?? DEFAULT_QUEUE_CONCURRENCY,
-      rateLimit: row?.rate_limit != null && row.rate_period_ms != null ? { limit: row.rate_limit, periodMs: row.rate_period_ms } : null,
+      concurrency: row?.concurrency ?? defaults.concurrency,
+      rateLimit: !row ? defaults.rateLimit : row.rate_limit != null && row.rate_period_ms != null ? { limit: row.rate_limit, periodMs: row.rate_period_ms } : null,
     };
   }
 
   /** Sets a queue's concurrency and rate limit (`undefined`: unchanged; a null rate limit: removed). */
   configure(queue: string, settings: { concurrency?: number | undefined; rateLimit?: RateLimit | null | undefined }): void {
     const rate = settings.rateLimit;
-    this.sql.exec(O.CONFIGURE_SQL, queue, settings.concurrency ?? null, rate === undefined ? 0 : 1, rate?.limit ?? null, rate?.periodMs ?? null);
+    const defaults = this.settings.queueDefaults();
+    this.sql.exec(O.CONFIGURE_SQL, queue, settings.concurrency ?? null, rate === undefined ? 0 : 1, rate?.limit ?? null, rate?.periodMs ?? null,
+      defaults.concurrency, defaults.rateLimit?.limit ?? null, defaults.rateLimit?.periodMs ?? null);
     this.limited = undefined;
   }
 
-  /** Whether any queue of the lane is rate limited (a claim of its jobs then draws its bucket). */
+  /**
+   * Whether any queue of the lane is rate limited (a claim of its jobs then draws its bucket): every
+   * queue that follows a default rate limit is, its row made by the upkeep with no word to this cache.
+   */
   anyRateLimited(): boolean {
+    if (this.settings.queueDefaults().rateLimit !== null) return true;
     this.limited ??= this.sql.exec<{ any: number }>(O.ANY_RATE_LIMITED_SQL).one().any === 1;
     return this.limited;
   }

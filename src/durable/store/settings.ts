@@ -4,7 +4,8 @@
  */
 import type { BucketState } from "../flow/bucket.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_CONCURRENCY, DEFAULT_FAILED_RETENTION_MS } from "../../shared/defaults.js";
-import type { Fairness, RateLimit, Retention } from "../../shared/job.js";
+import type { Fairness, QueueDefaults, RateLimit, Retention } from "../../shared/job.js";
+import { readQueueDefaults, writeQueueDefaults, type QueueDefaultsPatch } from "../flow/queue-defaults.js";
 import { CONFIGURE_SQL, DRAW_SQL, LANE_NAME_SQL, METRICS_REPORTED_SQL, RATE_LIMIT_SQL, READ_SQL, REGISTERED_SQL, RETENTION_SQL, STORE_NAME_SQL, UNQUEUED_STARTED_SQL } from "./settings-statements.js";
 
 export interface LaneSettings {
@@ -52,17 +53,24 @@ export interface LanePatchInput {
   retention?: { completedMs?: number | null | undefined; failedMs?: number | null | undefined } | undefined;
   rateLimit?: RateLimit | null | undefined;
   fairness?: Fairness | undefined;
+  queueDefaults?: QueueDefaultsPatch | undefined;
 }
 
 export class LaneSettingsStore {
   private readonly sql: SqlStorage;
   private cached: LaneSettings | null = null;
+  private defaults: QueueDefaults | null = null;
 
   constructor(
-    storage: DurableObjectStorage,
+    private readonly storage: DurableObjectStorage,
     private readonly lane: string,
   ) {
     this.sql = storage.sql;
+  }
+
+  /** The lane's queueDefaults (flow/queue-defaults.ts), read once: no claim reads them (the queues' rows hold their effective values). */
+  queueDefaults(): QueueDefaults {
+    return (this.defaults ??= readQueueDefaults(this.sql));
   }
 
   /** The object's name as stored by an earlier instance (null: never stored), for an object addressed without one. */
@@ -146,6 +154,7 @@ export class LaneSettingsStore {
       const rate = patch.rateLimit;
       this.sql.exec(RATE_LIMIT_SQL, rate?.limit ?? null, rate?.periodMs ?? null);
     }
+    if (patch.queueDefaults !== undefined) this.defaults = writeQueueDefaults(this.storage, this.queueDefaults(), patch.queueDefaults);
     this.cached = null;
   }
 }
