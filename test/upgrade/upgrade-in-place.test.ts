@@ -56,7 +56,7 @@ const DEFAULTS: Record<string, unknown> = {
   attempt_end: null, errors: "[]", progress: null, lease_version: null,
   ttl_ms: null, expires_at: null, debounce: null, debounce_key: null, debounce_deadline: null,
   depends_on: null, dependency_failure: null, blocked: 0, blocked_run_at: null, has_dependents: 0, traceparent: null,
-  wait_from: null,
+  wait_from: null, remote_waits: null,
 };
 
 /**

@@ -113,6 +113,7 @@ describe("migrations", () => {
         has_dependents: 0,
         traceparent: null,
         wait_from: null,
+        remote_waits: null,
       })),
     );
     expect(value(await stub.info())).toMatchObject({

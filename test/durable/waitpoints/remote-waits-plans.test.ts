@@ -4,7 +4,7 @@ import { expect, it } from "vitest";
 import { REMOTE_WAIT_HOT_STATEMENTS } from "../../../src/durable/waits/remote-wait-statements.js";
 import { T0, setup } from "../../helpers/lane.js";
 
-const TABLES = ["waitpoint_waiters", "waitpoint_outbox", "job_waits", "waitpoints"];
+const TABLES = ["waitpoint_waiters", "waitpoint_outbox", "waitpoint_withdrawals", "job_waits", "waitpoints", "jobs"];
 const fullScans = (steps: string[]) => steps.filter((s) => TABLES.some((t) => new RegExp(`\\bSCAN ${t}\\b`).test(s)) && !/USING (COVERING )?INDEX|USING PRIMARY KEY|USING INTEGER PRIMARY KEY/.test(s));
 
 async function plan(statement: string, bindings: unknown[]): Promise<string[]> {
