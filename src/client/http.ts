@@ -115,6 +115,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         waitOn: (id, request) => value(lane.jobs[":id"].wait.$post({ param: job(id), json: request })),
         dependents: (id) => value(lane.jobs[":id"].dependents.$get({ param: job(id) })),
         failLane: (request) => value(lane.fail.$post({ param, json: request })),
+        bulk: (request) => value(lane.bulk.$post({ param, json: request })),
+        getBulk: (id) => value(lane.bulk[":id"].$get({ param: { ...param, id: segment(id) } })),
         queue: (queue) => value(lane.queues[":queue"].$get({ param: { ...param, queue: segment(queue, "queue") } })),
         putQueue: (queue, request) => value(lane.queues[":queue"].$put({ param: { ...param, queue: segment(queue, "queue") }, json: request })),
         purgeQueue: (queue) => value(lane.queues[":queue"].purge.$post({ param: { ...param, queue: segment(queue, "queue") }, json: {} })),

@@ -19,6 +19,7 @@ import { jobWaits } from "./job-waits.js";
 import { waitForJob } from "../routing/job-waits.js";
 import { createWaitpoint, onWaitpoint } from "../routing/waitpoint-routing.js";
 import { listWaitpoints } from "../routing/waitpoint-list-routing.js";
+import { getBulk, startBulk } from "../routing/bulk-routing.js";
 
 export interface LaneNamespaceClient {
   /** The client of one lane; the name must match the API's name pattern. */
@@ -108,6 +109,8 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         waitOn: (id, request) => byToken(id, request.token, (s) => s.waitOn(id, request)),
         dependents: (id) => byId(id, (s) => s.dependents(id)),
         failLane: (request) => value(router.failLane(name, request)),
+        bulk: async (request) => ({ bulk: await value(startBulk(router, name, request)) }),
+        getBulk: async (id) => ({ bulk: await value(getBulk(router, name, id)) }),
         queue: (queue) => value(router.byQueue(name, queue, (s) => s.queueInfo(queue))),
         putQueue: (queue, request) => value(router.byQueue(name, queue, (s) => s.putQueue(queue, request))),
         purgeQueue: (queue) => value(router.byQueue(name, queue, (s) => s.purgeQueue(queue))),

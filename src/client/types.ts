@@ -28,6 +28,8 @@ import type {
 import type { Schedule, SchedulePage } from "../shared/schedule.js";
 import type { ScheduleListQuery, ScheduleRequest } from "../shared/schemas.js";
 import type { Waitpoint, WaitpointCompleteRequest, WaitpointCreateRequest, WaitpointState } from "../shared/waitpoint.js";
+import type { Bulk } from "../shared/bulk.js";
+import type { BulkRequest } from "../shared/bulk-schemas.js";
 import type { WaitpointPage } from "../shared/waitpoint-list.js";
 
 export type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo };
@@ -122,6 +124,13 @@ export interface LaneClient {
    * aborting their in-process attempts; call again while `more` is true.
    */
   failLane(request: FailLaneRequest): Promise<FailLaneAnswer>;
+  /**
+   * Starts a bulk action (admin only): requeue, cancel or delete the jobs enqueued before now that
+   * match every field of `filter`, a chunk of at most 500 an alarm. Refused `bulk_running` while one runs.
+   */
+  bulk(request: BulkRequest): Promise<{ bulk: Bulk }>;
+  /** A bulk action's progress (`state` "done" once it has finished; kept 7 days after). */
+  getBulk(id: string): Promise<{ bulk: Bulk }>;
   /** Who holds the queue (a completing job reports `running`), else its next job, how many are queued and run, its settings. */
   queue(name: string): Promise<QueueInfo>;
   /** Sets a queue's concurrency (1..1000) and rate limit (null removes it); they outlive its jobs. */
