@@ -279,7 +279,10 @@ export class LaneParts {
       },
       kinds.executors(options.executors ?? {}),
     );
-    this.waiters = new Waiters({ claim: (ask) => this.claims.forConsumer(ask, this.dispatcher), release: (id, token) => this.fenced.release(id, token).ok });
+    this.waiters = new Waiters({
+      claim: (ask) => this.claims.forConsumer(ask, this.dispatcher), release: (id, token) => this.fenced.release(id, token).ok,
+      count: (ask, upTo) => this.claims.claimableCount(ask, this.dispatcher, upTo), claimed: () => this.wake.afterChange(),
+    });
     const watchers = (this.watchers = new Watchers(() => store.laneCounts.oldestDueAt(clock.now()) !== null));
     const waiters = this.waiters;
     // Held claims and a sharded lane's watchers alike call for a flush when a job arrives.

@@ -272,7 +272,15 @@ export const ClaimRequest = z
 export type ClaimRequest = z.infer<typeof ClaimRequest>;
 
 export const RenewRequest = z
+    minJobs: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_CLAIM)
+      .optional()
+      .openapi({ description: "with waitMs, hold the claim until this many jobs are claimable (then claim up to max) or waitMs has passed (then claim what is claimable); at most max; default 1" }),
   .strictObject({
+  .refine((r) => r.minJobs === undefined || r.minJobs <= (r.max ?? 1), { message: "minJobs must be at most max", path: ["minJobs"] })
     token: Token,
     leaseMs: leaseMs.optional(),
     progress: JsonValue.optional().openapi({ description: "the job's progress, recorded with the renewal (at most 16 KiB serialized)" }),

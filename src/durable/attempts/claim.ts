@@ -44,6 +44,8 @@ export interface ClaimAsk {
   kinds: readonly string[] | null;
   max: number;
   leaseMs: number;
+  /** A held claim takes nothing until this many jobs are claimable, or its wait is over (waiters.ts); absent: 1. */
+  minJobs?: number;
 }
 
 /** What the in-process side holds that a consumer's claim must leave alone. */

@@ -29,6 +29,10 @@ interface Waiter<J> {
 export interface WaitersHost<J> {
   /** The lane's claim for a pull consumer: the same statement as an immediate claim. */
   claim(ask: ClaimAsk): J[];
+  /** How many jobs the claim would take now, counted up to `upTo` (a claim with `minJobs`). */
+  count(ask: ClaimAsk, upTo: number): number;
+  /** Jobs were claimed outside any call (a claim with `minJobs` at its deadline): the lane flushes. */
+  claimed(): void;
   /** Gives a job back through the fence (an abandoned answer): whether it did (a miss changes nothing). */
   release(id: string, token: string): boolean;
 }
@@ -80,9 +84,12 @@ export class Waiters<J extends ClaimedJob> {
     const emptyKinds = new Set<string>();
     const answered = new Set<Waiter<J>>();
     for (const waiter of this.queue) {
-      const { kinds } = waiter.ask;
+      const { kinds, minJobs = 1 } = waiter.ask;
       if (kinds !== null && kinds.every((k) => emptyKinds.has(k))) continue;
-      const jobs = this.host.claim(waiter.ask);
+      // A claim with minJobs takes nothing until that many are claimable; what it leaves stays for the claims after it.
+      const claimable = minJobs > 1 ? this.host.count(waiter.ask, minJobs) : minJobs;
+      if (claimable > 0 && claimable < minJobs) continue;
+      const jobs = claimable === 0 ? [] : this.host.claim(waiter.ask);
       if (jobs.length === 0) {
         if (kinds === null) break; // nothing of any kind: nobody after it gets anything either
         for (const kind of kinds) emptyKinds.add(kind);
@@ -146,7 +153,15 @@ export class Waiters<J extends ClaimedJob> {
     const now = Date.now();
     const due = this.queue.filter((w) => w.deadline <= now);
     this.queue = this.queue.filter((w) => w.deadline > now);
-    for (const waiter of due) waiter.answer([]);
+    let claimed = false;
+    for (const waiter of due) {
+      // A claim with minJobs is answered at its deadline with what is claimable then, maybe fewer, maybe none.
+      const jobs = (waiter.ask.minJobs ?? 1) > 1 ? this.host.claim(waiter.ask) : [];
+      if (jobs.length > 0 && waiter.hold !== null) this.remember(waiter.hold, jobs);
+      claimed ||= jobs.length > 0;
+      waiter.answer(jobs);
+    }
+    if (claimed) this.host.claimed();
     let next = Infinity;
     for (const waiter of this.queue) next = Math.min(next, waiter.deadline);
     if (next !== Infinity) this.arm(next);

@@ -47,8 +47,12 @@ export class PullConsumerRpc {
     const name = hold === undefined ? ok(null) : parse(HoldName, hold);
     if (!name.ok) return name;
     if (this.parts.waiters.left(name.value)) return ok({ jobs: [] });
-    const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS };
-    const jobs = this.parts.claims.forConsumer(ask, this.parts.dispatcher);
+    // Without a wait, minJobs changes nothing.
+    const minJobs = request.value.waitMs ? (request.value.minJobs ?? 1) : 1;
+    const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS, ...(minJobs > 1 ? { minJobs } : {}) };
+    // With minJobs, it takes nothing until that many are claimable: until then it is held (waiters.ts).
+    const gathering = minJobs > 1 && this.parts.claims.claimableCount(ask, this.parts.dispatcher, minJobs) < minJobs;
+    const jobs = gathering ? [] : this.parts.claims.forConsumer(ask, this.parts.dispatcher);
     if (jobs.length > 0) this.parts.wake.afterChange();
     if (request.value.waitMs) this.parts.waiters.tookAtOnce(name.value, jobs);
     const waitMs = request.value.waitMs ?? 0;

@@ -1,25 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { MAX_CLAIM_WAITERS } from "../../../src/shared/defaults.js";
-import type { Result } from "../../../src/shared/errors.js";
 import type { ClaimedJob } from "../../../src/shared/job.js";
-import { claimOne, enqueue, fireAlarm, refusal, row, setup, value, type LaneStub } from "../../helpers/lane.js";
-
-/** A held claim, and whether it has been answered yet. */
-function hold(stub: LaneStub, request: Record<string, unknown>, name?: string) {
-  const state = { answered: false };
-  const answer: Promise<ClaimedJob[]> = (name === undefined ? stub.claim(request) : stub.claim(request, name)).then((r: Result<{ jobs: ClaimedJob[] }>) => {
-    state.answered = true;
-    return value(r).jobs;
-  });
-  return { answer, state };
-}
-
-/** True while the claim is still held after a full round trip to the lane. */
-async function stillHeld(stub: LaneStub, held: { state: { answered: boolean } }): Promise<boolean> {
-  await stub.info();
-  await stub.info();
-  return !held.state.answered;
-}
+import { claimOne, enqueue, fireAlarm, refusal, row, setup, value } from "../../helpers/lane.js";
+import { hold, stillHeld } from "../../helpers/held-claims.js";
 
 const ids = (jobs: ClaimedJob[]) => jobs.map((j) => j.id);
 const WAIT = { waitMs: 20_000, max: 10 };
