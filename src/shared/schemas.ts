@@ -368,6 +368,10 @@ export const ScheduleRequest = z
   })
   .superRefine((request, ctx) => {
     const issue = (path: string, message: string) => ctx.addIssue({ code: "custom", path: [path], message });
+    // Checked here, not on ScheduleJob: a refined object could no longer be extended.
+    if (request.job.singleton !== undefined && (request.job.queue == null || request.job.debounce !== undefined)) {
+      ctx.addIssue({ code: "custom", path: ["job", "singleton"], message: "singleton needs a queue, and no debounce" });
+    }
     if (request.cron === undefined && request.everyMs === undefined) issue("cron", "give one of cron and everyMs");
     else if (request.cron !== undefined && request.everyMs !== undefined) issue("everyMs", "give cron or everyMs, not both");
     else if (request.cron === undefined) {

@@ -116,6 +116,20 @@ export class Enqueue {
   }
 
   /**
+   * A schedule's fire of a job with `singleton`: as `singly` writes it, in the fire's transaction;
+   * the attempts it asked to cancel are aborted once that transaction is over.
+   */
+  writeSingleton(spec: JobSpec, mode: NonNullable<EnqueueRequest["singleton"]>, now: number): Result<Inserted> {
+    if (this.host.store.row(spec.id)) return this.write(spec, true, now);
+    const done = this.host.singleton.apply(spec, mode, () => this.write(spec, true, now));
+    if (done.ok && done.value.status === "queued" && done.value.cancelling) {
+      const ids = done.value.cancelling;
+      queueMicrotask(() => this.host.singleton.abortCancelled(ids));
+    }
+    return done;
+  }
+
+  /**
    * Group commit's write (client/group-commit.ts): the single enqueues of many callers, each answered
    * as `one` would answer it, in one transaction. Jobs outside any debounce are inserted by one
    * statement (`insertEach`); with a debounced job among them, each goes through the one-job write in

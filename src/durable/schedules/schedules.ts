@@ -32,6 +32,8 @@ export interface FireEnqueue {
   toSpec(request: TracedEnqueueRequest, now: number): Result<JobSpec>;
   toSpecs(requests: readonly TracedEnqueueRequest[], now: number): Result<JobSpec[]>;
   write(spec: JobSpec, idGiven: boolean, now: number): Result<Inserted>;
+  /** A fire of a job with `singleton` (enqueue/singleton.ts). */
+  writeSingleton(spec: JobSpec, mode: NonNullable<TracedEnqueueRequest["singleton"]>, now: number): Result<Inserted>;
   readonly store: Pick<JobStore, "insertJobs">;
 }
 
@@ -211,7 +213,8 @@ export class ScheduleStore {
   private insertAt(request: TracedEnqueueRequest, now: number): Result<EnqueueDone> {
     const spec = this.enqueue.toSpec(request, now);
     if (!spec.ok) return spec;
-    const inserted = this.enqueue.write(spec.value, true, now);
+    // A fire that singleton skips still counts as the fire: its job is the one that holds the queue.
+    const inserted = request.singleton === undefined ? this.enqueue.write(spec.value, true, now) : this.enqueue.writeSingleton(spec.value, request.singleton, now);
     return inserted.ok ? ok({ spec: spec.value, inserted: inserted.value }) : inserted;
   }
 
@@ -244,11 +247,11 @@ export class ScheduleStore {
 
   /**
    * The fires' jobs as one batch enqueue: their ids, or null when it refused (nothing was enqueued
-   * then). Fires with a debounce are never batched: each may replace a queued job of its key.
+   * then). Fires with a debounce or singleton are never batched: each may replace (or be held by) a job of its key or queue.
    */
   private enqueueAll(requests: TracedEnqueueRequest[], now: number): string[] | null {
     const specs = this.enqueue.toSpecs(requests, now);
-    if (!specs.ok || specs.value.some((spec) => spec.debounceKey !== null)) return null;
+    if (!specs.ok || specs.value.some((spec, i) => spec.debounceKey !== null || requests[i]!.singleton !== undefined)) return null;
     return this.enqueue.store.insertJobs(specs.value, now).ok ? specs.value.map((spec) => spec.id) : null;
   }
 
