@@ -43,7 +43,7 @@ const enqueue = createRoute({
   request: { params: LaneParams, query: WaitQuery, headers: TraceHeaders, body: jsonRequest(EnqueueRequest) },
   responses: {
     201: jsonResponse(EnqueueResponse, "enqueued (with dependencies not all settled: state blocked)"),
-    200: jsonResponse(EnqueueResponse, "duplicate: the id exists with the same spec"),
+    200: jsonResponse(EnqueueResponse, "duplicate: the id exists with the same spec; debounced; or skipped (singleton skip: the job that holds the queue)"),
     ...errorResponses(409, 413, 415),
   },
 });
@@ -55,7 +55,7 @@ const enqueueBatch = createRoute({
   summary: "Enqueue 1..1000 jobs, all or nothing",
   security: bearerAuth,
   request: { params: LaneParams, headers: TraceHeaders, body: jsonRequest(BatchEnqueueRequest) },
-  responses: { 200: jsonResponse(BatchEnqueueResponse, "every job, queued or duplicate, in request order"), ...errorResponses(409, 413, 415) },
+  responses: { 200: jsonResponse(BatchEnqueueResponse, "every job, queued, duplicate, debounced or skipped, in request order"), ...errorResponses(409, 413, 415) },
 });
 
 const getJob = createRoute({

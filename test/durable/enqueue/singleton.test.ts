@@ -4,6 +4,9 @@
  * route does, and queues the new job behind them. Neither is part of the spec.
  */
 import { describe, expect, it } from "vitest";
+import type { AbortError } from "../../../src/durable/attempts/executors.js";
+import { setup as dispatchSetup } from "../../helpers/dispatch.js";
+import { gate } from "../../helpers/executors.js";
 import { claimOne, enqueue, refusal, rows, setup, value } from "../../helpers/lane.js";
 
 describe("singleton skip", () => {
@@ -156,5 +159,21 @@ describe("singleton in a batch", () => {
     const answer = value(await stub.enqueueBatch({ jobs: [{ id: "b", kind: "k", queue: "q", singleton: "cancel-running" }] }));
     expect(answer.results).toEqual([{ id: "b", status: "queued" }]);
     expect(value(await stub.getJob("a")).cancelRequested).toBe(true);
+  });
+});
+
+describe("singleton cancel-running in process", () => {
+  it("fires the running attempt's AbortSignal, and the new job starts once the cancelled one has settled", async () => {
+    const { enqueue: add, settled, inside, waitFor } = await dispatchSetup();
+    const g = gate();
+    const first = await add({ id: "a", kind: "test.gate", queue: "q", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    const next = await add({ id: "b", kind: "test.gate", queue: "q", payload: { gate: g.key }, singleton: "cancel-running" });
+    expect(next.state).toBe("queued");
+    expect(attempt.signal.aborted).toBe(true);
+    expect((attempt.signal.reason as AbortError).abortCause).toBe("cancelled");
+    expect((await settled(first.id)).outcome).toBe("cancelled");
+    await waitFor("b", (e) => e.to === "running");
+    expect((await inside(() => g.started(2))).attempt).toBe(1);
   });
 });
