@@ -10,6 +10,7 @@ import type { NoticePeer } from "./deps/outbox.js";
 import type { FirePeer } from "./schedules/shard-fires.js";
 import type { WaitpointWaiterPeer } from "./waits/waitpoint-notices.js";
 import type { LaneReport } from "./metrics/exposition.js";
+import type { DeadLetterPeer } from "../routing/dead-letter-routing.js";
 
 /** The registry's one object, by name. */
 export const REGISTRY_NAME = "registry";
@@ -28,9 +29,9 @@ export interface RegistryPeer {
  * What a lane calls on another lane: registrations of dependents (deps/dependencies.ts), the
  * outbox's notices (deps/outbox.ts), and, from shard 0 of a sharded lane, its schedule fires'
  * routing on the other shards (schedules/shard-fires.ts), and waiters of waitpoints of other objects
- * (waits/remote-waits.ts). Any lane class's stub satisfies it.
+ * (waits/remote-waits.ts), and copies for its dead-letter lane (deadletters/outbox.ts). Any lane class's stub satisfies it.
  */
-export type LanePeer = DependencyPeer & NoticePeer & FirePeer & WaitpointWaiterPeer;
+export type LanePeer = DependencyPeer & NoticePeer & FirePeer & WaitpointWaiterPeer & DeadLetterPeer;
 
 /**
  * A namespace of Durable Objects as the lane uses it: a stub by name, typed by what the lane calls on

@@ -77,6 +77,7 @@ export class LaneLifecycle {
     steps.run("outbox", () => this.parts.outbox.deliver());
     steps.run("waitpoints", () => {
       this.parts.waitpoints.alarm(this.parts.store.settings.read().retention.completedMs);
+    steps.run("deadLetters", () => this.parts.deadLetters.deliver());
       void this.parts.waitpointOutbox.deliver(); // after the timeouts, whose notices go in the same alarm
     });
     steps.run("bulk", () => this.parts.bulk.turn()); // one chunk an alarm: the term brings it back at once
@@ -120,13 +121,13 @@ export class LaneLifecycle {
   }
 
   laneInfo(): Result<LaneInfo> {
-    const { concurrency, paused, retention, rateLimit, fairness } = this.parts.store.settings.read();
+    const { concurrency, paused, retention, rateLimit, fairness, deadLetter } = this.parts.store.settings.read();
     const { laneCounts } = this.parts.store;
     const waitpoints = this.parts.waitpoints.counts();
     return ok({
       lane: this.parts.lane, counts: laneCounts.counts(), paused, concurrency, nextWakeAt: this.parts.wakeComputer.compute(),
       retention, stats: { ...laneCounts.stats(), ...waitpoints.stats }, oldestDueAt: laneCounts.oldestDueAt(this.clock.now()), kinds: laneCounts.kinds(),
-      rateLimit, fairness,
+      rateLimit, fairness, deadLetter: deadLetter === null ? null : { lane: deadLetter },
       shards: this.parts.shard.count(),
       waitpoints: { pending: waitpoints.pending },
       queueDefaults: this.parts.store.settings.queueDefaults(),

@@ -26,6 +26,9 @@ import { RemoteWaits } from "./waits/remote-waits.js";
 import { WaitpointOutbox } from "./waits/waitpoint-outbox.js";
 import { Outbox } from "./deps/outbox.js";
 import { Expiry } from "./flow/expiry.js";
+import { DeadLetterOutbox } from "./deadletters/outbox.js";
+import { DeadLetterIntake } from "./deadletters/intake.js";
+import { DeadLetterRouting } from "../routing/dead-letter-routing.js";
 import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events/sockets.js";
 import type { LaneReport } from "./metrics/exposition.js";
@@ -146,6 +149,9 @@ export class LaneParts {
   /** The notices this lane owes other jobs' lanes (deps/outbox.ts). */
   readonly outbox: Outbox;
   /** The lane's metrics reports to the registry (metrics/reporter.ts). */
+  /** The copies this lane owes its dead-letter lanes (deadletters/outbox.ts), and the copies other lanes send it (deadletters/intake.ts). */
+  readonly deadLetters: DeadLetterOutbox;
+  readonly deadLetterIntake: DeadLetterIntake;
   readonly metrics: MetricsReporter;
   /** The per-minute history (history/history.ts), and whether this lane records it. */
   readonly history: History;
@@ -224,6 +230,11 @@ export class LaneParts {
       lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
       checkpoints: this.checkpoints, dependencies: this.dependencies, transitions: this.transitions,
     });
+    const deadLetterRouting = new DeadLetterRouting(this.lanes());
+    this.deadLetters = new DeadLetterOutbox(storage, clock, entropy, {
+      lane, deadLetter: () => store.settings.read().deadLetter, send: (to, copies) => deadLetterRouting.send(to, copies), waitUntil, changed: () => this.wake.afterChange(),
+    });
+    this.deadLetterIntake = new DeadLetterIntake(clock, { store, shard: this.shard });
     this.expiry = new Expiry(storage, clock, store);
     this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => store.counts() });
     this.retention = new RetentionStore(storage, clock);
@@ -308,6 +319,7 @@ export class LaneParts {
   }
 
   /** The lanes' namespace, as what a lane calls on another (dependencies). */
+      deadLetterAt: () => this.deadLetters.nextAt(),
         together: (fn) => storage.transactionSync(fn),
   private lanes(): { getByName(name: string): LanePeer } {
     return this.env.LANE;

@@ -22,6 +22,7 @@ import type { Dispatcher } from "./attempts/dispatcher.js";
 import type { FencedWrites } from "./attempts/fenced-writes.js";
 import { enqueueAnswer, enqueueAnswerText, type EnqueueDone } from "./enqueue/enqueue-text.js";
 import type { NoticeAnswer, RegistrationAnswer } from "./deps/notices.js";
+import type { DeadLetterAnswer } from "../routing/dead-letter-routing.js";
 import type { SwitchyardEnv } from "./env.js";
 import { parse, parseBatchEnqueue, parseJsonText } from "./input.js";
 import { LaneLifecycle } from "./lane-lifecycle.js";
@@ -343,9 +344,6 @@ export { batchExecutor } from "./attempts/batch-executor.js";
 
   /** The router of a held claim stops watching here (it claimed elsewhere, or its client left). No flush: a watch dropped can only move the wake later, and the stored alarm may be early. */
   async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> { return this.gate.change(() => this.shards.stopWatching(hold), flush.never); }
-  /** How many jobs a claim would take here now, up to its `minJobs` (else `max`): a sharded lane's held claim with `minJobs` sums the shards'. */
-  async claimable(input?: unknown): Promise<Result<{ claimable: number }>> { return this.gate.read(() => this.consumers.claimable(input)); }
-
 
   /** A page of jobs with each one's seq: what a sharded lane's merged list is made of. */
   async listShardPage(input: unknown, afterSeq: unknown): Promise<Result<{ jobs: Job[]; seqs: number[]; more: boolean }>> { return this.gate.read(() => this.shards.listShardPage(input, afterSeq)); }
@@ -411,6 +409,11 @@ export { batchExecutor } from "./attempts/batch-executor.js";
   async metrics(): Promise<Result<string>> {
     return this.gate.read(() => ok(this.life.metricsText()));
   }
+
+  // ---- dead letters (deadletters/) ----
+
+  /** Another lane's outbox sends copies of its failed jobs to this, its dead-letter lane: each written once, answered. */
+  async enqueueDeadLetters(input: unknown): Promise<Result<DeadLetterAnswer[]>> { return this.gate.change(() => this.parts.deadLetterIntake.receive(input)); }
 
   /** This shard's metrics report and its clock's now, which a sharded lane's route merges (docs/api.md "Metrics"). */
   async metricsReport(): Promise<Result<{ report: LaneReport; nowMs: number }>> {

@@ -7,6 +7,7 @@ import { fail, ok, type Result } from "../shared/errors.js";
 import type { HistoryAnswer } from "../shared/history.js";
 import type { Counts, Job, LaneInfo } from "../shared/job.js";
 import { FailLaneRequest, SweepRequest, type LanePatch, type ListQuery } from "../shared/schemas.js";
+import { selfDeadLetter } from "../shared/dead-letters.js";
 import { DEFAULT_SWEEP_LIMIT, FAIL_LANE_BATCH } from "../shared/defaults.js";
 import { divideAmong } from "../shared/shards.js";
 import { JobRouting } from "./job-routing.js";
@@ -67,6 +68,8 @@ export class LaneWideRouting<P extends LanePeer> extends JobRouting<P> {
    * split among is refused before anything changes (`belowOnePerShard`).
    */
   async configure(lane: string, patch: LanePatch): Promise<Result<ShardedLaneInfo>> {
+    const self = selfDeadLetter(lane, patch);
+    if (self) return self;
     const { shards: wanted, ...rest } = patch;
     const now = await this.shards(lane, true);
     if (!now.ok) return now;
@@ -75,8 +78,8 @@ export class LaneWideRouting<P extends LanePeer> extends JobRouting<P> {
     if (wanted !== undefined && wanted !== now.value) {
       const current = await this.info(lane);
       if (!current.ok) return current;
-      const { concurrency, rateLimit, paused, fairness, retention } = current.value;
-      settings = { concurrency, rateLimit, paused, fairness, ...rest, retention: { ...retention, ...rest.retention } };
+      const { concurrency, rateLimit, paused, fairness, retention, deadLetter } = current.value;
+      settings = { concurrency, rateLimit, paused, fairness, deadLetter, ...rest, retention: { ...retention, ...rest.retention } };
       settings.queueDefaults = { ...current.value.queueDefaults, ...rest.queueDefaults };
     }
     const refused = belowOnePerShard(settings, shards);

@@ -135,10 +135,13 @@ export const PURGE_BATCH = 1000;
 /** Schedules (docs/api.md "Schedules"). A schedule's name is a name of at most 100 characters. */
 export const SCHEDULE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,99}$/;
 /**
- * A job id: a name, or the id of a schedule's fire, `<schedule name>@<T>` (T in epoch ms). `@` is
- * reserved for those: every route that takes a job id accepts them, no enqueue can choose one.
+ * A job id: a name, or the id of a schedule's fire, `<schedule name>@<T>` (T in epoch ms), or a
+ * dead-letter copy's `<lane>.<id>` (of any of these; at most 4,096 characters: shared/dead-letters.ts).
+ * `@` is reserved for fires and a copy's id may be longer than a name: every route that takes a job
+ * id accepts them, no enqueue can choose one.
  */
-export const JOB_ID_PATTERN = /^(?:[A-Za-z0-9][A-Za-z0-9._:-]{0,127}|[A-Za-z0-9][A-Za-z0-9._:-]{0,99}@(?:0|[1-9][0-9]{0,15}))$/;
+export const JOB_ID_PATTERN =
+  /^(?:[A-Za-z0-9][A-Za-z0-9._:-]{0,127}|[A-Za-z0-9][A-Za-z0-9._:-]{0,99}@(?:0|[1-9][0-9]{0,15})|(?=.{1,4096}$)[A-Za-z0-9][A-Za-z0-9._:-]*\.[A-Za-z0-9][A-Za-z0-9._:-]*(?:@(?:0|[1-9][0-9]{0,15}))?)$/;
 /** The shortest interval of an `everyMs` schedule. */
 export const MIN_SCHEDULE_EVERY_MS = 1_000;
 /** A cron schedule's time zone when it names none. */

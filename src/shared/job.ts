@@ -137,7 +137,7 @@ export type Counts = Record<"blocked" | "queued" | "running" | "completing" | Ou
 
 /** Lifetime counters of a lane (docs/api.md "The lane"): they never go down, and survive restarts. */
 export type LaneStats = Record<
-  "enqueued" | "claimed" | "completed" | "failed" | "cancelled" | "interrupted" | "retried" | "recovered" | "lost" | "expired" | "snoozed" | "debounced",
+  "enqueued" | "claimed" | "completed" | "failed" | "cancelled" | "interrupted" | "retried" | "recovered" | "lost" | "expired" | "snoozed" | "debounced" | "deadLettered",
   number
 >;
 
@@ -192,6 +192,8 @@ export interface LaneInfo {
   /** A sharded lane's shards, each with its counts (the front worker's sum says it; a shard never does). */
   shardList?: { shard: number; counts: Counts }[];
   /** The lane's waitpoints now (docs/api.md "Waitpoints"): how many are pending, kept as they change. */
+  /** The lane its failed and interrupted jobs are copied into (docs/api.md "Dead letters"); null: none. */
+  deadLetter: { lane: string } | null;
   waitpoints: { pending: number };
   /** What every queue's unnamed settings follow. */
   queueDefaults: QueueDefaults;

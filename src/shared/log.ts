@@ -10,7 +10,7 @@ import type { JobState, Outcome } from "./job.js";
 export type LostCause = "expired" | "superseded" | "settled" | "recovered";
 
 /** The steps of a lane's alarm, each run on its own (one that throws starves none of the others). */
-export type AlarmStep = "fires" | "recovery" | "reconcile" | "windUp" | "expiry" | "undeliverable" | "retention" | "outbox" | "housekeeping" | "flush" | "sent" | "keyMoves" | "waitpoints" | "bulk";
+export type AlarmStep = "fires" | "recovery" | "reconcile" | "windUp" | "expiry" | "undeliverable" | "retention" | "outbox" | "housekeeping" | "flush" | "sent" | "keyMoves" | "waitpoints" | "bulk" | "deadLetters";
 
 export type LogEvent =
   | {
@@ -62,6 +62,7 @@ export type LogEvent =
   | { event: "lane.outbox_failed"; lane: string; to: string; notices: number; message: string }
   | { event: "waitpoint.tell_failed"; lane: string; message: string }
   | { event: "lane.key_move_failed"; lane: string; key: string; jobId: string; to: number; message: string }
+  | { event: "lane.dead_letter_dropped"; lane: string; to: string; ids: string[]; message: string }
   /**
    * The outbox hands notices to their receiving object `to` (its own, applied in place, or another by
    * one call): `keys` are its outbox rows (per sending object `from`), one a notice, `dependencies`

@@ -8,6 +8,9 @@
  */
 import type { Counts, LaneStats, WaitpointStats } from "./job.js";
 
+/** Stats a report of an older lane may lack. */
+type LaterStats = WaitpointStats & Pick<LaneStats, "deadLettered">;
+
 /** One histogram of a lane: its cumulative bucket counts (one per bound), sum and count. */
 export interface Histogram {
   /** `wait`: due → started; `run`: started → the attempt's outcome. */
@@ -27,7 +30,7 @@ export interface LaneReport {
    * The lane's stats, as its info says them. The waitpoints' are absent from a report stored by the
    * registry before lanes counted them: `mergeReports` reads them as 0.
    */
-  stats: LaneStats & Partial<WaitpointStats>;
+  stats: Omit<LaneStats, "deadLettered"> & Partial<LaterStats>;
   /** The earliest runAt of a queued job, due or not (null: none): the oldest due age follows from it and the clock. */
   earliestRunAt: number | null;
   histograms: Histogram[];
@@ -50,12 +53,12 @@ function earliest(a: number | null, b: number | null): number | null {
 }
 
 /** Stats a report of an older lane lacks, each read as 0 (key order: the lane's info's). */
-const LATER_STATS: WaitpointStats = { waitpointsCompleted: 0, waitpointsTimedOut: 0 };
+const LATER_STATS: LaterStats = { deadLettered: 0, waitpointsCompleted: 0, waitpointsTimedOut: 0 };
 
 /** A report's stats with every later one (`LATER_STATS`) it lacks at 0. */
 function fullStats(stats: LaneReport["stats"]): LaneStats & WaitpointStats {
   const full = { ...stats } as LaneStats & WaitpointStats;
-  for (const key of Object.keys(LATER_STATS) as (keyof WaitpointStats)[]) full[key] ??= 0;
+  for (const key of Object.keys(LATER_STATS) as (keyof LaterStats)[]) full[key] ??= 0;
   return full;
 }
 

@@ -220,6 +220,11 @@ export const LanePatch = z
     paused: z.boolean().optional(),
     rateLimit: RateLimit.nullable().optional().openapi({ description: "the lane's token bucket; null removes it" }),
     fairness: z.enum(["fifo", "round-robin"]).optional(),
+    deadLetter: z
+      .strictObject({ lane: Name })
+      .nullable()
+      .optional()
+      .openapi({ description: "the lane failed and interrupted jobs are copied into (not this lane); null: none" }),
     shards: z.number().int().min(1).max(MAX_SHARDS).optional().openapi({ description: "how many objects the lane is (1..64), only while it holds no jobs" }),
     retention: z
       .strictObject({
@@ -340,7 +345,7 @@ export type FailLaneRequest = z.infer<typeof FailLaneRequest>;
 /** A job id: a name, or a schedule's fire `<schedule name>@<T>`, which routes accept and no enqueue may choose. */
 export const JobId = z
   .string()
-  .regex(JOB_ID_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$, or be a schedule's job id <schedule name>@<epoch ms>")
+  .regex(JOB_ID_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$, or be a schedule's job id <schedule name>@<epoch ms> or a dead-letter copy's <lane>.<id>")
   .openapi({ example: "invoice-42" });
 
 export const ScheduleName = z

@@ -112,6 +112,7 @@ export const LaneStats = z
   })
   .openapi("LaneStats", { description: "lifetime counters of the lane; they never go down" });
 
+    deadLettered: z.number().int().openapi({ description: "copies of failed and interrupted jobs this lane made in its dead-letter lane" }),
 export const LaneInfo = z
   .object({
     lane: z.string(),
@@ -132,6 +133,7 @@ export const LaneInfo = z
       .array(z.object({ shard: z.number().int(), counts: Counts }))
       .optional()
       .openapi({ description: "a sharded lane's shards, each with its counts" }),
+    deadLetter: z.object({ lane: z.string() }).nullable().openapi({ description: "the lane failed and interrupted jobs are copied into; null: none" }),
     waitpoints: z.object({ pending: z.number().int() }).openapi({ description: "the lane's pending waitpoints, kept as they change" }),
     queueDefaults: z
       .object({ concurrency: z.number().int(), rateLimit: RateLimitView.nullable() })

@@ -22,6 +22,7 @@ import { join } from "node:path";
 import { isDeepStrictEqual } from "node:util";
 import { expect, it } from "vitest";
 import { createPrng, sleep, type Prng } from "./prng.js";
+import { limiter } from "./limiter.js";
 import { ChaosRuntime, type Answer } from "./runtime.js";
 import { completionResult, plan, WAIT_KIND, type PlannedJob, type PlannedWaitpoint } from "./waitpoints-plan.js";
 
@@ -72,22 +73,6 @@ class Seen {
   problem(message: string): void {
     if (this.problems.length < 5_000) this.problems.push(message);
   }
-}
-
-function limiter(n: number) {
-  let free = n;
-  const waiting: (() => void)[] = [];
-  return async <T>(work: () => Promise<T>): Promise<T> => {
-    if (free > 0) free--;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await work();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else free++;
-    }
-  };
 }
 
 it(`every job resumes exactly once with its waitpoint's first settlement, through ${KILLS} hard kills`, async () => {

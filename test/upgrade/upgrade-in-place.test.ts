@@ -225,7 +225,7 @@ describe(`kept counts and retention for a lane of version ${BEFORE_COUNTS}`, () 
       total_enqueued: Object.keys(OLD_ROWS).length, total_claimed: claimed,
       total_completed: 2, total_failed: 2, total_cancelled: 1, total_interrupted: 1, total_retried: 0, total_recovered: 0, total_lost: 0,
       total_expired: 0, total_debounced: 0, blocked: 0, total_snoozed: 0,
-      waitpoints_pending: 0, total_waitpoints_completed: 0, total_waitpoints_timed_out: 0,
+      waitpoints_pending: 0, total_waitpoints_completed: 0, total_waitpoints_timed_out: 0, total_dead_lettered: 0,
       history_minute: null, history_base_enqueued: 0, history_base_started: 0, history_base_completed: 0, history_base_failed: 0,
     });
   });

@@ -20,11 +20,12 @@ describe("a lane", () => {
       concurrency: 10,
       nextWakeAt: T0 + 5000,
       retention: { completedMs: DEFAULT_COMPLETED_RETENTION_MS, failedMs: DEFAULT_FAILED_RETENTION_MS },
-      stats: { enqueued: 2, claimed: 1, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0, waitpointsCompleted: 0, waitpointsTimedOut: 0 },
+      stats: { enqueued: 2, claimed: 1, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0, deadLettered: 0, waitpointsCompleted: 0, waitpointsTimedOut: 0 },
       oldestDueAt: T0,
       kinds: { [PULL_KIND]: { queued: 1, running: 1 } },
       rateLimit: null,
       fairness: "fifo",
+      deadLetter: null,
       shards: 1,
       waitpoints: { pending: 0 },
     });

@@ -91,7 +91,7 @@ export class Outbox {
       list.push(row);
     }
     for (const [lane, rows] of byLane) {
-      for (const chunk of chunks(rows)) {
+      for (const chunk of chunks(rows, noticeBytes)) {
         const notices = chunk.map((r) => noticeOf(r, this.host.lane));
         log({ event: "lane.outbox_sent", lane: this.host.lane, from: this.host.objectName, to: lane, keys: chunk.map((r) => r.seq), dependencies: chunk.map((r) => r.dep_id), dependents: chunk.map((r) => r.id) });
         if (lane === this.host.objectName) this.answered(chunk, this.host.apply(notices));
@@ -153,13 +153,16 @@ function noticeOf(row: DueRow, lane: string): Notice {
   return { key: row.seq, dependency: { lane, id: row.dep_id }, dependent: row.id, outcome: row.outcome, result: row.result, error: row.error, generation: row.generation };
 }
 
-/** Rows in calls of at most `OUTBOX_BATCH` notices and about a page of bytes (never none). */
-function chunks(rows: readonly DueRow[]): DueRow[][] {
-  const out: DueRow[][] = [];
-  let current: DueRow[] = [];
+/** About how many bytes a notice adds to its call. */
+const noticeBytes = (row: DueRow) => 512 + (row.result === null ? 0 : utf8Length(row.result)) + (row.error === null ? 0 : utf8Length(row.error));
+
+/** Rows in calls of at most `OUTBOX_BATCH` rows and about a page of bytes, each row `sizeOf` (never none): an outbox's calls. */
+export function chunks<T>(rows: readonly T[], sizeOf: (row: T) => number): T[][] {
+  const out: T[][] = [];
+  let current: T[] = [];
   let bytes = 0;
   for (const row of rows) {
-    const size = 512 + (row.result === null ? 0 : utf8Length(row.result)) + (row.error === null ? 0 : utf8Length(row.error));
+    const size = sizeOf(row);
     if (current.length > 0 && (current.length >= OUTBOX_BATCH || bytes + size > MAX_PAGE_BYTES)) {
       out.push(current);
       current = [];

@@ -8,6 +8,7 @@ import { fail, ok, type Result } from "../../shared/errors.js";
 import type { Counts, Job, LaneInfo } from "../../shared/job.js";
 import { MAX_BATCH_JOBS, MAX_DEPENDENCIES } from "../../shared/defaults.js";
 import { Name } from "../../shared/schemas.js";
+import { selfDeadLetter } from "../../shared/dead-letters.js";
 import type { Clock } from "../../shared/clock.js";
 import type { Dependencies } from "../deps/dependencies.js";
 import type { Enqueue } from "../enqueue/enqueue.js";
@@ -54,6 +55,8 @@ export class ShardRpc {
   configure(input: unknown): Result<LaneInfo> {
     const patch = parse(S.LanePatch, input ?? {});
     if (!patch.ok) return patch;
+    const self = selfDeadLetter(this.parts.store.lane, patch.value);
+    if (self) return self;
     const { shards } = patch.value;
     if (shards !== undefined && shards !== this.parts.shard.count()) {
       const held = this.heldForResharding();

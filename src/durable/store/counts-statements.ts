@@ -6,7 +6,7 @@ export const COUNTS_SQL = `SELECT blocked, queued - blocked AS queued, running, 
 /** The lifetime stats. */
 export const STATS_SQL = `SELECT total_enqueued AS enqueued, total_claimed AS claimed, total_completed AS completed, total_failed AS failed,
   total_cancelled AS cancelled, total_interrupted AS interrupted, total_retried AS retried, total_recovered AS recovered, total_lost AS lost,
-  total_expired AS expired, total_snoozed AS snoozed, total_debounced AS debounced
+  total_expired AS expired, total_snoozed AS snoozed, total_debounced AS debounced, total_dead_lettered AS deadLettered
   FROM lane_counts WHERE id = 1`;
 
 /** How many jobs run: the kept count, not a count of rows. */

@@ -1,7 +1,7 @@
 /** The statements of the lane's settings row (settings.ts runs them; this object is the row's only writer). */
 
 /** The whole row, read once per change. */
-export const READ_SQL = `SELECT name, concurrency, paused, registered, metrics_reported, retention, rate_limit, rate_period_ms, bucket_units, bucket_at, fairness FROM lane WHERE id = 1`;
+export const READ_SQL = `SELECT name, concurrency, paused, registered, metrics_reported, retention, rate_limit, rate_period_ms, bucket_units, bucket_at, fairness, dead_letter FROM lane WHERE id = 1`;
 
 /** The object's stored name (null: never stored). */
 export const LANE_NAME_SQL = `SELECT name FROM lane WHERE id = 1`;
@@ -30,3 +30,6 @@ export const DRAW_SQL = `UPDATE lane SET bucket_units = ?1, bucket_at = ?2 WHERE
 
 /** A job outside any queue started (round-robin counts those as one queue). ?1 now. */
 export const UNQUEUED_STARTED_SQL = `UPDATE lane SET unqueued_started_at = ?1 WHERE id = 1`;
+
+/** The lane's dead-letter lane (or none). ?1 lane name or null. */
+export const DEAD_LETTER_SQL = `UPDATE lane SET dead_letter = ?1 WHERE id = 1`;

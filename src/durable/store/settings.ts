@@ -6,7 +6,7 @@ import type { BucketState } from "../flow/bucket.js";
 import { DEFAULT_COMPLETED_RETENTION_MS, DEFAULT_CONCURRENCY, DEFAULT_FAILED_RETENTION_MS } from "../../shared/defaults.js";
 import type { Fairness, QueueDefaults, RateLimit, Retention } from "../../shared/job.js";
 import { readQueueDefaults, writeQueueDefaults, type QueueDefaultsPatch } from "../flow/queue-defaults.js";
-import { CONFIGURE_SQL, DRAW_SQL, LANE_NAME_SQL, METRICS_REPORTED_SQL, RATE_LIMIT_SQL, READ_SQL, REGISTERED_SQL, RETENTION_SQL, STORE_NAME_SQL, UNQUEUED_STARTED_SQL } from "./settings-statements.js";
+import { CONFIGURE_SQL, DEAD_LETTER_SQL, DRAW_SQL, LANE_NAME_SQL, METRICS_REPORTED_SQL, RATE_LIMIT_SQL, READ_SQL, REGISTERED_SQL, RETENTION_SQL, STORE_NAME_SQL, UNQUEUED_STARTED_SQL } from "./settings-statements.js";
 
 export interface LaneSettings {
   name: string | null;
@@ -21,6 +21,8 @@ export interface LaneSettings {
   rateLimit: RateLimit | null;
   bucket: BucketState;
   fairness: Fairness;
+  /** The lane failed and interrupted jobs are copied into (null: none; deadletters/outbox.ts). */
+  deadLetter: string | null;
 }
 
 type LaneRow = {
@@ -35,6 +37,7 @@ type LaneRow = {
   bucket_units: number | null;
   bucket_at: number | null;
   fairness: Fairness;
+  dead_letter: string | null;
 };
 
 /** What the operator chose (a key left out: the default), as the `retention` column stores it. */
@@ -54,6 +57,7 @@ export interface LanePatchInput {
   rateLimit?: RateLimit | null | undefined;
   fairness?: Fairness | undefined;
   queueDefaults?: QueueDefaultsPatch | undefined;
+  deadLetter?: { lane: string } | null | undefined;
 }
 
 export class LaneSettingsStore {
@@ -98,10 +102,11 @@ export class LaneSettingsStore {
           rateLimit: row.rate_limit === null || row.rate_period_ms === null ? null : { limit: row.rate_limit, periodMs: row.rate_period_ms },
           bucket: { units: row.bucket_units, at: row.bucket_at },
           fairness: row.fairness,
+          deadLetter: row.dead_letter,
         }
       : {
           name: null, concurrency: DEFAULT_CONCURRENCY, paused: false, registered: false, metricsReported: false, retention: withDefaults({}),
-          rateLimit: null, bucket: { units: null, at: null }, fairness: "fifo",
+          rateLimit: null, bucket: { units: null, at: null }, fairness: "fifo", deadLetter: null,
         };
     return this.cached;
   }
@@ -155,6 +160,7 @@ export class LaneSettingsStore {
       this.sql.exec(RATE_LIMIT_SQL, rate?.limit ?? null, rate?.periodMs ?? null);
     }
     if (patch.queueDefaults !== undefined) this.defaults = writeQueueDefaults(this.storage, this.queueDefaults(), patch.queueDefaults);
+    if (patch.deadLetter !== undefined) this.sql.exec(DEAD_LETTER_SQL, patch.deadLetter?.lane ?? null);
     this.cached = null;
   }
 }

@@ -30,6 +30,7 @@ const TERMS_OF: Record<AlarmStep, readonly (keyof WakeTerms)[]> = {
   keyMoves: ["keyMove"],
   waitpoints: ["waitpoints"],
   bulk: ["bulk"],
+  deadLetters: ["deadLetters"],
 };
 
 type Failing = { failures: number; retryAt: number };

@@ -47,6 +47,8 @@ export interface WakeSources {
   waitpointAt?(): number | null;
   /** The bulk actions' term: now while one runs, else the removal of the oldest finished one (bulk/bulk-actions.ts; kept in memory). */
   bulkAt?(): number | null;
+  /** The dead-letter outbox's term: its earliest due copy (null: none owed; no statement while the lane has no dead-letter lane and owes none). */
+  deadLetterAt?(): number | null;
 }
 
 export class WakeComputer {
@@ -73,7 +75,7 @@ export class WakeComputer {
     const { concurrency, paused, retention: horizons } = settings.read();
     // The outbox's rows, never whether the lane has registrations: a purge deletes the last of those
     // while the notices it wrote are still owed, and a restarted instance would forget them.
-    const partTerms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt(), nextKeyMove: this.sources.keyMoveAt?.() ?? null, nextWaitpoint: this.sources.waitpointAt?.() ?? null, nextBulk: this.sources.bulkAt?.() ?? null };
+    const partTerms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt(), nextKeyMove: this.sources.keyMoveAt?.() ?? null, nextWaitpoint: this.sources.waitpointAt?.() ?? null, nextBulk: this.sources.bulkAt?.() ?? null, nextDeadLetter: this.sources.deadLetterAt?.() ?? null };
     const reportDueAt = this.sources.reportDueAt();
     this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: partTerms.retentionPass, report: reportDueAt !== null };
     const { alarmSteps } = this.sources;

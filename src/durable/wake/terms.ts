@@ -50,13 +50,15 @@ export interface WakeTerms {
   waitpoints: number | null;
   /** A bulk action's next chunk (now while one runs), or the removal of a finished one past its keeping (bulk/bulk-actions.ts). */
   bulk: number | null;
+  /** The next copy the lane owes a dead-letter lane (deadletters/outbox.ts): now once due. */
+  deadLetters: number | null;
 }
 
 /**
  * What the terms are computed from: the jobs' rows (reads.ts), the next retention pass
  * (operator/retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
  */
-export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null; nextKeyMove?: number | null; nextWaitpoint?: number | null; nextBulk?: number | null };
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null; nextKeyMove?: number | null; nextWaitpoint?: number | null; nextBulk?: number | null; nextDeadLetter?: number | null };
 
 /** What the lane itself holds in memory that the rows cannot say. */
 export interface WakeMemory {
@@ -89,6 +91,7 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     stepRetry: memory.stepRetryAt === null ? null : Math.max(now, memory.stepRetryAt),
     waitpoints: rows.nextWaitpoint == null ? null : Math.max(now, rows.nextWaitpoint),
     bulk: rows.nextBulk == null ? null : Math.max(now, rows.nextBulk),
+    deadLetters: rows.nextDeadLetter == null ? null : Math.max(now, rows.nextDeadLetter),
   };
 }
 

@@ -116,7 +116,7 @@ async function snapshot(fixture: LaneFixture): Promise<Snapshot> {
 /** How each lifetime stat must have moved between two snapshots, from the rows alone. */
 function statDeltas(before: JobRow[], after: JobRow[]): LaneInfo["stats"] {
   const was = new Map(before.map((j) => [j.seq, j]));
-  const delta: LaneInfo["stats"] = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0, waitpointsCompleted: 0, waitpointsTimedOut: 0 };
+  const delta: LaneInfo["stats"] = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0, deadLettered: 0, waitpointsCompleted: 0, waitpointsTimedOut: 0 };
   for (const job of after) {
     const old = was.get(job.seq);
     if (!old) {

@@ -13,7 +13,7 @@ import type { Counts, LaneInfo } from "../../../src/shared/job.js";
 import { gate, lost } from "../../helpers/executors.js";
 import { T0, claimOne, enqueue, evict, fireAlarm, inject, setup, sql, value, type LaneStub } from "../../helpers/lane.js";
 
-const ZERO_STATS: LaneInfo["stats"] = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0, waitpointsCompleted: 0, waitpointsTimedOut: 0 };
+const ZERO_STATS: LaneInfo["stats"] = { enqueued: 0, claimed: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0, retried: 0, recovered: 0, lost: 0, expired: 0, snoozed: 0, debounced: 0, deadLettered: 0, waitpointsCompleted: 0, waitpointsTimedOut: 0 };
 const ZERO_COUNTS: Counts = { blocked: 0, queued: 0, running: 0, completing: 0, completed: 0, failed: 0, cancelled: 0, interrupted: 0 };
 
 const stats = async (stub: LaneStub) => value(await stub.info()).stats;

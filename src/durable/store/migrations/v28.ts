@@ -1,0 +1,44 @@
+/** The lane's schema migration 28 (migrations.ts applies it; never edit one that has shipped). */
+import type { Migration } from "./migration.js";
+
+export const MIGRATIONS_V28: readonly Migration[] = [
+  {
+    version: 28,
+    name: "dead letters: the lane's dead-letter lane, the copies it owes, and how many it made",
+    statements: [
+      // The lane that failed and interrupted jobs are copied into (NULL: none).
+      `ALTER TABLE lane ADD COLUMN dead_letter TEXT`,
+      `ALTER TABLE lane_counts ADD COLUMN total_dead_lettered INTEGER NOT NULL DEFAULT 0`,
+      // The copies this lane owes its dead-letter lanes, each the job as it settled (a requeue or
+      // retention may change or delete the job before delivery), kept until the receiving lane has
+      // it; `lane` is the dead-letter lane named when the job settled. `tries` counts failed deliveries.
+      `CREATE TABLE dead_letter_outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        lane TEXT NOT NULL,
+        id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('failed', 'interrupted')),
+        error TEXT,
+        errors TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        settled_at INTEGER NOT NULL,
+        tries INTEGER NOT NULL DEFAULT 0,
+        next_at INTEGER NOT NULL
+      )`,
+      `CREATE INDEX dead_letter_outbox_due ON dead_letter_outbox (next_at)`,
+      // Written by the statement that settles the job, whichever it is (a fenced fail, recovery, the
+      // operator's fail, a dependency's or a wait's failure, and any to come), as the dependencies'
+      // outbox is: atomic with the settlement, with no path to forget. A job that completes or is
+      // cancelled stops at the outcome's comparison; a lane with no dead-letter lane at one read of
+      // its own row, on failures alone.
+      `CREATE TRIGGER jobs_dead_letter AFTER UPDATE OF state ON jobs
+      WHEN NEW.state = 'settled' AND OLD.state <> 'settled' AND NEW.outcome IN ('failed', 'interrupted')
+        AND (SELECT dead_letter FROM lane WHERE id = 1) IS NOT NULL BEGIN
+        INSERT INTO dead_letter_outbox (lane, id, kind, payload, outcome, error, errors, attempts, settled_at, next_at)
+          SELECT l.dead_letter, NEW.id, NEW.kind, NEW.payload, NEW.outcome, NEW.error, NEW.errors, NEW.attempts, NEW.settled_at, NEW.updated_at
+          FROM lane l WHERE l.id = 1;
+      END`,
+    ],
+  },
+];
