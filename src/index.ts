@@ -30,6 +30,10 @@ export {
   type BatchJob,
 } from "./durable/attempts/batch-executor.js";
 export { createLaneClient, type LaneNamespaceClient } from "./client/rpc.js";
+export type { KindSchema, KindSchemas, KindJsonSchemas, PayloadOf, ResultOf, StandardSchemaV1 } from "./shared/kinds.js";
+export type { KindName, KindsOf, LaneClientOf, TypedEnqueueAnswer, TypedEnqueueRequest, TypedJob, TypedLaneClient } from "./client/typed-kinds.js";
+export type { LaneClass } from "./durable/lane.js";
+export type { AppOptions } from "./worker/app.js";
 export { ERROR_STATUS } from "./worker/status.js";
 export { ManualClock, systemClock, type Clock } from "./shared/clock.js";
 // Everything of the client entry too: one list, so an export added there is here as well.

@@ -15,15 +15,18 @@ import { GroupCommit, sendGroup } from "./group-commit.js";
 import type { PeerDirectory } from "../routing/peer.js";
 import { ShardRouter } from "../routing/router.js";
 import type { LaneClient } from "./types.js";
+import type { KindSchemas } from "../shared/kinds.js";
+import type { KindsOf, LaneClientOf } from "./typed-kinds.js";
 import { jobWaits } from "./job-waits.js";
 import { waitForJob } from "../routing/job-waits.js";
 import { createWaitpoint, onWaitpoint } from "../routing/waitpoint-routing.js";
 import { listWaitpoints } from "../routing/waitpoint-list-routing.js";
 import { getBulk, startBulk } from "../routing/bulk-routing.js";
 
-export interface LaneNamespaceClient {
+/** `K`: the kinds the lane class declares (`createLaneClient<typeof MyLane>`), which type its lanes' enqueues and waits. */
+export interface LaneNamespaceClient<K extends KindSchemas = {}> {
   /** The client of one lane; the name must match the API's name pattern. */
-  lane(name: string): LaneClient;
+  lane(name: string): LaneClientOf<K>;
 }
 
 /** Unwraps a lane's `Result`: the value, or the refusal thrown as a `QueueError`. */
@@ -55,7 +58,15 @@ export function groupCommitCounters(namespace: object): { calls: number; items: 
   return { ...groups(namespace).counters };
 }
 
-export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespace<L>, options: LaneClientOptions = {}): LaneNamespaceClient {
+/**
+ * `createLaneClient<typeof MyLane>(env.LANE)`: the lane class (made by `defineLane`) types the client
+ * with the kinds it declares: an enqueue of another kind or with a wrong payload does not compile,
+ * and waits answer jobs typed by kind.
+ */
+export function createLaneClient<C extends abstract new (...args: never) => Lane>(namespace: DurableObjectNamespace<InstanceType<C>>, options?: LaneClientOptions): LaneNamespaceClient<KindsOf<C>>;
+/** Untyped by kind: a namespace of any lane class. */
+export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespace<L>, options?: LaneClientOptions): LaneNamespaceClient;
+export function createLaneClient(namespace: DurableObjectNamespace<Lane>, options: LaneClientOptions = {}): LaneNamespaceClient<KindSchemas> {
   const grouped = options.groupCommit !== false;
   // The client's router: the shard counts it has read, per lane (routing/router.ts). A namespace of
   // any lane class `L` hands out stubs of `L`, which have every method of `Lane`: seen as `Lane`'s.
@@ -129,7 +140,7 @@ export function createLaneClient<L extends Lane>(namespace: DurableObjectNamespa
         completeWaitpoint: (id, request) => value(onWaitpoint(router, name, id, (s) => s.completeWaitpoint(id, request ?? {}))),
         listWaitpoints: (query) => value(listWaitpoints(router, name, query ?? {})),
       };
-      return client;
+      return client as LaneClientOf<KindSchemas>;
     },
   };
 }

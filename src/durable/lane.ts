@@ -344,6 +344,9 @@ export { batchExecutor } from "./attempts/batch-executor.js";
 
   /** The router of a held claim stops watching here (it claimed elsewhere, or its client left). No flush: a watch dropped can only move the wake later, and the stored alarm may be early. */
   async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> { return this.gate.change(() => this.shards.stopWatching(hold), flush.never); }
+  /** How many jobs a claim would take here now, up to its `minJobs` (else `max`): a sharded lane's held claim with `minJobs` sums the shards'. */
+  async claimable(input?: unknown): Promise<Result<{ claimable: number }>> { return this.gate.read(() => this.consumers.claimable(input)); }
+
 
   /** A page of jobs with each one's seq: what a sharded lane's merged list is made of. */
   async listShardPage(input: unknown, afterSeq: unknown): Promise<Result<{ jobs: Job[]; seqs: number[]; more: boolean }>> { return this.gate.read(() => this.shards.listShardPage(input, afterSeq)); }

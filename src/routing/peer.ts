@@ -83,6 +83,8 @@ export interface LanePeer extends ShardPeer, WaitpointPeer {
   history(request: object): Promise<Result<HistoryAnswer>>;
   claim(request: object, hold?: string): Promise<Result<{ jobs: PulledJob[] }>>;
   due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>>;
+  /** How many jobs the claim would take on this shard now, up to its `minJobs` (else `max`); claims nothing. */
+  claimable(request: object): Promise<Result<{ claimable: number }>>;
   awaitWork(epoch: number, waitMs: number, hold: string): Promise<Result<Watched>>;
   stopWatching(hold: string): Promise<Result<{ stopped: number }>>;
   abandonClaim(hold: string): Promise<Result<{ released: number }>>;

@@ -11,6 +11,8 @@ import type { PulledJob } from "../shared/job.js";
 import { LaneWideRouting } from "./lane-wide-routing.js";
 import { acrossResets } from "./lane-retry.js";
 import type { LanePeer } from "./peer.js";
+import { gather, type ClaimOfShards } from "./held-min-jobs.js";
+import { ShardWatches } from "./shard-watches.js";
 
 /**
  * How long a sharded lane's claims go first to the shard that last gave the most jobs, before they
@@ -30,7 +32,7 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
    * claimed waits on every shard at once (`awaitWork`, which claims nothing) and claims from the
    * shard that wakes it, until its `waitMs` is spent: no job is ever claimed to be given back.
    */
-  async claim(lane: string, request: { kinds?: string[]; max?: number; leaseMs?: number; waitMs?: number }, hold: string | null, signal?: AbortSignal): Promise<Result<{ jobs: PulledJob[] }>> {
+  async claim(lane: string, request: ClaimOfShards, hold: string | null, signal?: AbortSignal): Promise<Result<{ jobs: PulledJob[] }>> {
     const count = await this.shards(lane);
     if (!count.ok) return count;
     const shards = count.value;
@@ -42,6 +44,7 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
       const until = Date.now() + (request.waitMs ?? 0);
       return acrossResets(() => this.stub(lane, 0).claim({ ...request, waitMs: Math.max(0, until - Date.now()) }, hold), signal);
     }
+    if (request.waitMs && (request.minJobs ?? 1) > 1) return gather(this, lane, shards, request, signal);
     const max = request.max ?? 1;
     const now = { ...request, waitMs: 0 };
     const jobs: PulledJob[] = [];
@@ -69,31 +72,22 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
     if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
     const deadline = Date.now() + waitMs;
     const name = hold ?? crypto.randomUUID();
-    const watching = new Map<number, Promise<{ shard: number; due: boolean; epoch: number }>>();
-    const watch = (shard: number, epoch: number) =>
-      watching.set(
-        shard,
-        acrossResets(() => this.stub(lane, shard).awaitWork(epoch, Math.max(1, deadline - Date.now()), name), signal)
-          .then((w) => (w.ok ? { shard, ...w.value } : { shard, due: false, epoch })),
-      );
-    const stopped = new Promise<null>((resolve) => signal?.addEventListener("abort", () => resolve(null), { once: true }));
+    const watches = new ShardWatches((shard) => this.stub(lane, shard), deadline, name, signal);
     try {
-      for (const d of due) watch(d.shard, d.epoch);
+      for (const d of due) watches.watch(d.shard, d.epoch);
       while (Date.now() < deadline && !signal?.aborted) {
-        const woken = await Promise.race([stopped, ...watching.values()]);
+        const woken = await watches.next();
         if (woken === null) break;
-        watching.delete(woken.shard);
         if (woken.due) {
           const claimed = await this.stub(lane, woken.shard).claim({ ...now, max });
           if (!claimed.ok) return claimed;
           if (claimed.value.jobs.length > 0) return ok({ jobs: claimed.value.jobs });
         }
-        if (Date.now() < deadline) watch(woken.shard, woken.epoch);
+        if (Date.now() < deadline) watches.watch(woken.shard, woken.epoch);
       }
       return ok({ jobs: [] });
     } finally {
-      // The watches still held on other shards are dropped (they claim nothing either way).
-      if (watching.size > 0) await Promise.all([...watching.keys()].map((shard) => this.stub(lane, shard).stopWatching(name)));
+      await watches.stop();
     }
   }
 

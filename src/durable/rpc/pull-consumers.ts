@@ -63,6 +63,14 @@ export class PullConsumerRpc {
     return ok({ jobs: held ? await held : [] });
   }
 
+  /** How many jobs the claim `input` would take now, counted up to its `minJobs` (else its `max`); claims nothing. */
+  claimable(input?: unknown): Result<{ claimable: number }> {
+    const request = parse(S.ClaimRequest, input ?? {});
+    if (!request.ok) return request;
+    const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS };
+    return ok({ claimable: this.parts.claims.claimableCount(ask, this.parts.dispatcher, request.value.minJobs ?? ask.max) });
+  }
+
   renew(id: unknown, input: unknown): Result<{ lease: Lease }> {
     const call = parseJobCall(id, S.RenewRequest, input);
     if (!call.ok) return call;

@@ -109,6 +109,25 @@ it("a withdrawal survives a restart of the waiter's lane and is delivered by its
   await completesUntold(a, { stub: restarted }, { state: "settled", outcome: "cancelled" });
 });
 
+it("a withdrawal the waitpoint's lane cannot take now does not fail the cancel, and the alarm retries it with backoff", async () => {
+  const { clock, a, b } = await waiting();
+  // The waitpoint's lane refuses everything for a while: a newer schema, as after a rolled-back deploy.
+  await sql(a.stub, `INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'from the future', 0)`);
+  let holder = await restartLane(a.name, a.stub, clock);
+  expect(value(await b.stub.cancel("p", {})).status).toBe("cancelled");
+  const [owed] = await sql<{ attempts: number; next_at: number }>(b.stub, `SELECT attempts, next_at FROM waitpoint_withdrawals`);
+  expect(owed!.attempts).toBe(1);
+  expect(owed!.next_at).toBeGreaterThan(clock.now());
+  expect(await b.stub.storedAlarm()).toBe(owed!.next_at);
+  await sql(holder, `DELETE FROM schema_migrations WHERE version = 999`);
+  holder = await restartLane(a.name, holder, clock);
+  expect(await waiters(holder, "w")).toBe(1);
+  clock.set(owed!.next_at);
+  await withdrawByAlarm(b.stub);
+  expect(await waiters(holder, "w")).toBe(0);
+  await completesUntold({ stub: holder }, b, { state: "settled", outcome: "cancelled" });
+});
+
 it("a withdrawal of a deleted job leaves the registration of the job enqueued again under its id", async () => {
   const { a, b } = await waiting();
   // Deleted with no delivery after it, then enqueued again before its withdrawal is told.
@@ -168,4 +187,24 @@ it("on a 4-shard lane a job whose dependsOn names a waitpoint of another shard, 
   expect(await waiters(lane.shard(3), waitpoint)).toBe(0);
   expect((await post(`${lane.base}/waitpoints/${waitpoint}/complete`)).body.waitpoint.waiters).toBe(0);
   expect(await count(lane.shard(3), "waitpoint_outbox")).toBe(0);
+});
+
+it("on a 4-shard lane a job cancelled, requeued and waiting again on the same waitpoint withdraws its new registration when cancelled again", async () => {
+  const lane = await setupSharded(4);
+  const id = keyOn(0, 4, "job");
+  const waitpoint = keyOn(3, 4, "gate");
+  expect((await post(`${lane.base}/jobs`, { id, kind: PULL_KIND })).status).toBe(201);
+  const waitAgain = async () => {
+    const claimed = await post(`${lane.base}/claims`, { kinds: [PULL_KIND] });
+    expect(claimed.body.jobs, JSON.stringify(await job(lane.shard(0), id))).toHaveLength(1);
+    expect((await post(`${lane.base}/jobs/${id}/wait`, { token: claimed.body.jobs[0].lease.token, waitpoint })).body.job.state).toBe("blocked");
+    expect(await waiters(lane.shard(3), waitpoint)).toBe(1);
+    expect((await post(`${lane.base}/jobs/${id}/cancel`)).status).toBe(200);
+    expect(await waiters(lane.shard(3), waitpoint)).toBe(0);
+  };
+  await waitAgain();
+  expect((await post(`${lane.base}/jobs/${id}/requeue`)).status).toBe(200);
+  // Its earlier wait is unheard: the next one waits on it again, registered anew under its own token.
+  await waitAgain();
+  expect(await count(lane.shard(3), "waitpoint_waiters")).toBe(0);
 });

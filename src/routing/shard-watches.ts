@@ -1,0 +1,49 @@
+/**
+ * The watches of a sharded lane's held claim (router.ts, held-min-jobs.ts): one `awaitWork` per
+ * shard, each answered when its shard flushes with a job due (or at the deadline), claiming nothing.
+ * The claim waits for the first to answer, then watches that shard again with the epoch it named.
+ */
+import { acrossResets } from "./lane-retry.js";
+import type { LanePeer } from "./peer.js";
+
+/** A shard's watch answered: whether a job was due there, and the epoch to name next. */
+export type Woken = { shard: number; due: boolean; epoch: number };
+
+export class ShardWatches {
+  private readonly watching = new Map<number, Promise<Woken>>();
+  private readonly stopped: Promise<null>;
+  private readonly stub: (shard: number) => LanePeer;
+  private readonly deadline: number;
+  private readonly name: string;
+  private readonly signal: AbortSignal | undefined;
+
+  // No parameter properties: the client runs the routing layer from Node by stripping types.
+  constructor(stub: (shard: number) => LanePeer, deadline: number, name: string, signal?: AbortSignal) {
+    this.stub = stub;
+    this.deadline = deadline;
+    this.name = name;
+    this.signal = signal;
+    this.stopped = new Promise<null>((resolve) => signal?.addEventListener("abort", () => resolve(null), { once: true }));
+  }
+
+  /** Watches `shard` until a flush there after `epoch` finds a job due, or the deadline. */
+  watch(shard: number, epoch: number): void {
+    this.watching.set(
+      shard,
+      acrossResets(() => this.stub(shard).awaitWork(epoch, Math.max(1, this.deadline - Date.now()), this.name), this.signal)
+        .then((w) => (w.ok ? { shard, ...w.value } : { shard, due: false, epoch })),
+    );
+  }
+
+  /** The first watch to answer (no longer watched), or null once the caller's signal fired. */
+  async next(): Promise<Woken | null> {
+    const woken = await Promise.race([this.stopped, ...this.watching.values()]);
+    if (woken !== null) this.watching.delete(woken.shard);
+    return woken;
+  }
+
+  /** Drops the watches still held (they claim nothing either way). */
+  async stop(): Promise<void> {
+    if (this.watching.size > 0) await Promise.all([...this.watching.keys()].map((shard) => this.stub(shard).stopWatching(this.name)));
+  }
+}
