@@ -10,6 +10,7 @@ import type { NoticePeer } from "./deps/outbox.js";
 import type { FirePeer } from "./schedules/shard-fires.js";
 import type { WaitpointWaiterPeer } from "./waits/waitpoint-notices.js";
 import type { LaneReport } from "./metrics/exposition.js";
+import type { PayloadBucket } from "./payloads/payload-store.js";
 import type { DeadLetterPeer } from "../routing/dead-letter-routing.js";
 
 /** The registry's one object, by name. */
@@ -67,4 +68,9 @@ export interface SwitchyardEnv {
    * `recordingOn` (history/recording.ts); a lane class may override it.
    */
   RECORDING?: string;
+  /**
+   * An R2 bucket for payloads and results over 128 KiB (docs/api.md "Big payloads"): bound, they are
+   * kept there (up to 16 MiB) and the job's row points at them; unbound, they are refused (413).
+   */
+  PAYLOADS?: PayloadBucket;
 }

@@ -54,6 +54,8 @@ export class LaneLifecycle {
     if (givenBack + expired > 0) log({ event: "lane.leases_after_restart", lane: this.parts.lane, version: this.parts.recovery.version, givenBack, expired });
     if (expired > 0) this.recoverExpired();
     this.parts.outcomes.settleUndeliverable();
+    // Objects owed the bucket by an instance that died (an upload cut short, a deletion not done) go now.
+    this.parts.payloads.sweepOwed();
     // Re-arm on start: a lost alarm write heals here, and due jobs start again after a restart.
     this.parts.wake.afterChange();
     this.parts.wake.flush();
@@ -82,6 +84,7 @@ export class LaneLifecycle {
     });
     steps.run("bulk", () => this.parts.bulk.turn()); // one chunk an alarm: the term brings it back at once
     steps.run("housekeeping", () => this.housekeeping());
+    if (this.parts.payloads.sweep.pending) this.parts.payloads.sweep.soon(); // a sweep that failed: tried again
     this.parts.wake.afterChange();
     steps.run("flush", () => this.parts.wake.flush()); // within the handler: an alarm set after it returns could be taken for consumed
     this.comeBackForFailedSteps();

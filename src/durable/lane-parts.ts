@@ -19,6 +19,7 @@ import { OutcomeDelivery } from "./attempts/outcomes.js";
 import { Recovery } from "./attempts/recovery.js";
 import { Waiters } from "./attempts/waiters.js";
 import { Enqueue } from "./enqueue/enqueue.js";
+import { PayloadStore } from "./payloads/payload-store.js";
 import { Debouncer } from "./flow/debounce.js";
 import { Dependencies } from "./deps/dependencies.js";
 import { Waits } from "./waits/waits.js";
@@ -172,6 +173,8 @@ export class LaneParts {
   readonly streamLog: StreamLog;
   /** Stream readers held until their job has something new (results/stream-readers.ts). */
   readonly streamReaders: StreamReaders;
+  /** Big payloads and results in the `PAYLOADS` bucket, and the objects the lane owes it (payloads/payload-store.ts). */
+  readonly payloads: PayloadStore;
 
   /** The declared kinds' checks of payloads and results (kinds/kind-checks.ts). */
   readonly kinds: KindChecks;
@@ -203,6 +206,7 @@ export class LaneParts {
     this.history = new History(storage, clock);
     this.transitions = new TransitionLog({ lane, log: options.log !== false, onTransition: options.onTransition, durable: () => storage.sync(), now: clock.now });
     const store = (this.store = new JobStore(storage, clock, entropy, { lane, deliverOutcomes, transitions: this.transitions }));
+    this.payloads = new PayloadStore(storage, clock, entropy, objectName, (env as Partial<SwitchyardEnv>).PAYLOADS, (at) => this.wake.armNoLaterThan(at));
     this.cancels = new Cancels(storage, clock, store);
     this.waitpoints = new Waitpoints(storage, clock, entropy, lane, this.shard);
     this.fenced = new FencedWrites(storage, clock, entropy, store, this.cancels);
@@ -303,7 +307,7 @@ export class LaneParts {
     this.keyMoves = new KeyMoves(storage, clock, { store, shard: this.shard, debouncer, peer: (i) => peer(shardObjectName(lane, i)) as unknown as KeyPeer, changed: () => this.wake.afterChange(), dependentsArrived: () => this.dependencies.dependentsArrived() });
     this.enqueue = new Enqueue(clock, entropy, {
       store, debouncer, dependencies: this.dependencies, dispatcher: this.dispatcher, wake: this.wake, waiters: held, version, shard: this.shard,
-      metrics: this.metrics, kinds, singleton: new SingletonQueues(storage, { store, cancels: this.cancels, dispatcher: this.dispatcher }),
+      metrics: this.metrics, payloads: this.payloads, kinds, singleton: new SingletonQueues(storage, { store, cancels: this.cancels, dispatcher: this.dispatcher }),
     });
     // A sharded lane's fires go to the shards of their jobs, shard 0 answered in place (schedules/shard-fires.ts).
     this.schedules = new ScheduleStore(storage, clock, lane, this.enqueue, { shard: this.shard, lanes: () => this.lanes(), self: () => hooks.self(), changed: () => this.wake.afterChange(false) });

@@ -60,6 +60,7 @@ import type { WaitpointCompleted } from "./waitpoints/waitpoints.js";
 import type { WaitAnswer } from "./waits/waits.js";
 import type { Waitpoint, WaitpointCreated } from "../shared/waitpoint.js";
 import { StreamRpc } from "./rpc/streams.js";
+import { wholeAnswer, wholeDone } from "./payloads/whole-answers.js";
 import { WaitpointWaiterRpc } from "./rpc/waitpoint-waiters.js";
 import type { WaitpointNoticeAnswer, WaitpointRegistrationAnswer } from "./waits/waitpoint-notices.js";
 import type { StreamPage, StreamWritten } from "../shared/stream.js";
@@ -159,7 +160,7 @@ export { batchExecutor } from "./attempts/batch-executor.js";
 
   /** Enqueues one job (idempotent by id). */
   async enqueue(input: unknown): Promise<Result<EnqueueAnswer>> {
-    const done = this.life.refusal<never>() ?? (await this.parts.enqueue.one(input));
+    const done = await wholeDone(this.parts.payloads, this.life.refusal<never>() ?? (await this.parts.enqueue.one(input)));
     if (!done.ok) return done;
     await this.life.register();
     return ok(enqueueAnswer(done.value, this.store.lane));
@@ -172,7 +173,9 @@ export { batchExecutor } from "./attempts/batch-executor.js";
   enqueueText(request: string): string | Promise<string> {
     const input = parseJsonText(request);
     const done = this.life.refusal<never>() ?? (input.ok ? this.parts.enqueue.one(input.value) : input);
-    const answer = (done: Result<EnqueueDone>) => {
+    const answer = (done: Result<EnqueueDone>): string | Promise<string> => {
+      const whole = wholeDone(this.parts.payloads, done); // a stored job held in R2 (a duplicate): read back
+      if (whole instanceof Promise) return whole.then(answer);
       const text = enqueueAnswerText(done, this.store.lane);
       const registering = done.ok ? this.life.register() : null;
       return registering ? registering.then(() => text) : text;
@@ -194,7 +197,8 @@ export { batchExecutor } from "./attempts/batch-executor.js";
     const lane = this.store.lane;
     const inputs = texts.value.map((text) => parseJsonText(text));
     const written = this.parts.enqueue.group(inputs.map((input) => (input.ok ? input.value : undefined)));
-    const answers: (string | null)[] = written.map((done, i) => (!inputs[i]!.ok ? JSON.stringify(inputs[i]) : done === null ? null : enqueueAnswerText(done, lane)));
+    // A stored job held in R2 (a duplicate) is read back: such a caller goes after the group, as one with dependencies does.
+    const answers: (string | null)[] = written.map((done, i) => (!inputs[i]!.ok ? JSON.stringify(inputs[i]) : done === null || wholeDone(this.parts.payloads, done) instanceof Promise ? null : enqueueAnswerText(done, lane)));
     const finish = () => {
       const registering = this.life.register();
       const all = ok(answers as string[]);
@@ -203,7 +207,7 @@ export { batchExecutor } from "./attempts/batch-executor.js";
     const later = answers.flatMap((a, i) => (a === null ? [i] : []));
     if (later.length === 0) return finish();
     return (async () => {
-      for (const i of later) answers[i] = enqueueAnswerText(await this.parts.enqueue.groupAlone((inputs[i] as { value: unknown }).value), lane);
+      for (const i of later) answers[i] = enqueueAnswerText(await wholeDone(this.parts.payloads, await this.parts.enqueue.groupAlone((inputs[i] as { value: unknown }).value)), lane);
       return finish();
     })();
   }
@@ -222,10 +226,10 @@ export { batchExecutor } from "./attempts/batch-executor.js";
 
   // ---- readers ----
 
-  async getJob(id: unknown): Promise<Result<Job>> { return this.gate.read(() => this.readers.getJob(id)); }
+  async getJob(id: unknown): Promise<Result<Job>> { return this.whole(await this.gate.read(() => this.readers.getJob(id))); }
 
   /** The job once it is settled, or as it stands once `waitMs` (0..30000) has passed: held without CPU meanwhile (results/held-reads.ts). */
-  async awaitJob(id: unknown, waitMs: unknown): Promise<Result<HeldJob>> { return this.gate.read(() => this.jobWaits.awaitJob(id, waitMs)); }
+  async awaitJob(id: unknown, waitMs: unknown): Promise<Result<HeldJob>> { return this.whole(await this.gate.read(() => this.jobWaits.awaitJob(id, waitMs))); }
 
   /** A page of jobs in enqueue order: at most `limit` and at most 4 MiB of JSON; the cursor continues. */
   async listJobs(input: unknown): Promise<Result<JobPage>> { return this.gate.read(() => this.readers.listJobs(input)); }
@@ -254,9 +258,9 @@ export { batchExecutor } from "./attempts/batch-executor.js";
    */
   async configure(input: unknown): Promise<Result<LaneInfo>> { return this.gate.change(() => this.shards.configure(input)); }
 
-  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> { return this.gate.change(() => this.withdrawn(this.operator.cancel(id, input))); }
+  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> { return this.whole(await this.gate.change(() => this.withdrawn(this.operator.cancel(id, input)))); }
 
-  async requeue(id: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.operator.requeue(id)); }
+  async requeue(id: unknown): Promise<Result<{ job: Job }>> { return this.whole(await this.gate.change(() => this.operator.requeue(id))); }
 
   async sweep(input: unknown): Promise<Result<{ removed: number }>> { return this.gate.change(() => this.operator.sweep(input)); }
 
@@ -281,16 +285,16 @@ export { batchExecutor } from "./attempts/batch-executor.js";
 
   async renew(id: unknown, input: unknown): Promise<Result<{ lease: Lease }>> { return this.gate.change(() => this.consumers.renew(id, input)); }
 
-  async complete(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.complete(id, input)); }
+  async complete(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.whole(await this.gate.change(() => this.consumers.complete(id, input))); }
 
-  async fail(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.fail(id, input)); }
+  async fail(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.whole(await this.gate.change(() => this.consumers.fail(id, input))); }
 
   /** Ends the attempt and queues its job again after `delayMs`, giving back the attempt (fenced like complete). */
-  async snooze(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.snooze(id, input)); }
+  async snooze(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.whole(await this.gate.change(() => this.consumers.snooze(id, input))); }
   /** The attempt ends in a wait on a waitpoint of the lane (created pending when missing): its job blocked on it, its attempt given back. */
   async waitOn(id: unknown, input: unknown): Promise<Result<WaitAnswer>> { return this.gate.change(() => this.consumers.waitOn(id, input)); }
 
-  async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.gate.change(() => this.consumers.release(id, input)); }
+  async release(id: unknown, input: unknown): Promise<Result<{ job: Job }>> { return this.whole(await this.gate.change(() => this.consumers.release(id, input))); }
 
   // ---- sharded lanes (docs/concepts.md "Sharded lanes"; shards/shard-state.ts) ----
 
@@ -528,11 +532,16 @@ export { batchExecutor } from "./attempts/batch-executor.js";
 
   /** Records the job's progress for the attempt holding the token: fenced like complete; the token is kept. */
   async progress(id: unknown, input: unknown): Promise<Result<{ job: Job }>> {
-    return this.gate.change(() => {
+    return this.whole(await this.gate.change(() => {
       const answer = this.steps.progress(id, input);
       this.parts.streamReaders.poke(); // a progress event for held stream readers (a success calls for no flush)
       return answer;
-    }, flush.onRefusal);
+    }, flush.onRefusal));
+  }
+
+  /** An answer that carries one job, its payload and result whole: read back from R2 when held there (payloads/whole-answers.ts). */
+  private whole<T>(answer: Result<T>): Result<T> | Promise<Result<T>> {
+    return wholeAnswer(this.parts.payloads, answer);
   }
 
   // ---- jobs' streams (results/) ----

@@ -1,4 +1,5 @@
 /** The job as the API shows it (docs/api.md "The job"). */
+import type { PayloadRef } from "./payload-ref.js";
 
 export const JOB_STATES = ["blocked", "queued", "running", "completing", "settled"] as const;
 /** A job's state as the API shows it; `blocked`: it waits for its dependencies. */
@@ -32,6 +33,8 @@ export interface Job {
   lane: string;
   kind: string;
   payload: Json;
+  /** The payload held in R2 and left out of this answer (`payload` is then null): its size; null when `payload` is here. */
+  payloadRef: PayloadRef | null;
   queue: string | null;
   priority: number;
   runAt: number;
@@ -44,6 +47,8 @@ export interface Job {
   /** An in-process executor is aborted after this long (an extension of docs/api.md's job). */
   timeoutMs: number;
   result: Json;
+  /** The result held in R2 and left out of this answer (`result` is then null): its size; null when `result` is here. */
+  resultRef: PayloadRef | null;
   error: string | null;
   /** Every failed attempt, oldest first, at most the last 20. */
   errors: AttemptError[];

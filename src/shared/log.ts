@@ -32,6 +32,8 @@ export type LogEvent =
   | { event: "job.lost"; lane: string; jobId: string; kind: string; attempt: number; generation: number; cause: LostCause; message: string }
   | { event: "executor.stuck"; lane: string; jobId: string; kind: string; generation: number; abortedForMs: number }
   | { event: "lane.flush_failed"; lane: string; message: string }
+  /** The sweep of big payloads' objects could not delete what it owes (payloads/payload-sweep.ts): tried again later. */
+  | { event: "lane.payload_sweep_failed"; lane: string; message: string }
   | { event: "lane.alarm_write_failed"; lane: string; message: string }
   | { event: "lane.on_outcome_failed"; lane: string; jobId: string; message: string }
   | { event: "lane.hook_failed"; lane: string; hook: "onTransition" | "onLost"; jobId: string; message: string }

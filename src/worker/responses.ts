@@ -24,11 +24,15 @@ export const Lease = z
   .object({ token: z.string(), generation: z.number().int(), expiresAt: epochMs })
   .openapi("Lease", { description: "a lease as its holder sees it, in claim and renew answers only" });
 
+/** A payload or result held in R2 that an answer leaves out (docs/api.md "Big payloads"). */
+const PayloadRef = z.object({ bytes: z.number().int() }).openapi("PayloadRef");
+
 const jobFields = {
   id: JobId,
   lane: z.string(),
   kind: Name,
   payload: JsonValue,
+  payloadRef: PayloadRef.nullable().openapi({ description: "the payload held in R2 and left out of this answer (payload is then null): the size of its JSON; null when payload is here" }),
   queue: Name.nullable(),
   priority: z.number().int(),
   runAt: epochMs,
@@ -39,6 +43,7 @@ const jobFields = {
   maxAttempts: z.number().int(),
   timeoutMs: z.number().int(),
   result: JsonValue,
+  resultRef: PayloadRef.nullable().openapi({ description: "the result held in R2 and left out of this answer (result is then null): the size of its JSON; null when result is here" }),
   error: z.string().nullable(),
   errors: z
     .array(z.object({ attempt: z.number().int(), generation: z.number().int(), message: z.string(), at: epochMs }))

@@ -34,5 +34,6 @@ export const ERROR_STATUS = {
   auth_not_configured: 503,
   signing_not_configured: 503,
   lane_schema_too_new: 503,
+  payload_store_unavailable: 503,
   internal: 500,
 } as const satisfies Record<ErrorCode, number>;

@@ -26,10 +26,20 @@ export const startClocks = new Map<string, Clock>();
 /** Lanes of these names start as under `RECORDING = "off"` (a deploy that turned recording off). */
 export const recordingOff = new Set<string>();
 
+/**
+ * Lanes whose names start with this prefix see the `PAYLOADS` bucket (big payloads in R2); every other
+ * lane of the suite runs as a Worker without it (413 over 128 KiB), as the suite was written for.
+ */
+export const PAYLOADS_LANE_PREFIX = "r2-";
+
+function withPayloadsFor(name: string | undefined, env: SwitchyardEnv): SwitchyardEnv {
+  return name?.startsWith(PAYLOADS_LANE_PREFIX) ? env : { ...env, PAYLOADS: undefined };
+}
+
 export function testable(base: typeof Lane) {
   return class TestableLane extends base {
     constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
-      super(ctx, ctx.id.name !== undefined && recordingOff.has(ctx.id.name) ? { ...env, RECORDING: "off" } : env);
+      super(ctx, withPayloadsFor(ctx.id.name, ctx.id.name !== undefined && recordingOff.has(ctx.id.name) ? { ...env, RECORDING: "off" } : env));
       const clock = ctx.id.name === undefined ? undefined : startClocks.get(ctx.id.name);
       if (clock) this.time.clock = clock;
     }

@@ -7,10 +7,11 @@ import type { EnqueueAnswer } from "../../shared/answers.js";
 import { enqueuedNewText } from "../../shared/enqueue-text.js";
 import { ok, type Result } from "../../shared/errors.js";
 import { enqueuedJob } from "../../shared/job-spec.js";
+import type { Json } from "../../shared/job.js";
 import type { Inserted, JobSpec } from "../store/job-row.js";
 
 /** What the lane did with one enqueue: the job's spec and what its insert did. */
-export type EnqueueDone = { spec: JobSpec; inserted: Inserted };
+export type EnqueueDone = { spec: JobSpec; inserted: Inserted; payload?: Json };
 
 /** The lane's answer as JSON text. */
 export function enqueueAnswerText(done: Result<EnqueueDone>, lane: string): string {
@@ -21,8 +22,9 @@ export function enqueueAnswerText(done: Result<EnqueueDone>, lane: string): stri
 }
 
 /** The answer as an object, for the lane's `enqueue`: a new job built from its spec, else the job as stored. */
-export function enqueueAnswer({ spec, inserted }: EnqueueDone, lane: string): EnqueueAnswer {
+export function enqueueAnswer({ spec, inserted, payload }: EnqueueDone, lane: string): EnqueueAnswer {
   if (inserted.status !== "queued") return inserted;
-  const job = inserted.job ?? enqueuedJob(spec, inserted.at, lane);
+  // A payload held in R2: the spec points at it, and the answer carries the value it was sent.
+  const job = inserted.job ?? (payload === undefined ? enqueuedJob(spec, inserted.at, lane) : enqueuedJob(spec, inserted.at, lane, payload));
   return inserted.cancelling ? { status: "queued", job, cancelling: inserted.cancelling } : { status: "queued", job };
 }

@@ -12,6 +12,7 @@ import { DISPATCH_LEASE_MS } from "../../shared/defaults.js";
 import { describeError } from "../../shared/describe-error.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { EnqueueRequest } from "../../shared/schemas.js";
+import type { Json } from "../../shared/job.js";
 import type { SwitchyardEnv } from "../env.js";
 import type { Dispatcher } from "../attempts/dispatcher.js";
 import { parseEnqueue, type TracedEnqueueRequest } from "../input.js";
@@ -25,6 +26,8 @@ import type { EnqueueDone } from "./enqueue-text.js";
 import { toSpec } from "../../shared/job-spec.js";
 import type { ShardState } from "../shards/shard-state.js";
 import { idOnShard } from "../../shared/shards.js";
+import type { PayloadStore } from "../payloads/payload-store.js";
+import { writeHeld } from "../payloads/held-enqueue.js";
 import type { SingletonQueues } from "./singleton.js";
 import type { KindChecks } from "../kinds/kind-checks.js";
 
@@ -48,6 +51,8 @@ export interface EnqueueHost {
   readonly singleton: SingletonQueues;
   /** The declared kinds' payload checks (kinds/kind-checks.ts), made before anything is written. */
   readonly kinds: KindChecks;
+  /** Big payloads in R2 (payloads/payload-store.ts): a spec over 128 KiB is uploaded before its write. */
+  readonly payloads: PayloadStore;
 }
 
 export class Enqueue {
@@ -79,9 +84,21 @@ export class Enqueue {
     const now = this.clock.now();
     const spec = this.toSpec(request.value, now);
     if (!spec.ok) return spec;
-    const { singleton } = request.value;
+    if (spec.value.heldPayload) {
+      // Over 128 KiB, kept in R2: uploaded first, then written (payloads/held-enqueue.ts); answered with the payload it was sent.
+      const payload = (request.value.payload ?? null) as Json;
+      const written = (held: JobSpec) => this.written(held, request.value, now);
+      const owners = (done: Result<EnqueueDone>) => (done.ok && "job" in done.value.inserted && done.value.inserted.job ? [done.value.inserted.job.id] : []);
+      return writeHeld(this.host.payloads, this.host.store, spec.value, payload, written, owners).then((done) => (done.ok ? ok({ ...done.value, payload }) : done));
+    }
+    return this.written(spec.value, request.value, now);
+  }
+
+  /** `one`'s write of a spec, once checked and built. */
+  private written(job: JobSpec, request: TracedEnqueueRequest, now: number): Result<EnqueueDone> | Promise<Result<EnqueueDone>> {
+    const spec = { value: job };
+    const { singleton } = request;
     if (spec.value.dependsOn !== null) {
-      const job = spec.value;
       // An id that exists answers at once, as any enqueue's: nothing to register.
       if (this.host.store.row(job.id)) return this.answered(job, this.host.store.existing(job));
       // A queue held already: nothing to register either.
@@ -93,9 +110,9 @@ export class Enqueue {
       return this.withDependencies([job], (known) => (singleton === undefined ? write(known)() : this.host.singleton.apply(job, singleton, write(known))))
         .then((inserted) => this.answered(job, inserted));
     }
-    if (singleton !== undefined) return this.singly(spec.value, singleton, request.value.id !== undefined, now);
+    if (singleton !== undefined) return this.singly(spec.value, singleton, request.id !== undefined, now);
     const started = this.startAtOnce(spec.value, now); // its wake is seen to
-    const inserted = started ?? this.write(spec.value, request.value.id !== undefined, now);
+    const inserted = started ?? this.write(spec.value, request.id !== undefined, now);
     if (!inserted.ok) return inserted;
     if (!started) this.enqueued(spec.value, inserted.value.status, now);
     return ok({ spec: spec.value, inserted: inserted.value });
@@ -151,7 +168,7 @@ export class Enqueue {
       }
       const spec = checked ?? (request.ok ? this.toSpec(request.value, now) : request);
       if (!spec.ok) answers.push(spec);
-      else if (spec.value.dependsOn !== null) answers.push(null);
+      else if (spec.value.dependsOn !== null || spec.value.heldPayload) answers.push(null); // alone, after the group's commit
       else {
         specs.push({ spec: spec.value, idGiven: (request as { value: EnqueueRequest }).value.id !== undefined, at: answers.length });
         answers.push(null);
@@ -286,12 +303,12 @@ export class Enqueue {
   toSpec(request: TracedEnqueueRequest, now: number, keys = true): Result<JobSpec> {
     const { shard } = this.host;
     const shards = shard.count();
-    if (shard.index === 0 && shards === 1 && (request.shards ?? 1) === 1) return toSpec(request, now, () => this.entropy.id(), this.host.store.lane); // one shard: one comparison
+    if (shard.index === 0 && shards === 1 && (request.shards ?? 1) === 1) return toSpec(request, now, () => this.entropy.id(), this.host.store.lane, this.host.payloads.heldLimit); // one shard: one comparison
     // A sharded lane's router states the count it routed by: one from a stale count is refused, so
     // that it reads the count again (and reserves the id, if it must, before it comes back).
     if ((request.shards ?? 1) !== shards) return fail("wrong_shard", `lane ${shard.lane} has ${shards} shards; this job was routed for ${request.shards ?? 1}`, { shards });
     // An id made here hashes to this shard, so that a by-id route finds its job without a reservation.
-    const spec = toSpec(request, now, () => idOnShard(shard.index, shards, () => this.entropy.id()), this.host.store.lane);
+    const spec = toSpec(request, now, () => idOnShard(shard.index, shards, () => this.entropy.id()), this.host.store.lane, this.host.payloads.heldLimit);
     if (!spec.ok) return spec;
     const owned = shard.check(spec.value.queue ?? spec.value.debounceKey ?? spec.value.id, spec.value.id, request.reservation);
     if (!owned.ok) return owned;
@@ -346,7 +363,10 @@ export class Enqueue {
   /** A job enqueued queued (not started at once): the flush it calls for, if any. */
   private enqueued(job: JobSpec, status: Inserted["status"], now: number): void {
     if (status === "duplicate") return; // a duplicate changes nothing
-    if (status === "debounced") return this.host.wake.afterChange(this.host.dispatcher.kinds.includes(job.kind)); // its runAt moved
+    if (status === "debounced") {
+      if (this.host.payloads.mayHold) this.host.payloads.sweep.soon(); // a replaced payload held in R2 is owed a deletion (migration 30's trigger)
+      return this.host.wake.afterChange(this.host.dispatcher.kinds.includes(job.kind)); // its runAt moved
+    }
     const inProcess = this.host.dispatcher.kinds.includes(job.kind);
     // A due job of a pull-only kind outside any queue changes no wake term (none counts due pull jobs,
     // and it heads no queue): the alarm stays as it is, unless held claims wait for it (the flush answers them).

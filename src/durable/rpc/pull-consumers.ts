@@ -8,6 +8,7 @@ import { DEFAULT_LEASE_MS, MAX_PROGRESS_BYTES } from "../../shared/defaults.js";
 import { ok, type ErrorBody, type Result } from "../../shared/errors.js";
 import type { Job, Lease, PulledJob } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
+import { isBig } from "../payloads/held.js";
 import { applyAcks } from "../attempts/acks.js";
 import type { ClaimAsk, Claims } from "../attempts/claim.js";
 import type { Dispatcher } from "../attempts/dispatcher.js";
@@ -21,6 +22,9 @@ import type { Wake } from "../wake/wake.js";
 import type { WaitAnswer, Waits } from "../waits/waits.js";
 import { checkAckCompletions, checkCompletion } from "../kinds/completions.js";
 import type { KindChecks } from "../kinds/kind-checks.js";
+import type { PayloadStore } from "../payloads/payload-store.js";
+import { wholeJobs } from "../payloads/whole-answers.js";
+import { completeHeld } from "../payloads/held-results.js";
 
 /** The parts a pull consumer's calls reach. */
 export interface PullConsumerParts {
@@ -36,6 +40,8 @@ export interface PullConsumerParts {
   readonly waits: Waits;
   /** The declared kinds' result checks (kinds/kind-checks.ts). */
   readonly kinds: KindChecks;
+  /** Big payloads and results in R2 (payloads/payload-store.ts). */
+  readonly payloads: PayloadStore;
 }
 
 export class PullConsumerRpc {
@@ -56,11 +62,16 @@ export class PullConsumerRpc {
     if (jobs.length > 0) this.parts.wake.afterChange();
     if (request.value.waitMs) this.parts.waiters.tookAtOnce(name.value, jobs);
     const waitMs = request.value.waitMs ?? 0;
-    if (jobs.length > 0 || waitMs === 0) return ok({ jobs });
+    if (jobs.length > 0 || waitMs === 0) return ok({ jobs: await this.whole(jobs, ask.max) });
     const held = this.parts.waiters.hold(ask, waitMs, name.value);
     // A claim held while a bucket is empty waits for its next token, a term of the wake.
     if (held && this.parts.store.settings.read().rateLimit !== null) this.parts.wake.afterChange(false);
-    return ok({ jobs: held ? await held : [] });
+    return ok({ jobs: held ? await this.whole(await held, ask.max) : [] });
+  }
+
+  /** A claim of one job answers it whole, read back from R2 when held there (payloads/whole-answers.ts); else as it is, in this turn. */
+  private whole(jobs: PulledJob[], max: number): PulledJob[] | Promise<PulledJob[]> {
+    return wholeJobs(this.parts.payloads, jobs, max);
   }
 
   /** How many jobs the claim `input` would take now, counted up to its `minJobs` (else its `max`); claims nothing. */
@@ -84,9 +95,13 @@ export class PullConsumerRpc {
   complete(id: unknown, input: unknown): Result<{ job: Job }> | Promise<Result<{ job: Job }>> {
     const call = parseJobCall(id, S.CompleteRequest, input);
     if (!call.ok) return call;
-    const result = serializeJson(call.value.request.result, "result");
+    const { payloads } = this.parts;
+    const result = serializeJson(call.value.request.result, "result", payloads.heldLimit);
     if (!result.ok) return result;
-    const write = () => jobAnswer(this.parts.fenced.complete(call.value.id, call.value.request.token, result.value));
+    const { id: jobId, request: { token } } = call.value;
+    const complete = (json: string) => this.parts.fenced.complete(jobId, token, json);
+    // Over 128 KiB, kept in R2: uploaded, then written through the fence (payloads/held-results.ts).
+    const write = () => (isBig(result.value, payloads.heldLimit) ? completeHeld(payloads, jobId, result.value, complete).then(jobAnswer) : jobAnswer(complete(result.value)));
     // A result of a kind with a result schema is checked before the fence: a refusal keeps the lease (kinds/completions.ts).
     const refused = checkCompletion(this.parts.kinds, this.kindOf, call.value.id, call.value.request.result);
     if (refused instanceof Promise) return refused.then((r) => r ?? write());

@@ -9,6 +9,7 @@
  */
 import { keepUpkeep, type Snap } from "./upkeep.js";
 import { deleteOwnedWaits } from "../waits/owned-waits.js";
+import { afterJobsDeleted } from "../payloads/owed-deletions.js";
 import { DELETE_JOBS_SQL, DELETE_COMPLETED_CHECKPOINTS_SQL, DELETE_OWNED_CHECKPOINTS_SQL, DELETE_OWNED_DEPENDENCIES_SQL, DELETE_OWNED_DEPENDENTS_SQL } from "./deletion-statements.js";
 
 /** A job about to be deleted: its primary key and its id. */
@@ -24,6 +25,7 @@ export function deleteJobs(sql: SqlStorage, jobs: readonly DeletedJob[]): number
   sql.exec(DELETE_OWNED_DEPENDENCIES_SQL, seqs);
   sql.exec(DELETE_OWNED_DEPENDENTS_SQL, seqs);
   deleteOwnedWaits(sql, seqs);
+  afterJobsDeleted(sql); // their objects in R2, recorded by the delete's trigger, go once this commits
   return jobs.length;
 }
 

@@ -5,6 +5,7 @@
 import { canonicalJson } from "../../shared/json.js";
 import type { AttemptError, ClaimedJob, Job, JobRef, JobState, Json, Lease, LeaseView, Outcome, RowState } from "../../shared/job.js";
 import type { JobSpec } from "../../shared/job-spec.js";
+import { isHeld, refOf, sameHeldPayload } from "../payloads/held.js";
 
 // A spec is the request's, shared with the callers that read their own enqueue's answer; the store's files name it from here.
 export type { JobSpec };
@@ -195,12 +196,16 @@ export function withoutToken(job: ClaimedJob): Job {
   return { ...job, lease: { generation: job.lease.generation, expiresAt: job.lease.expiresAt } };
 }
 
-function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, lease: L, payload = JSON.parse(row.payload) as Json): Omit<Job, "lease"> & { lease: L } {
+function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, lease: L): Omit<Job, "lease"> & { lease: L } {
+  // A value held in R2 is left out here (its reference said instead); answers of one job read it back (payloads/payload-store.ts).
+  const payloadHeld = isHeld(row.payload);
+  const resultHeld = isHeld(row.result);
   return {
     id: row.id,
     lane,
     kind: row.kind,
-    payload,
+    payload: payloadHeld ? null : (JSON.parse(row.payload) as Json),
+    payloadRef: payloadHeld ? refOf(row.payload) : null,
     queue: row.queue,
     priority: row.priority,
     runAt: row.blocked_run_at ?? row.run_at,
@@ -210,7 +215,8 @@ function jobOf<L extends LeaseView | Lease | null>(row: JobRow, lane: string, le
     generation: row.generation,
     maxAttempts: row.max_attempts,
     timeoutMs: row.timeout_ms,
-    result: row.result === null ? null : (JSON.parse(row.result) as Json),
+    result: row.result === null || resultHeld ? null : (JSON.parse(row.result) as Json),
+    resultRef: resultHeld ? refOf(row.result!) : null,
     error: row.error,
     errors: JSON.parse(row.errors) as AttemptError[],
     progress: row.progress === null ? null : (JSON.parse(row.progress) as Json),
@@ -357,6 +363,6 @@ export function sameIdentity(a: Identity, b: Identity): boolean {
     a.debounce === b.debounce &&
     a.dependsOn === b.dependsOn &&
     a.dependencyFailure === b.dependencyFailure &&
-    (a.payload === b.payload || canonicalJson(JSON.parse(a.payload) as Json) === canonicalJson(JSON.parse(b.payload) as Json))
+    (a.payload === b.payload || (sameHeldPayload(a.payload, b.payload) ?? canonicalJson(JSON.parse(a.payload) as Json) === canonicalJson(JSON.parse(b.payload) as Json)))
   );
 }

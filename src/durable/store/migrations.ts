@@ -17,11 +17,12 @@ import { MIGRATIONS_V26 } from "./migrations/v26.js";
 import { MIGRATIONS_V27 } from "./migrations/v27.js";
 import { MIGRATIONS_V28 } from "./migrations/v28.js";
 import { MIGRATIONS_V29 } from "./migrations/v29.js";
+import { MIGRATIONS_V30 } from "./migrations/v30.js";
 
 export type { Migration };
 
 /** Every migration, in version order (migrations/: one file per era). */
-export const MIGRATIONS: readonly Migration[] = [...MIGRATIONS_V01_09, ...MIGRATIONS_V10_18, ...MIGRATIONS_V19, ...MIGRATIONS_V20, ...MIGRATIONS_V21, ...MIGRATIONS_V22, ...MIGRATIONS_V23, ...MIGRATIONS_V24, ...MIGRATIONS_V25, ...MIGRATIONS_V26, ...MIGRATIONS_V27, ...MIGRATIONS_V28, ...MIGRATIONS_V29];
+export const MIGRATIONS: readonly Migration[] = [...MIGRATIONS_V01_09, ...MIGRATIONS_V10_18, ...MIGRATIONS_V19, ...MIGRATIONS_V20, ...MIGRATIONS_V21, ...MIGRATIONS_V22, ...MIGRATIONS_V23, ...MIGRATIONS_V24, ...MIGRATIONS_V25, ...MIGRATIONS_V26, ...MIGRATIONS_V27, ...MIGRATIONS_V28, ...MIGRATIONS_V29, ...MIGRATIONS_V30];
 
 export const SCHEMA_VERSION = MIGRATIONS.at(-1)!.version;
 
