@@ -26,6 +26,7 @@ import type * as ReportModule from "./report.js";
 import type * as ScheduleRunModule from "./schedules-run.js";
 import type * as ShardTargetsModule from "./shard-targets.js";
 import type * as WaitsModule from "./waits.js";
+import type * as KindsTargetsModule from "./kinds-targets.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
@@ -39,6 +40,7 @@ const { recordingWorkload, recordingTargets } = await load<typeof RecordingModul
 const { metricsWorkload, metricsTargets } = await load<typeof MetricsModule>("./metrics-run.ts");
 const { shardTargets } = await load<typeof ShardTargetsModule>("./shard-targets.ts");
 const { waitsWorkload, waitsTargets, printWaits } = await load<typeof WaitsModule>("./waits.ts");
+const { kindsTargets } = await load<typeof KindsTargetsModule>("./kinds-targets.ts");
 
 type Mode = "full" | "quick" | "smoke";
 
@@ -229,6 +231,8 @@ await workload("groupCommit", async () => ({
 
 // Group commit's share: one more caller in a group against one more job in a batch (bench/group-share.ts).
 await workload("groupShare", () => bench("groupShare", { rounds: { full: 20, quick: 10, smoke: 2 }[mode] }));
+// Typed kinds (bench/kinds.ts): 1,000-job batches and single enqueues of a kind declared with a 10-field zod schema against an undeclared kind.
+await workload("kinds", () => bench("kinds", { rounds: { full: 30, quick: 15, smoke: 2 }[mode], singles: { full: 2000, quick: 1000, smoke: 200 }[mode] }));
 
 await workload("batch", () => bench("batch", { total: sizes.batchTotal }));
 
@@ -392,6 +396,7 @@ await workload("shardInfo", async () => ({ one: await bench("shardInfo", { shard
 
 const finishedAt = new Date();
 const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN), ...waitsTargets(results)];
+targets.push(...kindsTargets(results));
 printTables(results, targets);
 printPull(results.pull);
 printWaits(results.waits);

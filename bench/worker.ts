@@ -12,15 +12,19 @@ import { scheduleWorkloads } from "./schedules.js";
 import { shardWorkloads } from "./shards.js";
 import { stepWorkloads } from "./steps.js";
 import { workloads as coreWorkloads, type BenchEnv } from "./workloads.js";
+import { kindWorkloads } from "./kinds.js";
 
 export { LaneRegistry } from "../src/durable/registry.js";
 export { BenchLane, PlainLane } from "./lanes.js";
 export { CountsLane } from "./counts.js";
 export { ScheduleBenchLane } from "./schedules.js";
 export { QuietBenchLane } from "./recording.js";
+export { KindsBenchLane } from "./kinds.js";
 
 const app = createApp();
 const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads, ...groupShareWorkloads };
+// Typed kinds' cost on enqueue (bench/kinds.ts), on its own lane class.
+Object.assign(workloads, kindWorkloads);
 
 export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {
