@@ -5,10 +5,12 @@ export const NEXT_DEAD_LETTER_SQL = `SELECT MIN(next_at) AS at FROM dead_letter_
 
 /**
  * Due copies, the earliest first, each with its payload as the dead-letter lane stores it: the job's
- * fields as it settled, its payload whole (JSON text built here, nothing parsed). ?1 the lane's name,
- * ?2 now, ?3 limit.
+ * fields as it settled, its payload whole (JSON text built here, nothing parsed). A payload held in
+ * R2 (its column a reference, `@…`: migration 30) is not JSON: such a copy says null for now, rather
+ * than fail the delivery of every copy with it. ?1 the lane's name, ?2 now, ?3 limit.
  */
-export const DUE_DEAD_LETTERS_SQL = `SELECT seq, lane, id, tries, json_object('lane', ?1, 'id', id, 'kind', kind, 'payload', json(payload),
+export const DUE_DEAD_LETTERS_SQL = `SELECT seq, lane, id, tries, json_object('lane', ?1, 'id', id, 'kind', kind,
+  'payload', IIF(substr(payload, 1, 1) = '@', NULL, json(payload)),
   'outcome', outcome, 'error', error, 'errors', json(errors), 'attempts', attempts, 'settledAt', settled_at) AS copy
   FROM dead_letter_outbox WHERE next_at <= ?2 ORDER BY next_at, seq LIMIT ?3`;
 

@@ -7,11 +7,12 @@ import { expect, it } from "vitest";
 import { lanes } from "../../helpers/dependency-lanes.js";
 import { claimOne, fireAlarm, sql, value, wake, type LaneStub } from "../../helpers/lane.js";
 import { restartLane } from "../../helpers/restart.js";
+import { PAYLOADS_LANE_PREFIX } from "../../helpers/test-worker.js";
 
 type Copy = { lane: string; id: string; kind: string; payload: unknown; outcome: string; error: string | null; errors: unknown[]; attempts: number; settledAt: number };
 
-async function setupLanes(n = 2) {
-  const { clock, lanes: all } = await lanes(n, "dl");
+async function setupLanes(n = 2, prefix = "dl") {
+  const { clock, lanes: all } = await lanes(n, prefix);
   const [source, target] = all as [{ name: string; stub: LaneStub }, { name: string; stub: LaneStub }];
   value(await source.stub.configure({ deadLetter: { lane: target.name } }));
   return { clock, source, target, all };
@@ -199,3 +200,16 @@ it("refuses a dead-letter lane naming the lane itself, or a bad name, or an unkn
   expect(value(await source.stub.info())).toMatchObject({ concurrency: 10, deadLetter: { lane: target.name } });
 });
 
+
+it("a job whose payload is held in R2 is still copied (its payload null for now), and copies beside it are not held up", async () => {
+  const { source, target } = await setupLanes(2, `${PAYLOADS_LANE_PREFIX}dl`);
+  value(await source.stub.enqueue({ id: "held", kind: "k-held", payload: { big: "x".repeat(200_000) } }));
+  value(await source.stub.enqueue({ id: "plain", kind: "k-plain", payload: 1 }));
+  // Its row holds a reference to its object, not JSON.
+  expect((await sql<{ p: string }>(source.stub, `SELECT substr(payload, 1, 1) AS p FROM jobs WHERE id = 'held'`))[0]!.p).toBe("@");
+  await failPulled(source.stub, "held", "boom");
+  await failPulled(source.stub, "plain", "boom");
+  await deliver(source.stub);
+  expect((await copyIn(target.stub, `${source.name}.held`)).payload).toMatchObject({ id: "held", payload: null });
+  expect((await copyIn(target.stub, `${source.name}.plain`)).payload).toMatchObject({ id: "plain", payload: 1 });
+});
