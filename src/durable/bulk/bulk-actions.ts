@@ -90,7 +90,7 @@ export class BulkActions {
     const upTo = Math.min(bulk.last_seq, bulk.cursor + BULK_SCAN);
     const jobs = this.sql.exec<B.ReachedJob>(B.CHUNK_SQL, bulk.cursor, upTo, filter.state ?? null, filter.outcome ?? null, filter.kind ?? null, filter.queue ?? null,
       filter.createdAfter ?? null, filter.createdBefore ?? null, BULK_CHUNK).toArray();
-    const { done, skipped } = actOn(this.sql, this.parts, bulk, jobs, aborts);
+    const { done, skipped } = actOn(this.sql, this.parts, bulk, jobs, now, aborts);
     // A full chunk may leave matches before the scan's bound: the cursor stops at its last job.
     const cursor = jobs.length === BULK_CHUNK ? jobs.at(-1)!.seq : upTo;
     return this.sql.exec<B.BulkRow>(B.ADVANCE_BULK_SQL, bulk.id, cursor, done, skipped, cursor >= bulk.last_seq ? now : null).one();
