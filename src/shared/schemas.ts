@@ -408,12 +408,12 @@ export type ProgressRequest = z.infer<typeof ProgressRequest>;
 /** One item of a batch ack: the body of its single route, plus `op` and the job's `id`. */
 export const AckItem = z
   .discriminatedUnion("op", [
-    z.strictObject({ op: z.literal("complete"), id: Name, ...CompleteRequest.shape }),
-    z.strictObject({ op: z.literal("fail"), id: Name, ...FailRequest.shape }),
-    z.strictObject({ op: z.literal("release"), id: Name, ...ReleaseRequest.shape }),
-    z.strictObject({ op: z.literal("progress"), id: Name, ...ProgressRequest.shape }),
-    z.strictObject({ op: z.literal("snooze"), id: Name, ...SnoozeRequest.shape }),
-    z.strictObject({ op: z.literal("wait"), id: Name, ...WaitRequest.shape }),
+    z.strictObject({ op: z.literal("complete"), id: JobId, ...CompleteRequest.shape }),
+    z.strictObject({ op: z.literal("fail"), id: JobId, ...FailRequest.shape }),
+    z.strictObject({ op: z.literal("release"), id: JobId, ...ReleaseRequest.shape }),
+    z.strictObject({ op: z.literal("progress"), id: JobId, ...ProgressRequest.shape }),
+    z.strictObject({ op: z.literal("snooze"), id: JobId, ...SnoozeRequest.shape }),
+    z.strictObject({ op: z.literal("wait"), id: JobId, ...WaitRequest.shape }),
   ])
   .openapi("AckItem");
 export type AckItem = z.infer<typeof AckItem>;

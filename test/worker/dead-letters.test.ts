@@ -88,3 +88,23 @@ it("every route that takes a job id takes a copy's id longer than a name, while 
   expectError(await post(`${target.base}/jobs`, { id: copyId, kind: "email.send" }), 400, "invalid_request");
   expectError(await post(`${target.base}/jobs`, { id: `${source.lane}.nightly@1`, kind: "email.send" }), 400, "invalid_request");
 });
+
+it("a consumer of copies writes checkpoints and acks under a copy's id longer than a name", async () => {
+  const source = await setup();
+  const target = await setup();
+  await source.stub.configure({ deadLetter: { lane: target.lane } });
+  const id = `long-${"z".repeat(100)}`;
+  expect((await post(`${source.base}/jobs`, { id, kind: "email.send" })).status).toBe(201);
+  await post(`${source.base}/fail`, { reason: "gone" });
+  await fireAlarm(source.stub);
+  const copyId = `${source.lane}.${id}`;
+  await expect.poll(async () => (await get(`${target.base}/jobs/${copyId}`)).status).toBe(200);
+  const claimed = await post(`${target.base}/claims`, { kinds: ["deadletter"], leaseMs: 30_000 });
+  expect(claimed.body.jobs.map((j: { id: string }) => j.id)).toEqual([copyId]);
+  const token = claimed.body.jobs[0].lease.token;
+  const saved = await call("PUT", `${target.base}/jobs/${copyId}/checkpoints/seen`, { json: { token, value: 1 } });
+  expect(saved.status, JSON.stringify(saved.body)).toBe(200);
+  const acked = await post(`${target.base}/acks`, { acks: [{ op: "complete", id: copyId, token, result: "handled" }] });
+  expect(acked.status, JSON.stringify(acked.body)).toBe(200);
+  expect((await get(`${target.base}/jobs/${copyId}`)).body).toMatchObject({ state: "settled", outcome: "completed", result: "handled" });
+});

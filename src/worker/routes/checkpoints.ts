@@ -6,12 +6,12 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { MAX_CHECKPOINT_BYTES, MAX_PROGRESS_BYTES } from "../../shared/defaults.js";
 import { unwrap } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
-import { CheckpointRequest, Name, ProgressRequest } from "../../shared/schemas.js";
+import { CheckpointRequest, JobId, Name, ProgressRequest } from "../../shared/schemas.js";
 import { CheckpointList, CheckpointResponse, JobResponse } from "../responses.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse } from "../openapi.js";
 import { route } from "../lane-call.js";
 
-const CheckpointParams = z.object({ lane: Name, id: Name, name: Name });
+const CheckpointParams = z.object({ lane: Name, id: JobId, name: Name });
 
 const saveCheckpoint = createRoute({
   method: "put",
