@@ -38,7 +38,7 @@ export function jsonResponse<T extends z.ZodType>(schema: T, description: string
 }
 
 const ERROR_DESCRIPTIONS = {
-  400: "invalid_request: malformed JSON, wrong types, names that break the pattern, out-of-range numbers",
+  400: "invalid_request: malformed JSON, wrong types, names that break the pattern, out-of-range numbers; invalid_payload: a payload (or a complete's result) that its kind's declared schema refuses (see x-kinds)",
   401: "unauthorized: missing or wrong bearer token",
   403: "forbidden: the token's role or lanes do not reach this route on this lane (docs/api.md, Access)",
   404: "job_not_found on a job's route, schedule_not_found on a schedule's, waitpoint_not_found on a waitpoint's, bulk_not_found on a bulk action's",
