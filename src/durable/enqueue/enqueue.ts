@@ -168,6 +168,8 @@ export class Enqueue {
       }
       const spec = checked ?? (request.ok ? this.toSpec(request.value, now) : request);
       if (!spec.ok) answers.push(spec);
+      // A singleton decides on what its queue holds: alone, after the group's commit, in the group's order.
+      else if ((request as { value: EnqueueRequest }).value.singleton !== undefined) answers.push(null);
       else if (spec.value.dependsOn !== null || spec.value.heldPayload) answers.push(null); // alone, after the group's commit
       else {
         specs.push({ spec: spec.value, idGiven: (request as { value: EnqueueRequest }).value.id !== undefined, at: answers.length });

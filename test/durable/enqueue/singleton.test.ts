@@ -177,3 +177,14 @@ describe("singleton cancel-running in process", () => {
     expect((await inside(() => g.started(2))).attempt).toBe(1);
   });
 });
+
+describe("singleton in a group commit", () => {
+  it("answers each caller as its own enqueue would: the later one skipped", async () => {
+    const { stub } = await setup();
+    const texts = ["a", "b"].map((id) => JSON.stringify({ id, kind: "k", queue: "q", singleton: "skip" }));
+    const answers = value(await stub.enqueueGroup(texts)).map((text) => JSON.parse(text) as { ok: boolean; value: { status: string; job?: { id: string } } });
+    expect(answers.map((a) => a.value.status)).toEqual(["queued", "skipped"]);
+    expect(answers[1]!.value.job!.id).toBe("a");
+    expect((await rows(stub)).map((r) => r.id)).toEqual(["a"]);
+  });
+});
