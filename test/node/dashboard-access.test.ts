@@ -46,6 +46,7 @@ describe("the dashboard under scoped tokens", () => {
     await expect.poll(() => admin.locator("[data-testid=role]").textContent()).toBe("admin");
     for (const name of controls) expect(await admin.getByRole("button", { name, exact: true }).count(), name).toBeGreaterThan(0);
     await admin.getByRole("button", { name: "Delete…" }).first().waitFor();
+    await admin.locator("[data-testid=bulk-actions]").waitFor();
 
     const viewer = await signedIn(VIEWER, "lanes/team-a-1");
     await viewer.locator("[data-testid=live]", { hasText: "● live" }).waitFor({ timeout: 5_000 });
@@ -55,6 +56,7 @@ describe("the dashboard under scoped tokens", () => {
     await viewer.getByRole("cell", { name: "nightly" }).waitFor();
     for (const name of [...controls, "Delete…", "Resume"]) expect(await viewer.getByRole("button", { name, exact: true }).count(), name).toBe(0);
     expect(await viewer.locator("[data-testid=fail-lane]").count()).toBe(0);
+    expect(await viewer.locator("[data-testid=bulk-actions]").count()).toBe(0);
     expect(await viewer.getByRole("link", { name: "Enqueue", exact: true }).count()).toBe(0);
     expect(dashboard.problems).toEqual([]);
   });

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
 import { LocalRuntime } from "../../scripts/local-runtime.js";
 import { launchChromium } from "./browser.js";
 
@@ -109,6 +109,27 @@ export class Dashboard {
 }
 
 /** A job's row in the lane view's job table. */
+/**
+ * A dashboard started before a file's tests and stopped after them: `session.dashboard` once started,
+ * `session.api` a call to its runtime's API.
+ */
+export function dashboardPerFile(): { readonly dashboard: Dashboard; api(method: string, path: string, body?: unknown): ReturnType<LocalRuntime["api"]> } {
+  let started: Dashboard | undefined;
+  beforeAll(async () => {
+    started = await Dashboard.start();
+  });
+  afterAll(async () => {
+    await started?.stop();
+  });
+  return {
+    get dashboard() {
+      if (!started) throw new Error("the dashboard has not started");
+      return started;
+    },
+    api: (method, path, body) => started!.runtime.api(method, path, body),
+  };
+}
+
 export const row = (page: Page, id: string, extra = "") => page.locator(`tr[data-job="${id}"]${extra}`);
 /** One of the lane view's counts. */
 export const count = (page: Page, key: string) => page.locator(`[data-testid=counts] [data-count=${key}] dd`);

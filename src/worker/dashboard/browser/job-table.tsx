@@ -7,6 +7,7 @@ import { useEffect, useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
 import { Alert, Pager, Section, StateBadge, When } from "./components.js";
+import { BulkActions } from "./bulk-actions.js";
 import { useCoalescedReload } from "./reload.js";
 import { href } from "./router.js";
 import { OUTCOMES, STATES, type Job } from "./types.js";
@@ -93,6 +94,7 @@ export function JobTable({ api, lane, changes }: { api: Api; lane: string; chang
         </label>
         <button type="submit">Filter</button>
       </form>
+      <BulkActions api={api} lane={lane} filter={filter} />
       <Alert message={problem} />
       {page === null ? (
         <p class="muted">Loading…</p>

@@ -5,6 +5,7 @@ export type { AttemptError, Checkpoint, Counts, DependsOnItem, Job, JobRef, Lane
 export type { Waitpoint, WaitpointState } from "../../../shared/waitpoint.js";
 export type { FailLaneAnswer, PurgeAnswer, QueueInfo } from "../../../shared/answers.js";
 export type { Schedule, SchedulePage } from "../../../shared/schedule.js";
+export type { Bulk, BulkAction } from "../../../shared/bulk.js";
 
 export const COUNT_KEYS = ["blocked", "queued", "running", "completing", "completed", "failed", "cancelled", "interrupted"] as const satisfies readonly (keyof Counts)[];
 export const STATES = ["blocked", "queued", "running", "completing", "settled"] as const;
