@@ -213,3 +213,19 @@ it("a job whose payload is held in R2 is still copied (its payload null for now)
   expect((await copyIn(target.stub, `${source.name}.held`)).payload).toMatchObject({ id: "held", payload: null });
   expect((await copyIn(target.stub, `${source.name}.plain`)).payload).toMatchObject({ id: "plain", payload: 1 });
 });
+
+it("a job failed by a failed dependency, and one failed by its waitpoint timing out, are copied", async () => {
+  const { source, target, clock } = await setupLanes();
+  value(await source.stub.enqueue({ id: "dep", kind: "k-dep" }));
+  value(await source.stub.enqueue({ id: "child", kind: "k-child", dependsOn: [{ id: "dep" }], dependencyFailure: "fail" }));
+  value(await source.stub.createWaitpoint({ id: "w", timeoutMs: 1_000 }));
+  value(await source.stub.enqueue({ id: "waiter", kind: "k-waiter", dependsOn: [{ waitpoint: "w" }], dependencyFailure: "fail" }));
+  await failPulled(source.stub, "dep", "boom");
+  clock.advance(1_000);
+  await expect.poll(async () => {
+    await fireAlarm(source.stub);
+    return value(await target.stub.listJobs({})).jobs.map((j) => j.id).sort();
+  }).toEqual([`${source.name}.child`, `${source.name}.dep`, `${source.name}.waiter`]);
+  expect((await copyIn(target.stub, `${source.name}.child`)).payload).toMatchObject({ outcome: "failed", attempts: 0 });
+  expect((await copyIn(target.stub, `${source.name}.waiter`)).payload).toMatchObject({ outcome: "failed", attempts: 0 });
+});
