@@ -314,6 +314,28 @@ export class PlainLane extends defineLane({ log: false }) {
     return { noExecutorsUs: us([]), withExecutorUs: us([NOOP_KIND]) };
   }
 
+  /**
+   * `calls` pull claims of `max` in process, each timed alone (the claim's body never awaits: its work
+   * is done when the call returns): µs in all, and the claimed jobs' queues in start order. Each job is
+   * completed once claimed (untimed), so that its queue, and the lane, may start the next.
+   */
+  async benchClaims(calls: number, max: number): Promise<{ us: number; queues: (string | null)[] }> {
+    let ms = 0;
+    const queues: (string | null)[] = [];
+    for (let i = 0; i < calls; i++) {
+      const t0 = Date.now();
+      const claimed = this.claim({ kinds: [PULL_KIND], max, leaseMs: 600_000 });
+      ms += Date.now() - t0;
+      const answer = await claimed;
+      if (!answer.ok || answer.value.jobs.length === 0) break;
+      for (const job of answer.value.jobs) {
+        queues.push(job.queue);
+        await this.complete(job.id, { token: job.lease.token });
+      }
+    }
+    return { us: ms * 1000, queues };
+  }
+
   /** The query plans of the hot statements, to read next to the figures. */
   async benchPlans(): Promise<Record<string, string[]>> {
     const plan = (query: string, ...args: unknown[]) =>

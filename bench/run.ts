@@ -26,6 +26,7 @@ import type * as ReportModule from "./report.js";
 import type * as ScheduleRunModule from "./schedules-run.js";
 import type * as ShardTargetsModule from "./shard-targets.js";
 import type * as WaitsModule from "./waits.js";
+import type * as TenantsTargetsModule from "./tenants-targets.js";
 import type * as KindsTargetsModule from "./kinds-targets.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
@@ -40,6 +41,7 @@ const { recordingWorkload, recordingTargets } = await load<typeof RecordingModul
 const { metricsWorkload, metricsTargets } = await load<typeof MetricsModule>("./metrics-run.ts");
 const { shardTargets } = await load<typeof ShardTargetsModule>("./shard-targets.ts");
 const { waitsWorkload, waitsTargets, printWaits } = await load<typeof WaitsModule>("./waits.ts");
+const { tenantsTargets } = await load<typeof TenantsTargetsModule>("./tenants-targets.ts");
 const { kindsTargets } = await load<typeof KindsTargetsModule>("./kinds-targets.ts");
 
 type Mode = "full" | "quick" | "smoke";
@@ -303,6 +305,9 @@ await workload("waits", () => waitsWorkload({ url: runtime.url, token: runtime.a
 const flowSizes = { full: { n: 10_000, windowMs: 10_000, queues: 1_000, perQueue: 100 }, quick: { n: 10_000, windowMs: 5_000, queues: 1_000, perQueue: 20 }, smoke: { n: 1_000, windowMs: 1_000, queues: 20, perQueue: 5 } }[mode];
 await workload("bucket", () => bench("bucket", { n: flowSizes.n, limit: 100, windowMs: flowSizes.windowMs }));
 await workload("roundRobin", () => bench("roundRobin", { queues: flowSizes.queues, perQueue: flowSizes.perQueue }));
+// Many tenants in one lane (bench/tenants.ts): one hot backlog beside thousands of one-job tenants, every queue on queueDefaults.
+const tenantSizes = { full: { hot: 100_000, cold: 10_000 }, quick: { hot: 20_000, cold: 2_000 }, smoke: { hot: 1_000, cold: 100 } }[mode];
+await workload("tenants", () => bench("tenants", { run, hot: tenantSizes.hot, cold: tenantSizes.cold, single: mode === "smoke" ? 50 : 200 }));
 
 // Jobs that wait for jobs: a fan-in of 1,000 children over 10 lanes (a join level of 10: dependsOn holds 100), five runs.
 await workload("fanIn", async () => {
@@ -395,7 +400,7 @@ await workload("shardClaim16", () => bench("shardClaim", { shards: 16, k: mode =
 await workload("shardInfo", async () => ({ one: await bench("shardInfo", { shards: 1 }), sixtyFour: await bench("shardInfo", { shards: 64 }) }));
 
 const finishedAt = new Date();
-const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN), ...waitsTargets(results)];
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN), ...waitsTargets(results), ...tenantsTargets(results)];
 targets.push(...kindsTargets(results));
 printTables(results, targets);
 printPull(results.pull);

@@ -11,6 +11,7 @@ import { countingObjectCalls, metricsWorkloads } from "./metrics.js";
 import { scheduleWorkloads } from "./schedules.js";
 import { shardWorkloads } from "./shards.js";
 import { stepWorkloads } from "./steps.js";
+import { tenantWorkloads } from "./tenants.js";
 import { workloads as coreWorkloads, type BenchEnv } from "./workloads.js";
 import { kindWorkloads } from "./kinds.js";
 
@@ -22,7 +23,7 @@ export { QuietBenchLane } from "./recording.js";
 export { KindsBenchLane } from "./kinds.js";
 
 const app = createApp();
-const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads, ...groupShareWorkloads };
+const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads, ...groupShareWorkloads, ...tenantWorkloads };
 // Typed kinds' cost on enqueue (bench/kinds.ts), on its own lane class.
 Object.assign(workloads, kindWorkloads);
 

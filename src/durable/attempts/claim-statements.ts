@@ -49,6 +49,11 @@ const rrKinds = (j: string) => `CASE WHEN ?5 = 1 THEN ${j}.kind IN (SELECT value
 /** What a round-robin claim could take of job `w` at all: due, a kind it takes, not excluded, not expired (whether it may start now is `isClaimable`). */
 const rrTakes = (w: string) => `${w}.run_at <= ?1 AND ${rrKinds(w)} AND ${w}.id NOT IN (SELECT value FROM json_each(?3)) AND ${notExpired(w)}`;
 
+/** The best queued job outside any queue (those count as one queue), as the round-robin claims read it. */
+const RR_UNQUEUED = `SELECT o.seq, o.priority, ${candidateBytes("o")}, NULL, (SELECT unqueued_started_at FROM lane WHERE id = 1) FROM jobs o
+    WHERE o.seq = (SELECT j.seq FROM jobs j INDEXED BY jobs_unqueued WHERE j.state = 'queued' AND j.queue IS NULL AND ${rrTakes("j")}
+      ORDER BY j.priority DESC, j.seq LIMIT 1)`;
+
 /**
  * Round-robin (the lane's fairness): one claimable job per queue, the best of each
  * (`queueCandidate`: the first it could take, past any number that may not start now), the queues
@@ -63,10 +68,32 @@ export const CLAIM_ROUND_ROBIN_SQL = `SELECT seq, priority, bytes, queue FROM (
     FROM queues q INDEXED BY queues_round_robin CROSS JOIN jobs o
     WHERE q.queued > 0 AND o.seq = ${queueCandidate("q", rrTakes)} AND ${isClaimable("o")}
   UNION ALL
-  SELECT o.seq, o.priority, ${candidateBytes("o")}, NULL, (SELECT unqueued_started_at FROM lane WHERE id = 1) FROM jobs o
-    WHERE o.seq = (SELECT j.seq FROM jobs j INDEXED BY jobs_unqueued WHERE j.state = 'queued' AND j.queue IS NULL AND ${rrTakes("j")}
-      ORDER BY j.priority DESC, j.seq LIMIT 1))
+  ${RR_UNQUEUED})
   ORDER BY priority DESC, started IS NOT NULL, started, seq LIMIT +?4`;
+
+/**
+ * Whether every queued job has one priority (two seeks of `jobs_claim`): then round-robin orders the
+ * queues by their last start alone, and `CLAIM_ROUND_ROBIN_ONE_PRIORITY_SQL` may stop early.
+ */
+export const ONE_PRIORITY_SQL = `SELECT (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' ORDER BY priority DESC, seq LIMIT 1)
+  IS (SELECT priority FROM jobs INDEXED BY jobs_claim WHERE state = 'queued' ORDER BY priority, seq DESC LIMIT 1) AS one`;
+
+/**
+ * `CLAIM_ROUND_ROBIN_SQL` when every queued job has one priority: the queues walked in the order of
+ * `queues_round_robin` (least recently started first, never first of all), stopping once `limit`
+ * of them have yielded a job, so that a claim among 10,000 tenants' queues reads about as many as it
+ * takes, not all of them. Among queues that started equally long ago, the index's order (by name)
+ * chooses which go in this claim; those chosen then go by enqueue order, as in the full statement.
+ * Same bindings.
+ */
+export const CLAIM_ROUND_ROBIN_ONE_PRIORITY_SQL = `SELECT seq, priority, bytes, queue FROM (
+  SELECT * FROM (SELECT o.seq, o.priority, ${candidateBytes("o")} AS bytes, o.queue, q.last_started_at AS started
+    FROM queues q INDEXED BY queues_round_robin CROSS JOIN jobs o
+    WHERE q.queued > 0 AND o.seq = ${queueCandidate("q", rrTakes)} AND ${isClaimable("o")}
+    ORDER BY q.last_started_at LIMIT +?4)
+  UNION ALL
+  ${RR_UNQUEUED})
+  ORDER BY started IS NOT NULL, started, seq LIMIT +?4`;
 
 /**
  * Claims the given queued jobs, each with its own token; the lease records the code's version.
@@ -87,5 +114,6 @@ export const CLAIM_HOT_STATEMENTS: readonly [what: string, sql: string, bindings
   ["the claim (one kind, as the dispatcher asks)", CLAIM_KINDS_CANDIDATES_SQL, (now) => [now, '["x"]', 10, '["a"]']],
   ["the claim (several kinds, one statement)", CLAIM_KINDS_CANDIDATES_SQL, (now) => [now, "[]", 10, '["a","b","c"]']],
   ["the claim, round-robin", CLAIM_ROUND_ROBIN_SQL, (now) => [now, '["a","b"]', "[]", 10, 1]],
+  ["the claim, round-robin, one priority", CLAIM_ROUND_ROBIN_ONE_PRIORITY_SQL, (now) => [now, '["a","b"]', "[]", 10, 1]],
   ["the claim itself (many jobs, one statement)", CLAIM_SQL, (now) => ['[[1,"t"],[2,"u"]]', now + 1, "lane", now, "v1"]],
 ];

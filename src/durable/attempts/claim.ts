@@ -161,9 +161,11 @@ export class Claims {
     const taking = filter.kinds === null ? 0 : 1;
     const claimed: JobRow[] = [];
     const round = { all: true };
+    // One priority among the queued jobs (the common case): the walk over the queues may stop early.
+    const statement = this.sql.exec<{ one: number }>(Q.ONE_PRIORITY_SQL).one().one === 1 ? Q.CLAIM_ROUND_ROBIN_ONE_PRIORITY_SQL : Q.CLAIM_ROUND_ROBIN_SQL;
     while (claimed.length < limit) {
       const left = limit - claimed.length;
-      const candidates = this.sql.exec<Candidate>(Q.CLAIM_ROUND_ROBIN_SQL, now, JSON.stringify(kinds), JSON.stringify(filter.excludeIds), left, taking).toArray();
+      const candidates = this.sql.exec<Candidate>(statement, now, JSON.stringify(kinds), JSON.stringify(filter.excludeIds), left, taking).toArray();
       const rows = this.claimPage(filter, now, candidates, left, round);
       claimed.push(...rows);
       if (rows.length === 0) break;
