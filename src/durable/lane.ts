@@ -420,7 +420,12 @@ export { batchExecutor } from "./attempts/batch-executor.js";
   // ---- dead letters (deadletters/) ----
 
   /** Another lane's outbox sends copies of its failed jobs to this, its dead-letter lane: each written once, answered. */
-  async enqueueDeadLetters(input: unknown): Promise<Result<DeadLetterAnswer[]>> { return this.gate.change(() => this.parts.deadLetterIntake.receive(input)); }
+  async enqueueDeadLetters(input: unknown): Promise<Result<DeadLetterAnswer[]>> {
+    const answer = await this.gate.change(() => this.parts.deadLetterIntake.receive(input));
+    // A lane that only ever receives copies has jobs all the same: the registry lists it, as after an enqueue.
+    if (answer.ok) await this.life.register();
+    return answer;
+  }
 
   /** This shard's metrics report and its clock's now, which a sharded lane's route merges (docs/api.md "Metrics"). */
   async metricsReport(): Promise<Result<{ report: LaneReport; nowMs: number }>> {

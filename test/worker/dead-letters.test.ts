@@ -108,3 +108,15 @@ it("a consumer of copies writes checkpoints and acks under a copy's id longer th
   expect(acked.status, JSON.stringify(acked.body)).toBe(200);
   expect((await get(`${target.base}/jobs/${copyId}`)).body).toMatchObject({ state: "settled", outcome: "completed", result: "handled" });
 });
+
+it("a lane that only ever received copies is listed among the lanes", async () => {
+  const source = await setup();
+  const target = await setup();
+  await source.stub.configure({ deadLetter: { lane: target.lane } });
+  expect((await post(`${source.base}/jobs`, { id: "j", kind: "email.send" })).status).toBe(201);
+  await post(`${source.base}/fail`, { reason: "gone" });
+  await fireAlarm(source.stub);
+  await expect.poll(async () => (await get(`${target.base}/jobs/${source.lane}.j`)).status).toBe(200);
+  const listed = await get(`/v1/lanes?limit=1&cursor=${target.lane.slice(0, -1)}`);
+  expect(listed.body.lanes.map((l: { lane: string }) => l.lane)).toEqual([target.lane]);
+});
