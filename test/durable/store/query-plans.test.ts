@@ -15,6 +15,7 @@ import { JOB_BY_ID_SQL } from "../../../src/durable/store/job-statements.js";
 import { DUE_KEY_MOVES_SQL, JOB_MOVING_SQL, KEY_MOVE_OF_SQL } from "../../../src/durable/shards/key-statements.js";
 import { DUE_SCHEDULES_SQL } from "../../../src/durable/schedules/schedule-statements.js";
 import { DUE_WAITPOINT_NOTICES_SQL, TELL_WAITS_SQL } from "../../../src/durable/waits/wait-statements.js";
+import { DUE_DEAD_LETTERS_SQL } from "../../../src/durable/deadletters/dead-letter-statements.js";
 import { ANY_REGISTERED_SQL, DUE_WITHDRAWALS_SQL } from "../../../src/durable/waits/remote-wait-statements.js";
 import { PROGRESS_PAST_KEPT_SQL } from "../../../src/durable/results/stream-statements.js";
 import { DUE_TIMEOUTS_SQL, OLDEST_SETTLED_SQL as OLDEST_SETTLED_WAITPOINT_SQL } from "../../../src/durable/waitpoints/waitpoint-statements.js";
@@ -216,6 +217,7 @@ describe("every index of the lane earns its place", () => {
     key_moves_job: [["a job's move under way", JOB_MOVING_SQL, ["j"]]],
     job_waits_waiting: [["a settling waitpoint's waiting jobs", TELL_WAITS_SQL, ["l", "w", "completed", null, T0]]],
     waitpoint_outbox_due: [["due waitpoint notices", DUE_WAITPOINT_NOTICES_SQL, [T0, 500]]],
+    dead_letter_outbox_due: [["due dead-letter copies", DUE_DEAD_LETTERS_SQL, ["l", T0, 500]]],
     job_waits_registered: [["whether a job here holds a registration elsewhere (once an instance)", ANY_REGISTERED_SQL, []]],
     waitpoint_withdrawals_due: [["due withdrawals of registrations elsewhere", DUE_WITHDRAWALS_SQL, [T0, 500]]],
     job_events_progress: [["a job's progress events past the last 100 (the event log's trigger drops them)", PROGRESS_PAST_KEPT_SQL, [1]]],
