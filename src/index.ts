@@ -23,7 +23,7 @@ export {
 } from "./durable/attempts/executors.js";
 export {
   batchExecutor,
-  type BatchAnswer,
+  type BatchJobAnswer,
   type BatchContext,
   type BatchExecutor,
   type BatchExecutorOptions,

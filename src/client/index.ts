@@ -71,6 +71,11 @@ export type {
 } from "../shared/schemas.js";
 export {
   createWorker,
+  batch,
+  type BatchJobAnswer,
+  type WorkerBatchHandler,
+  type WorkerBatchJob,
+  type WorkerBatchOptions,
   NonRetryableError,
   RetryAfterError,
   WorkerAbortError,

@@ -36,10 +36,12 @@ import { AckBatcher } from "./ack-batcher.js";
 import { Attempt, WorkerSnoozed, WorkerWaiting, type AttemptHost, type Counter, type WorkerEvent, type WorkerHandler } from "./worker-attempt.js";
 import { createWorkerHttp, type PulledJob } from "./worker-http.js";
 import { loadOpenTelemetry, workerTracing } from "./worker-tracing.js";
+import { batchHandlers, batchOf, type WorkerBatchOptions } from "./worker-batch.js";
 
 export type { WorkerAbortCause, WorkerContext, WorkerEvent, WorkerHandler } from "./worker-attempt.js";
 export { WorkerAbortError, WorkerSnoozed, WorkerWaiting } from "./worker-attempt.js";
 export { NonRetryableError, RetryAfterError } from "../shared/executor-errors.js";
+export { batch, type BatchJobAnswer, type WorkerBatchHandler, type WorkerBatchJob, type WorkerBatchOptions } from "./worker-batch.js";
 
 export interface WorkerOptions {
   /** Where the API is served, e.g. `https://queue.example.com` (no `/v1`). */
@@ -48,7 +50,7 @@ export interface WorkerOptions {
   token: string;
   /** The lane whose jobs this worker runs. */
   lane: string;
-  /** Kind → handler. */
+  /** Kind → handler: a function of one job, or `batch({size, waitMs, run})` for jobs run together (worker-batch.ts). */
   handlers: Readonly<Record<string, WorkerHandler>>;
   /** The kinds to claim; default: every kind of `handlers` (each must have one). */
   kinds?: readonly string[];
@@ -166,10 +168,10 @@ export function createWorker(options: WorkerOptions): PullWorker {
   // Spans when `@opentelemetry/api` is there (an optional peer dependency): known before the first claim.
   const tracingLoaded = loadOpenTelemetry().then((api) => void (host.tracing = workerTracing(api, (error) => error instanceof WorkerSnoozed || error instanceof WorkerWaiting)));
 
-  function start(job: PulledJob, sentAt: number): void {
+  function start(job: PulledJob, sentAt: number, handler: WorkerHandler = options.handlers[job.kind]!): void {
     counters.claims++;
     event({ type: "claimed", jobId: job.id, kind: job.kind, attempt: job.attempts });
-    const attempt = new Attempt(host, job, options.handlers[job.kind]!, sentAt);
+    const attempt = new Attempt(host, job, handler, sentAt);
     running.add(attempt);
     void attempt.returned.then(() => {
       running.delete(attempt);
@@ -201,7 +203,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
    * One claim loop per 100 slots (a claim takes at most 100 jobs): a worker of high concurrency keeps
    * that many claims in flight, so that its throughput is not one claim per round trip.
    */
-  async function claimLoop(): Promise<void> {
+  async function claimLoop(claimKinds: readonly string[], batched: WorkerBatchOptions | null): Promise<void> {
     await tracingLoaded;
     let backoffMs = WORKER_BACKOFF_MIN_MS;
     while (!stopping) {
@@ -210,14 +212,16 @@ export function createWorker(options: WorkerOptions): PullWorker {
         await new Promise<void>((resolve) => slotWaiters.push(resolve));
         continue;
       }
-      const max = Math.min(free, MAX_CLAIM);
+      const max = Math.min(free, batched?.size ?? MAX_CLAIM);
+      // A batch kind's claim waits for a whole batch (minJobs), or its own waitMs.
+      const ask = batched ? { max, minJobs: max, waitMs: batched.waitMs } : { max, waitMs };
       const controller = new AbortController();
       claiming.add(controller);
       reserved += max;
       const sentAt = Date.now();
       let jobs: PulledJob[];
       try {
-        ({ jobs } = await http.claim({ kinds: [...kinds], max, leaseMs, waitMs }, controller.signal, waitMs + WORKER_REQUEST_TIMEOUT_MS));
+        ({ jobs } = await http.claim({ kinds: [...claimKinds], leaseMs, ...ask }, controller.signal, ask.waitMs + WORKER_REQUEST_TIMEOUT_MS));
       } catch (error) {
         if (stopping) break;
         event({ type: "error", during: "claim", message: describeError(error), willRetry: true, ...(error instanceof QueueError ? { code: error.code } : {}) });
@@ -234,14 +238,25 @@ export function createWorker(options: WorkerOptions): PullWorker {
         giveBack(jobs);
         break;
       }
-      for (const job of jobs) start(job, sentAt);
+      if (batched && jobs.length > 0) {
+        const handlerOf = batchHandlers(batched, jobs.length);
+        jobs.forEach((job, i) => start(job, sentAt, handlerOf(i)));
+      } else for (const job of jobs) start(job, sentAt);
       // Empty long before its wait was over (the lane holds as many claims as it may), or no wait at
       // all: a pause, not a busy loop.
-      if (jobs.length === 0 && (waitMs === 0 || Date.now() - sentAt < waitMs / 2)) await sleep(WORKER_BACKOFF_MIN_MS * (1 + Math.random()));
+      if (jobs.length === 0 && (ask.waitMs === 0 || Date.now() - sentAt < ask.waitMs / 2)) await sleep(WORKER_BACKOFF_MIN_MS * (1 + Math.random()));
     }
   }
 
-  const loop = Promise.all(Array.from({ length: Math.ceil(concurrency / MAX_CLAIM) }, claimLoop));
+  // Single-job kinds share the claim loops; each batch kind claims in a loop of its own.
+  const singleKinds = kinds.filter((kind) => batchOf(options.handlers[kind]) === null);
+  const loop = Promise.all([
+    ...(singleKinds.length === 0 ? [] : Array.from({ length: Math.ceil(concurrency / MAX_CLAIM) }, () => claimLoop(singleKinds, null))),
+    ...kinds.flatMap((kind) => {
+      const batched = batchOf(options.handlers[kind]);
+      return batched ? [claimLoop([kind], batched)] : [];
+    }),
+  ]);
   let resolveStopped!: (value: { drained: boolean; inFlight: number }) => void;
   const stopped = new Promise<{ drained: boolean; inFlight: number }>((resolve) => (resolveStopped = resolve));
   let stopCall: Promise<{ drained: boolean; inFlight: number }> | null = null;

@@ -3,7 +3,7 @@
  * of its `run` is kept, and a test answers it (or throws) when it likes. Tests and lanes share one
  * isolate, so a test awaits the call from inside the lane's I/O context.
  */
-import { batchExecutor, type BatchAnswer, type BatchJob } from "../../src/durable/attempts/batch-executor.js";
+import { batchExecutor, type BatchJobAnswer, type BatchJob } from "../../src/durable/attempts/batch-executor.js";
 
 export const TEST_BATCH = { size: 3, waitMs: 1000 } as const;
 
@@ -40,8 +40,8 @@ export const testBatchExecutors = {
   "test.batch": batchExecutor({
     ...TEST_BATCH,
     run: (jobs: BatchJob[]) =>
-      new Promise<BatchAnswer[]>((resolve, reject) => {
-        calls.push({ jobs, answer: (answers) => resolve(answers as BatchAnswer[]), throw: reject });
+      new Promise<BatchJobAnswer[]>((resolve, reject) => {
+        calls.push({ jobs, answer: (answers) => resolve(answers as BatchJobAnswer[]), throw: reject });
         for (const wake of waiters.splice(0)) wake();
       }),
   }),

@@ -6,9 +6,8 @@
  */
 import { MAX_BATCH_EXECUTOR_SIZE, MAX_BATCH_EXECUTOR_WAIT_MS } from "../../shared/defaults.js";
 import type { ClaimedJob, DependencyOutcome } from "../../shared/job.js";
-import { NonRetryableError, RetryAfterError } from "../../shared/executor-errors.js";
+import type { BatchJobAnswer } from "../../shared/batch-answers.js";
 import type { SwitchyardEnv } from "../env.js";
-import type { Ended } from "./attempt.js";
 import type { Executor } from "./executors.js";
 
 /** One job of a batch as `run` sees it: no durable steps (`step`, `sleep`, `waitFor`), its own signal. */
@@ -23,8 +22,7 @@ export interface BatchJob {
   readonly dependencies: DependencyOutcome[];
 }
 
-/** `run`'s answer for one job, in input order: done with a result, or failed (retried unless `retry` is false). */
-export type BatchAnswer = { ok: true; result?: unknown } | { ok: false; error: string; retry?: boolean; retryAfterMs?: number };
+export type { BatchJobAnswer };
 
 export interface BatchContext<E = SwitchyardEnv> {
   env: E;
@@ -37,8 +35,8 @@ export interface BatchExecutorOptions<E = SwitchyardEnv> {
   size: number;
   /** Longest a due job waits for company after its `runAt` before a smaller batch starts, 0..60000 ms. */
   waitMs: number;
-  /** Runs the batch; answers one `BatchAnswer` per job, in input order. A throw fails every job. */
-  run(jobs: BatchJob[], ctx: BatchContext<E>): BatchAnswer[] | Promise<BatchAnswer[]>;
+  /** Runs the batch; answers one `BatchJobAnswer` per job, in input order. A throw fails every job. */
+  run(jobs: BatchJob[], ctx: BatchContext<E>): BatchJobAnswer[] | Promise<BatchJobAnswer[]>;
 }
 
 const BATCH = Symbol.for("switchyard.batchExecutor");
@@ -70,31 +68,6 @@ export function batchExecutor<E = SwitchyardEnv>(options: BatchExecutorOptions<E
 /** The batch options of an executor, or null for a single-job executor. */
 export function batchOptionsOf<E>(executor: Executor<E>): BatchExecutorOptions<E> | null {
   return (executor as Partial<BatchExecutor<E>>)[BATCH] ?? null;
-}
-
-/**
- * What each job's attempt ended with, from `run`'s answer: one per job in input order, or, for an
- * answer that is not an array of that length, the same failure for every job.
- */
-export function batchEndings(answer: Ended, count: number): Ended[] {
-  if (!answer.ok) return Array.from({ length: count }, () => answer);
-  const answers: unknown = answer.value;
-  if (!Array.isArray(answers) || answers.length !== count) {
-    const got = Array.isArray(answers) ? `an array of ${answers.length}` : answers === null ? "null" : typeof answers;
-    const error = new Error(`batch executor answered ${got}, not an array of ${count} answers`);
-    return Array.from({ length: count }, () => ({ ok: false, error }));
-  }
-  return answers.map((one: unknown): Ended => endingOf(one));
-}
-
-function endingOf(one: unknown): Ended {
-  if (typeof one !== "object" || one === null) return { ok: false, error: new Error(`batch executor answered ${one === null ? "null" : typeof one} for a job, not {ok, …}`) };
-  const a = one as { ok?: unknown; result?: unknown; error?: unknown; retry?: unknown; retryAfterMs?: unknown };
-  if (a.ok === true) return { ok: true, value: a.result };
-  const message = typeof a.error === "string" && a.error !== "" ? a.error : a.ok === false ? "batch executor failed the job" : "batch executor answered a job without ok: true or false";
-  if (a.ok === false && a.retry === false) return { ok: false, error: new NonRetryableError(message) };
-  if (a.ok === false && typeof a.retryAfterMs === "number" && Number.isFinite(a.retryAfterMs)) return { ok: false, error: new RetryAfterError(message, a.retryAfterMs) };
-  return { ok: false, error: new Error(message) };
 }
 
 /** A job of a batch as `run` gets it, from its attempt; its dependencies read from the lane on first use. */

@@ -9,7 +9,8 @@
 import { DISPATCH_LEASE_MS } from "../../shared/defaults.js";
 import type { ClaimedJob, DependencyOutcome } from "../../shared/job.js";
 import type { Attempt, Ended } from "./attempt.js";
-import { batchEndings, batchJobOf, type BatchExecutorOptions } from "./batch-executor.js";
+import { batchEndings } from "../../shared/batch-answers.js";
+import { batchJobOf, type BatchExecutorOptions } from "./batch-executor.js";
 import type { DispatcherHost } from "./dispatcher-host.js";
 
 /** What the batch starts need of their dispatcher: its host and the life of its attempts. */
