@@ -28,6 +28,7 @@ describe("a lane", () => {
       deadLetter: null,
       shards: 1,
       waitpoints: { pending: 0 },
+      queueDefaults: { concurrency: 1, rateLimit: null },
     });
   });
 
