@@ -6,6 +6,7 @@ import { EXPIRED_SQL, OLDEST_SETTLED_SQL, QUEUE_HOLDER_SQL, QUEUE_NEXT_SQL, QUEU
 import { CHECKPOINT_HOT_STATEMENTS } from "../../../src/durable/steps/checkpoint-statements.js";
 import { CLAIM_CANDIDATES_SQL, CLAIM_HOT_STATEMENTS, CLAIM_KINDS_CANDIDATES_SQL, CLAIM_ROUND_ROBIN_SQL } from "../../../src/durable/attempts/claim-statements.js";
 import { COMPLETING_SQL, EXPIRED_LEASES_SQL, LEASE_HOT_STATEMENTS } from "../../../src/durable/attempts/lease-statements.js";
+import { BATCH_HOT_STATEMENTS } from "../../../src/durable/attempts/batch-statements.js";
 import { DUE_EXECUTOR_HEAD_SQL, EARLIEST_FUTURE_HEAD_SQL, WAKE_HOT_STATEMENTS, WAKE_STATE_SQL } from "../../../src/durable/wake/wake-statements.js";
 import { QUEUE_NEXT_TOKEN_SQL } from "../../../src/durable/flow/queue-statements.js";
 import { DEPENDENCY_HOT_STATEMENTS, DUE_NOTICES_SQL, REGISTRATIONS_OF_SQL } from "../../../src/durable/deps/dependency-statements.js";
@@ -21,7 +22,7 @@ import { PROGRESS_PAST_KEPT_SQL } from "../../../src/durable/results/stream-stat
 import { DUE_TIMEOUTS_SQL, OLDEST_SETTLED_SQL as OLDEST_SETTLED_WAITPOINT_SQL } from "../../../src/durable/waitpoints/waitpoint-statements.js";
 import { T0, claim, setup, value } from "../../helpers/lane.js";
 
-const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS];
+const HOT_STATEMENTS = [...CLAIM_HOT_STATEMENTS, ...LEASE_HOT_STATEMENTS, ...WAKE_HOT_STATEMENTS, ...BATCH_HOT_STATEMENTS];
 const statements = HOT_STATEMENTS.map(([what, sql, bindings]) => [what, sql, bindings(T0)] as [string, string, unknown[]]);
 
 /** The plan of `statement` in a lane in use, and its steps that read the whole jobs table. */
