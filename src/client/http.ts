@@ -12,7 +12,7 @@ import { hc, type ClientResponse } from "hono/client";
 import type { ClientErrorStatusCode, ServerErrorStatusCode, SuccessStatusCode } from "hono/utils/http-status";
 import type { JSONParsed } from "hono/utils/types";
 import { QueueError, type ErrorBody } from "../shared/errors.js";
-import type { Counts } from "../shared/job.js";
+import type { Counts, Json } from "../shared/job.js";
 import type { AppType } from "../worker/app.js";
 import type { EnqueueOptions, LaneClient } from "./types.js";
 import { jobWaits } from "./job-waits.js";
@@ -114,6 +114,8 @@ export function createHttpClient(options: HttpClientOptions): HttpClient {
         snooze: (id, request) => value(lane.jobs[":id"].snooze.$post({ param: job(id), json: request })),
         waitOn: (id, request) => value(lane.jobs[":id"].wait.$post({ param: job(id), json: request })),
         dependents: (id) => value(lane.jobs[":id"].dependents.$get({ param: job(id) })),
+        payload: (id) => value(lane.jobs[":id"].payload.$get({ param: job(id) })) as Promise<Json>,
+        result: (id) => value(lane.jobs[":id"].result.$get({ param: job(id) })) as Promise<Json>,
         failLane: (request) => value(lane.fail.$post({ param, json: request })),
         bulk: (request) => value(lane.bulk.$post({ param, json: request })),
         getBulk: (id) => value(lane.bulk[":id"].$get({ param: { ...param, id: segment(id) } })),

@@ -119,6 +119,9 @@ export function createLaneClient(namespace: DurableObjectNamespace<Lane>, option
         snooze: (id, request) => byToken(id, request.token, (s) => s.snooze(id, request)),
         waitOn: (id, request) => byToken(id, request.token, (s) => s.waitOn(id, request)),
         dependents: (id) => byId(id, (s) => s.dependents(id)),
+        // An answer of one job carries its payload and result whole, read back from R2 by the lane.
+        payload: (id) => byId(id, (s) => s.getJob(id)).then((job) => job.payload),
+        result: (id) => byId(id, (s) => s.getJob(id)).then((job) => job.result),
         failLane: (request) => value(router.failLane(name, request)),
         bulk: async (request) => ({ bulk: await value(startBulk(router, name, request)) }),
         getBulk: async (id) => ({ bulk: await value(getBulk(router, name, id)) }),

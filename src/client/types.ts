@@ -4,7 +4,7 @@
  * a `QueueError` carrying the API's code.
  */
 import type { AckAnswer, AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
-import type { Checkpoint, CheckpointInfo, Job, JobRef, LaneInfo, Lease, PulledJob } from "../shared/job.js";
+import type { Checkpoint, CheckpointInfo, Job, JobRef, Json, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import type {
   AcksRequest,
   BatchEnqueueRequest,
@@ -119,6 +119,10 @@ export interface LaneClient {
   waitOn(id: string, request: WaitRequest): Promise<{ job: Job; waitpoint: Waitpoint }>;
   /** The jobs registered to wait for job `id` (their `dependsOn` names it), by lane then id. */
   dependents(id: string): Promise<{ dependents: JobRef[] }>;
+  /** Job `id`'s payload, whole: what a list or a claim of several leaves out when it is held in R2 (`payloadRef`). */
+  payload(id: string): Promise<Json>;
+  /** Job `id`'s result, whole (null until there is one): what a list leaves out when it is held in R2 (`resultRef`). */
+  result(id: string): Promise<Json>;
   /**
    * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order),
    * aborting their in-process attempts; call again while `more` is true.

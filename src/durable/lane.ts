@@ -10,7 +10,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { AcksAnswer, BatchAnswer, CancelAnswer, EnqueueAnswer, FailLaneAnswer, JobPage, PurgeAnswer, QueueInfo } from "../shared/answers.js";
 import { systemClock, systemEntropy, type Clock, type Entropy } from "../shared/clock.js";
-import { ok, type Result } from "../shared/errors.js";
+import { fail, ok, type Result } from "../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, Counts, Job, LaneInfo, Lease, PulledJob } from "../shared/job.js";
 import type { HistoryAnswer } from "../shared/history.js";
 import { tokenPrefix } from "../shared/shards.js";
@@ -24,7 +24,7 @@ import { enqueueAnswer, enqueueAnswerText, type EnqueueDone } from "./enqueue/en
 import type { NoticeAnswer, RegistrationAnswer } from "./deps/notices.js";
 import type { DeadLetterAnswer } from "../routing/dead-letter-routing.js";
 import type { SwitchyardEnv } from "./env.js";
-import { parse, parseBatchEnqueue, parseJsonText } from "./input.js";
+import { parse, parseBatchEnqueue, parseId, parseJsonText } from "./input.js";
 import { LaneLifecycle } from "./lane-lifecycle.js";
 import { LaneParts, type LaneOptions } from "./lane-parts.js";
 import type { KindSchemas } from "../shared/kinds.js";
@@ -61,6 +61,7 @@ import type { WaitAnswer } from "./waits/waits.js";
 import type { Waitpoint, WaitpointCreated } from "../shared/waitpoint.js";
 import { StreamRpc } from "./rpc/streams.js";
 import { wholeAnswer, wholeDone } from "./payloads/whole-answers.js";
+import type { PayloadSource } from "./payloads/payload-store.js";
 import { WaitpointWaiterRpc } from "./rpc/waitpoint-waiters.js";
 import type { WaitpointNoticeAnswer, WaitpointRegistrationAnswer } from "./waits/waitpoint-notices.js";
 import type { StreamPage, StreamWritten } from "../shared/stream.js";
@@ -230,6 +231,20 @@ export { batchExecutor } from "./attempts/batch-executor.js";
 
   /** The job once it is settled, or as it stands once `waitMs` (0..30000) has passed: held without CPU meanwhile (results/held-reads.ts). */
   async awaitJob(id: unknown, waitMs: unknown): Promise<Result<HeldJob>> { return this.whole(await this.gate.read(() => this.jobWaits.awaitJob(id, waitMs))); }
+
+  /**
+   * Where a job's payload or result is, for the routes that stream it: its JSON text, or the key of
+   * its object in `PAYLOADS` (docs/api.md "Big payloads"), which the front worker reads itself.
+   */
+  async jobValue(id: unknown, which: unknown): Promise<Result<PayloadSource>> {
+    return this.gate.read(() => {
+      const name = parseId(id);
+      if (!name.ok) return name;
+      if (which !== "payload" && which !== "result") return fail("invalid_request", "which is payload or result");
+      const source = this.parts.payloads.sourceOfJob(name.value, which);
+      return source ? ok(source) : fail("job_not_found", `no job ${name.value} in lane ${this.store.lane}`);
+    });
+  }
 
   /** A page of jobs in enqueue order: at most `limit` and at most 4 MiB of JSON; the cursor continues. */
   async listJobs(input: unknown): Promise<Result<JobPage>> { return this.gate.read(() => this.readers.listJobs(input)); }

@@ -16,6 +16,7 @@ import { historyRoutes } from "./routes/history.js";
 import { consumerRoutes } from "./routes/consumers.js";
 import { EVENTS_PATH, eventRoutes } from "./routes/events.js";
 import { jobRoutes } from "./routes/jobs.js";
+import { payloadRoutes } from "./routes/payloads.js";
 import { LINKS_PATH, linkReadRoutes, linkRoutes } from "./routes/links.js";
 import { CALLBACKS_PATH, callbackRoutes } from "./routes/callbacks.js";
 import { laneRoutes } from "./routes/lanes.js";
@@ -57,6 +58,7 @@ export function createApp(options: AppOptions = {}) {
   app.use("/v1/*", except([EVENTS_PATH, LINKS_PATH, CALLBACKS_PATH], requireAccess), except([LINKS_PATH, CALLBACKS_PATH], jsonBody));
   const routes = app.openapi(healthz, (c) => c.json({ ok: true as const }, 200))
     .route("/v1", jobRoutes())
+    .route("/v1", payloadRoutes())
     .route("/v1", laneRoutes())
     .route("/v1", bulkRoutes())
     .route("/v1", historyRoutes())

@@ -1,5 +1,6 @@
 /**
- * The request body, before any route sees it: at most 1 MiB (by `Content-Length` and by the bytes
+ * The request body, before any route sees it: at most 1 MiB (17 MiB for a single enqueue or a
+ * `complete` when the worker binds `PAYLOADS`; by `Content-Length` and by the bytes
  * actually read, since a stream may carry no length or lie), `application/json` (or `+json`) when
  * present, and well-formed JSON. A route then validates its shape with its schema. An empty body
  * counts as absent, so a route whose body is optional accepts `Content-Type: application/json` with
@@ -8,6 +9,7 @@
 import type { MiddlewareHandler } from "hono";
 import { MAX_BODY_BYTES, MAX_BODY_DEPTH } from "../shared/defaults.js";
 import { QueueError } from "../shared/errors.js";
+import { MAX_HELD_BODY_BYTES } from "../shared/payload-ref.js";
 
 const JSON_MEDIA_TYPE = /^application\/([\w.-]+\+)?json$/i;
 
@@ -15,15 +17,24 @@ export function isJsonContentType(contentType: string | undefined): boolean {
   return JSON_MEDIA_TYPE.test((contentType ?? "").split(";")[0]!.trim());
 }
 
-const tooLarge = () => new QueueError("payload_too_large", `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+const tooLarge = (limit: number) => new QueueError("payload_too_large", `the request body is larger than ${limit} bytes`);
+
+/** A single enqueue and a `complete`: the bodies that may carry a payload or result of up to 16 MiB (docs/api.md "Conventions"). */
+const HELD_BODY_PATH = /^\/v1\/lanes\/[^/]+\/jobs(\/[^/]+\/complete)?$/;
+
+/** The most a request's body may hold: 17 MiB for those two when the worker binds `PAYLOADS`, else 1 MiB. */
+function bodyLimit(method: string, path: string, payloads: boolean): number {
+  return payloads && method === "POST" && HELD_BODY_PATH.test(path) ? MAX_HELD_BODY_BYTES : MAX_BODY_BYTES;
+}
 
 export const jsonBody: MiddlewareHandler = async (c, next) => {
   const raw = c.req.raw;
   if (raw.body === null) return next();
+  const limit = bodyLimit(raw.method, c.req.path, (c.env as { PAYLOADS?: unknown } | undefined)?.PAYLOADS !== undefined);
   const declared = raw.headers.get("content-length");
-  if (declared !== null && Number(declared) > MAX_BODY_BYTES) throw tooLarge();
-  const bytes = await readAtMost(raw.body, MAX_BODY_BYTES);
-  if (bytes === null) throw tooLarge();
+  if (declared !== null && Number(declared) > limit) throw tooLarge(limit);
+  const bytes = await readAtMost(raw.body, limit);
+  if (bytes === null) throw tooLarge(limit);
   const contentType = raw.headers.get("content-type") ?? undefined;
   if (bytes.byteLength === 0) {
     // Keep the content type: the route's own media-type gate still refuses a non-JSON one.

@@ -130,6 +130,12 @@ export class PayloadStore {
     return { ...job, ...(payload === undefined ? {} : { payload, payloadRef: null }), ...(result === undefined ? {} : { result, resultRef: null }) };
   }
 
+  /** Where job `id`'s payload or result is (null: no such job), for the routes that stream them. */
+  sourceOfJob(id: string, which: "payload" | "result"): PayloadSource | null {
+    const row = this.storage.sql.exec<{ payload: string; result: string | null }>(Q.JOB_COLUMNS_BY_ID_SQL, id).toArray()[0];
+    return row ? this.sourceOf(which === "payload" ? row.payload : row.result) : null;
+  }
+
   /** Where a column's value is: its JSON (null for no value), or its object's key. */
   sourceOf(column: string | null): PayloadSource {
     if (column === null) return { json: "null" };

@@ -5,6 +5,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { unwrap } from "../../shared/errors.js";
 import { serializeJson } from "../../shared/json.js";
+import { heldLimit } from "./payloads.js";
 import { ClaimResponse, JobResponse, RenewResponse } from "../responses.js";
 import { ClaimRequest, CompleteRequest, FailRequest, ReleaseRequest, RenewRequest, SnoozeRequest } from "../../shared/schemas.js";
 import { bearerAuth, createRouter, errorResponses, JobParams, jsonRequest, jsonResponse, LaneParams } from "../openapi.js";
@@ -97,7 +98,7 @@ export function consumerRoutes() {
     .openapi(complete, async (c) => {
       const { id } = c.req.valid("param");
       const request = c.req.valid("json");
-      unwrap(serializeJson(request.result, "result")); // 413 before the lane is touched
+      unwrap(serializeJson(request.result, "result", heldLimit(c.env))); // 413 before the lane is touched
       return c.json(await route(c, (router, lane) => router.byToken(lane, id, request.token, (stub) => stub.complete(id, request))), 200);
     })
     .openapi(fail, async (c) => {

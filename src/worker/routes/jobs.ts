@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { QueueError } from "../../shared/errors.js";
 import { reachesLane, type Principal } from "../access.js";
 import { serializeJson } from "../../shared/json.js";
+import { heldLimit } from "./payloads.js";
 import { parseTraceparent, TRACEPARENT_FORMAT } from "../../shared/trace.js";
 import { BatchEnqueueResponse, CancelResponse, DependentsResponse, EnqueueResponse, Job, JobList, JobResponse } from "../responses.js";
 import { BatchEnqueueRequest, CancelRequest, EnqueueRequest, ListQuery } from "../../shared/schemas.js";
@@ -115,9 +116,12 @@ const requeue = createRoute({
   responses: { 200: jsonResponse(JobResponse, "queued again"), ...errorResponses(404, 409, 415) },
 });
 
-/** 413 before the lane is touched: the lane checks again, but a worker need not ship 128 KiB+ to learn it. */
-function checkPayload(payload: unknown, index?: number): void {
-  const serialized = serializeJson(payload, "payload");
+/**
+ * 413 before the lane is touched: the lane checks again, but a worker need not ship 128 KiB+ (16 MiB+
+ * with `PAYLOADS`, `limit`) to learn it.
+ */
+function checkPayload(payload: unknown, index?: number, limit?: number): void {
+  const serialized = serializeJson(payload, "payload", limit);
   if (serialized.ok) return;
   if (index === undefined) throw QueueError.from(serialized.error);
   throw new QueueError(serialized.error.code, `jobs[${index}]: ${serialized.error.message}`, { index });
@@ -143,7 +147,7 @@ export function jobRoutes() {
   return createRouter()
     .openapi(enqueue, async (c) => {
       const request = c.req.valid("json");
-      checkPayload(request.payload);
+      checkPayload(request.payload, undefined, heldLimit(c.env));
       checkDependencyLanes(c.get("principal"), [request], false);
       const { waitMs } = c.req.valid("query");
       const answer = await waitAfterEnqueue(c, c.req.valid("param").lane, await enqueueOne(c, traced(request, c.req.valid("header").traceparent)), waitMs);
