@@ -51,6 +51,12 @@ export const Name = z
   .regex(NAME_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
   .openapi({ example: "tenant-7" });
 
+/** A job id: a name, or a schedule's fire `<schedule name>@<T>`, or a dead-letter copy's `<lane>.<id>`, which routes accept and no enqueue may choose. */
+export const JobId = z
+  .string()
+  .regex(JOB_ID_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$, or be a schedule's job id <schedule name>@<epoch ms> or a dead-letter copy's <lane>.<id>")
+  .openapi({ example: "invoice-42" });
+
 const ms = (min = 0) => z.number().int().min(min).max(MAX_DURATION_MS);
 
 /** A token bucket: `limit` tokens, refilled evenly over `periodMs` (one every `periodMs`/`limit`). */
@@ -73,9 +79,12 @@ export const Debounce = z
   .openapi("Debounce");
 export type Debounce = z.infer<typeof Debounce>;
 
-/** A dependency of an enqueued job: a job of `lane` (default: the enqueue's own lane) by id. */
+/**
+ * A dependency of an enqueued job: a job of `lane` (default: the enqueue's own lane) by id, a fire's
+ * `<name>@<T>` too; at most 128 characters, as a claimed job's `dependencies` are sized.
+ */
 export const DependencyRef = z
-  .strictObject({ lane: Name.optional().openapi({ description: "default: the enqueue's own lane" }), id: Name })
+  .strictObject({ lane: Name.optional().openapi({ description: "default: the enqueue's own lane" }), id: JobId.max(128, "a dependency's id is at most 128 characters") })
   .openapi("DependencyRef");
 export type DependencyRef = z.infer<typeof DependencyRef>;
 
@@ -341,12 +350,6 @@ export const FailLaneRequest = z
   .openapi("FailLaneRequest");
 export type FailLaneRequest = z.infer<typeof FailLaneRequest>;
 // ---- schedules ----
-
-/** A job id: a name, or a schedule's fire `<schedule name>@<T>`, which routes accept and no enqueue may choose. */
-export const JobId = z
-  .string()
-  .regex(JOB_ID_PATTERN, "must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$, or be a schedule's job id <schedule name>@<epoch ms> or a dead-letter copy's <lane>.<id>")
-  .openapi({ example: "invoice-42" });
 
 export const ScheduleName = z
   .string()

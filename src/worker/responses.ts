@@ -52,7 +52,7 @@ const jobFields = {
   cancelRequested: z.boolean(),
   expiresAt: epochMs.nullable().openapi({ description: "with ttlMs: the instant after which the job is no longer started; null: none" }),
   dependsOn: z
-    .array(z.union([z.object({ lane: z.string(), id: Name }), z.object({ lane: z.string(), waitpoint: z.string() })]))
+    .array(z.union([z.object({ lane: z.string(), id: JobId }), z.object({ lane: z.string(), waitpoint: z.string() })]))
     .openapi({ description: "the jobs (`{lane, id}`) and waitpoints (`{lane, waitpoint}`) it waits for (each must settle before it runs); [] when none" }),
   traceparent: z
     .string()
@@ -73,7 +73,7 @@ export const ClaimedJob = z
     dependencies: z
       .array(
         z.union([
-          z.object({ lane: z.string(), id: Name, outcome: z.enum(OUTCOMES).nullable(), result: JsonValue, error: z.string().nullable() }),
+          z.object({ lane: z.string(), id: JobId, outcome: z.enum(OUTCOMES).nullable(), result: JsonValue, error: z.string().nullable() }),
           z.object({ lane: z.string(), waitpoint: z.string(), outcome: z.enum(["completed", "timedOut"]).nullable(), result: JsonValue }),
         ]),
       )

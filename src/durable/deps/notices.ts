@@ -8,10 +8,11 @@
 import { z } from "zod";
 import { MAX_BATCH_JOBS, MAX_DEPENDENCIES, OUTBOX_BATCH } from "../../shared/defaults.js";
 import { OUTCOMES, type Outcome } from "../../shared/job.js";
-import { Name } from "../../shared/schemas.js";
+import { JobId, Name } from "../../shared/schemas.js";
 import { MAX_SHARDS, parseShardObjectName } from "../../shared/shards.js";
 
-const Ref = z.strictObject({ lane: Name, id: Name });
+/** Any job id on both ends: a fire's and a dead-letter copy's are depended on and wait as other jobs do. */
+const Ref = z.strictObject({ lane: Name, id: JobId });
 
 /** The object a dependent lives in: its lane, or shard i of a sharded lane (`lane#i`), where its notices go. */
 const ObjectName = z.string().refine((name) => {
@@ -24,7 +25,7 @@ const ObjectName = z.string().refine((name) => {
  * `lane` naming the dependent's object (its shard, on a sharded lane: docs/concepts.md "Sharded lanes").
  */
 export const Registrations = z
-  .array(z.strictObject({ id: Name, dependent: z.strictObject({ lane: ObjectName, id: Name }) }))
+  .array(z.strictObject({ id: JobId, dependent: z.strictObject({ lane: ObjectName, id: JobId }) }))
   .min(1)
   .max(MAX_BATCH_JOBS * MAX_DEPENDENCIES);
 export type Registration = z.infer<typeof Registrations>[number];
@@ -55,7 +56,7 @@ export const Notices = z
     z.strictObject({
       key: z.number().int(),
       dependency: Ref,
-      dependent: Name,
+      dependent: JobId,
       outcome: z.enum(OUTCOMES),
       result: z.string().nullable(),
       error: z.string().nullable(),

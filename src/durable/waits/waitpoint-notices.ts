@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { MAX_BATCH_JOBS, MAX_DEPENDENCIES, OUTBOX_BATCH } from "../../shared/defaults.js";
 import type { Result } from "../../shared/errors.js";
-import { Name } from "../../shared/schemas.js";
+import { JobId, Name } from "../../shared/schemas.js";
 import { MAX_SHARDS, parseShardObjectName } from "../../shared/shards.js";
 import type { WaitpointRef } from "../../shared/job.js";
 import { MAX_WAITPOINT_TIMEOUT_MS, WaitpointId, type Waitpoint } from "../../shared/waitpoint.js";
@@ -21,15 +21,16 @@ const ObjectName = z.string().refine((name) => {
 }, "must be a lane name, or a lane's shard (lane#1..lane#63)");
 
 /**
- * A waiter's registration with waitpoint `id` of the receiving lane: job `waiter.id` of object
- * `waiter.lane` waits on it. `create`: an attempt's wait, which creates the waitpoint pending (timing
- * out in `timeoutMs`, null: never) when it does not exist.
+ * A waiter's registration with waitpoint `id` of the receiving lane: job `waiter.id` (any job id: a
+ * fire's and a dead-letter copy's wait too) of object `waiter.lane` waits on it. `create`: an
+ * attempt's wait, which creates the waitpoint pending (timing out in `timeoutMs`, null: never) when
+ * it does not exist.
  */
 export const WaitpointRegistrations = z
   .array(
     z.strictObject({
       id: WaitpointId,
-      waiter: z.strictObject({ lane: ObjectName, id: Name }),
+      waiter: z.strictObject({ lane: ObjectName, id: JobId }),
       create: z.strictObject({ timeoutMs: z.number().int().min(1).max(MAX_WAITPOINT_TIMEOUT_MS).nullable() }).optional(),
     }),
   )
@@ -49,7 +50,7 @@ export const WaitpointNotices = z
     z.strictObject({
       key: z.number().int(),
       waitpoint: z.strictObject({ lane: Name, waitpoint: WaitpointId }),
-      waiter: Name,
+      waiter: JobId,
       outcome: z.enum(["completed", "timedOut"]),
       /** The completion's result as JSON text (null: none, or timed out). */
       result: z.string().nullable(),
