@@ -28,6 +28,7 @@ import type * as ShardTargetsModule from "./shard-targets.js";
 import type * as WaitsModule from "./waits.js";
 import type * as TenantsTargetsModule from "./tenants-targets.js";
 import type * as KindsTargetsModule from "./kinds-targets.js";
+import type * as BatchesTargetsModule from "./batches-targets.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
@@ -45,6 +46,7 @@ const { tenantsTargets } = await load<typeof TenantsTargetsModule>("./tenants-ta
 const { kindsTargets } = await load<typeof KindsTargetsModule>("./kinds-targets.ts");
 
 type Mode = "full" | "quick" | "smoke";
+const { batchesTargets } = await load<typeof BatchesTargetsModule>("./batches-targets.ts");
 
 const SIZES = {
   full: {
@@ -239,6 +241,8 @@ await workload("kinds", () => bench("kinds", { rounds: { full: 30, quick: 15, sm
 await workload("batch", () => bench("batch", { total: sizes.batchTotal }));
 
 /**
+// Batch executors (bench/batches.ts): the same drain by a batch executor of size 100 and by single-job executors.
+await workload("batches", () => bench("batches", { run, n: { full: 10_000, quick: 4000, smoke: 500 }[mode], rounds: mode === "smoke" ? 1 : 3 }));
  * Drains in three repetitions (one in --smoke), each with the raw claim rate measured right before
  * it: a drain's ratio is the median of its repetitions' ratios, each against its own floor, where one
  * drain against the sqlite workload's one claim reading, a minute apart, swung 0.36–0.54 over runs of
@@ -406,6 +410,7 @@ printTables(results, targets);
 printPull(results.pull);
 printWaits(results.waits);
 
+targets.push(...batchesTargets(results));
 const report = {
   startedAt: startedAt.toISOString(),
   finishedAt: finishedAt.toISOString(),
