@@ -77,9 +77,9 @@ export class LaneLifecycle {
     steps.run("undeliverable", () => this.parts.outcomes.settleUndeliverable());
     steps.run("retention", () => this.parts.retention.pass(this.parts.store.settings.read().retention));
     steps.run("outbox", () => this.parts.outbox.deliver());
+    steps.run("deadLetters", () => this.parts.deadLetters.deliver());
     steps.run("waitpoints", () => {
       this.parts.waitpoints.alarm(this.parts.store.settings.read().retention.completedMs);
-    steps.run("deadLetters", () => this.parts.deadLetters.deliver());
       void this.parts.waitpointOutbox.deliver(); // after the timeouts, whose notices go in the same alarm
     });
     steps.run("bulk", () => this.parts.bulk.turn()); // one chunk an alarm: the term brings it back at once

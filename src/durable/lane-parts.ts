@@ -26,10 +26,10 @@ import { Waits } from "./waits/waits.js";
 import { RemoteWaits } from "./waits/remote-waits.js";
 import { WaitpointOutbox } from "./waits/waitpoint-outbox.js";
 import { Outbox } from "./deps/outbox.js";
-import { Expiry } from "./flow/expiry.js";
 import { DeadLetterOutbox } from "./deadletters/outbox.js";
 import { DeadLetterIntake } from "./deadletters/intake.js";
 import { DeadLetterRouting } from "../routing/dead-letter-routing.js";
+import { Expiry } from "./flow/expiry.js";
 import { REGISTRY_NAME, type LanePeer, type RegistryPeer, type SwitchyardEnv } from "./env.js";
 import { LaneEvents } from "./events/sockets.js";
 import type { LaneReport } from "./metrics/exposition.js";
@@ -149,10 +149,10 @@ export class LaneParts {
   readonly waitpointOutbox: WaitpointOutbox;
   /** The notices this lane owes other jobs' lanes (deps/outbox.ts). */
   readonly outbox: Outbox;
-  /** The lane's metrics reports to the registry (metrics/reporter.ts). */
   /** The copies this lane owes its dead-letter lanes (deadletters/outbox.ts), and the copies other lanes send it (deadletters/intake.ts). */
   readonly deadLetters: DeadLetterOutbox;
   readonly deadLetterIntake: DeadLetterIntake;
+  /** The lane's metrics reports to the registry (metrics/reporter.ts). */
   readonly metrics: MetricsReporter;
   /** The per-minute history (history/history.ts), and whether this lane records it. */
   readonly history: History;
@@ -230,15 +230,15 @@ export class LaneParts {
     }));
     this.waitpointOutbox = new WaitpointOutbox(storage, clock, entropy, { lane, objectName, waitpoints: this.waitpoints, apply: (notices) => remoteWaits.apply(notices), peer, withdraw: (to, registrations, token) => remoteWaits.unregisterWith(to, registrations, token), waitUntil, changed: () => this.wake.afterChange() });
     this.outbox = new Outbox(storage, clock, entropy, { lane, objectName, apply: (notices) => this.dependencies.apply(notices), peer, waitUntil, changed: () => this.wake.afterChange(), mayNotify: () => this.dependencies.mayNotify });
-    this.claims = new Claims(storage, clock, entropy, {
-      lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
-      checkpoints: this.checkpoints, dependencies: this.dependencies, transitions: this.transitions,
-    });
     const deadLetterRouting = new DeadLetterRouting(this.lanes());
     this.deadLetters = new DeadLetterOutbox(storage, clock, entropy, {
       lane, deadLetter: () => store.settings.read().deadLetter, send: (to, copies) => deadLetterRouting.send(to, copies), waitUntil, changed: () => this.wake.afterChange(),
     });
     this.deadLetterIntake = new DeadLetterIntake(clock, { store, shard: this.shard });
+    this.claims = new Claims(storage, clock, entropy, {
+      lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
+      checkpoints: this.checkpoints, dependencies: this.dependencies, transitions: this.transitions,
+    });
     this.expiry = new Expiry(storage, clock, store);
     this.events = new LaneEvents(ctx, { listen: (listener) => this.transitions.listen(listener), counts: () => store.counts() });
     this.retention = new RetentionStore(storage, clock);
@@ -318,12 +318,12 @@ export class LaneParts {
       heldClaims: () => held.size, outbox: this.outbox, mayNotify: () => this.dependencies.mayNotify,
       reportDueAt: () => this.metrics.dueAt(), alarmSteps: this.alarmSteps, keyMoveAt: () => (this.shard.count() > 1 ? this.keyMoves.nextAt() : null),
       waitpointAt: () => earliestOf(this.waitpoints.nextAt(store.settings.read().retention.completedMs), this.waitpointOutbox.nextAt()),
+      deadLetterAt: () => this.deadLetters.nextAt(),
       bulkAt: () => this.bulk.nextAt(),
     });
   }
 
   /** The lanes' namespace, as what a lane calls on another (dependencies). */
-      deadLetterAt: () => this.deadLetters.nextAt(),
         together: (fn) => storage.transactionSync(fn),
   private lanes(): { getByName(name: string): LanePeer } {
     return this.env.LANE;

@@ -192,13 +192,13 @@ export interface LaneInfo {
   /** The lane's token bucket (in-process starts and pull claims draw from it alike); null: none. */
   rateLimit: RateLimit | null;
   fairness: Fairness;
+  /** The lane its failed and interrupted jobs are copied into (docs/api.md "Dead letters"); null: none. */
+  deadLetter: { lane: string } | null;
   /** How many objects the lane is (docs/concepts.md "Sharded lanes"), said only when more than one. */
   shards?: number;
   /** A sharded lane's shards, each with its counts (the front worker's sum says it; a shard never does). */
   shardList?: { shard: number; counts: Counts }[];
   /** The lane's waitpoints now (docs/api.md "Waitpoints"): how many are pending, kept as they change. */
-  /** The lane its failed and interrupted jobs are copied into (docs/api.md "Dead letters"); null: none. */
-  deadLetter: { lane: string } | null;
   waitpoints: { pending: number };
   /** What every queue's unnamed settings follow. */
   queueDefaults: QueueDefaults;

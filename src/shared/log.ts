@@ -62,9 +62,9 @@ export type LogEvent =
   | { event: "lane.alarm_step_failed"; lane: string; step: AlarmStep; failures: number; retryAt: number; message: string }
   /** A delivery of the outbox's notices to a dependent's lane failed, or that lane refused it: they are sent again after a backoff. */
   | { event: "lane.outbox_failed"; lane: string; to: string; notices: number; message: string }
+  | { event: "lane.dead_letter_dropped"; lane: string; to: string; ids: string[]; message: string }
   | { event: "waitpoint.tell_failed"; lane: string; message: string }
   | { event: "lane.key_move_failed"; lane: string; key: string; jobId: string; to: number; message: string }
-  | { event: "lane.dead_letter_dropped"; lane: string; to: string; ids: string[]; message: string }
   /**
    * The outbox hands notices to their receiving object `to` (its own, applied in place, or another by
    * one call): `keys` are its outbox rows (per sending object `from`), one a notice, `dependencies`

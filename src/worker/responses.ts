@@ -112,12 +112,12 @@ export const LaneStats = z
     expired: z.number().int().openapi({ description: "jobs settled cancelled because their TTL ran out before they started" }),
     snoozed: z.number().int().openapi({ description: "attempts that snoozed their job (queued for later, the attempt given back)" }),
     debounced: z.number().int().openapi({ description: "enqueues that replaced a queued job of their debounce key" }),
+    deadLettered: z.number().int().openapi({ description: "copies of failed and interrupted jobs this lane made in its dead-letter lane" }),
     waitpointsCompleted: z.number().int().openapi({ description: "waitpoints completed (by route, callback or a completion that created one)" }),
     waitpointsTimedOut: z.number().int().openapi({ description: "waitpoints that timed out" }),
   })
   .openapi("LaneStats", { description: "lifetime counters of the lane; they never go down" });
 
-    deadLettered: z.number().int().openapi({ description: "copies of failed and interrupted jobs this lane made in its dead-letter lane" }),
 export const LaneInfo = z
   .object({
     lane: z.string(),
@@ -133,12 +133,12 @@ export const LaneInfo = z
       .openapi({ description: "queued and running jobs per kind (kinds with any), kept as the jobs change" }),
     rateLimit: RateLimitView.nullable().openapi({ description: "the lane's token bucket; null: none" }),
     fairness: z.enum(["fifo", "round-robin"]),
+    deadLetter: z.object({ lane: z.string() }).nullable().openapi({ description: "the lane failed and interrupted jobs are copied into; null: none" }),
     shards: z.number().int().optional().openapi({ description: "how many objects the lane is (1..64); a sharded lane's counts, stats and kinds are its shards' sums" }),
     shardList: z
       .array(z.object({ shard: z.number().int(), counts: Counts }))
       .optional()
       .openapi({ description: "a sharded lane's shards, each with its counts" }),
-    deadLetter: z.object({ lane: z.string() }).nullable().openapi({ description: "the lane failed and interrupted jobs are copied into; null: none" }),
     waitpoints: z.object({ pending: z.number().int() }).openapi({ description: "the lane's pending waitpoints, kept as they change" }),
     queueDefaults: z
       .object({ concurrency: z.number().int(), rateLimit: RateLimitView.nullable() })
