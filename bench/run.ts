@@ -26,6 +26,7 @@ import type * as ReportModule from "./report.js";
 import type * as ScheduleRunModule from "./schedules-run.js";
 import type * as ShardTargetsModule from "./shard-targets.js";
 import type * as WaitsModule from "./waits.js";
+import type * as BulkTargetsModule from "./bulk-targets.js";
 import type * as TenantsTargetsModule from "./tenants-targets.js";
 import type * as KindsTargetsModule from "./kinds-targets.js";
 import type * as BatchesTargetsModule from "./batches-targets.js";
@@ -41,6 +42,7 @@ const { pullWorkload, pullTargets, printPull } = await load<typeof PullModule>("
 const { recordingWorkload, recordingTargets } = await load<typeof RecordingModule>("./recording-run.ts");
 const { metricsWorkload, metricsTargets } = await load<typeof MetricsModule>("./metrics-run.ts");
 const { shardTargets } = await load<typeof ShardTargetsModule>("./shard-targets.ts");
+const { bulkTargets } = await load<typeof BulkTargetsModule>("./bulk-targets.ts");
 const { waitsWorkload, waitsTargets, printWaits } = await load<typeof WaitsModule>("./waits.ts");
 const { tenantsTargets } = await load<typeof TenantsTargetsModule>("./tenants-targets.ts");
 const { kindsTargets } = await load<typeof KindsTargetsModule>("./kinds-targets.ts");
@@ -365,6 +367,8 @@ const countsSizes = { full: { n: 20_000, expired: 100_000 }, quick: { n: 10_000,
 await workload("countsCost", () => bench("countsCost", { n: countsSizes.n }));
 await workload("info", () => bench("infoGrowth", { lanes: sizes.growth.map((size) => `growth-${size}-${run}`) }));
 await workload("retention", () => bench("retentionPass", { n: countsSizes.expired }));
+// A bulk requeue of every failed job of a lane while a producer and a consumer call it (bench/bulk.ts).
+await workload("bulk", () => bench("bulkRequeue", { run, n: { full: 100_000, quick: 20_000, smoke: 1_000 }[mode] }));
 
 await workload("scale", async () => {
   const out: Record<string, unknown> = {};
@@ -404,7 +408,7 @@ await workload("shardClaim16", () => bench("shardClaim", { shards: 16, k: mode =
 await workload("shardInfo", async () => ({ one: await bench("shardInfo", { shards: 1 }), sixtyFour: await bench("shardInfo", { shards: 64 }) }));
 
 const finishedAt = new Date();
-const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN), ...waitsTargets(results), ...tenantsTargets(results)];
+const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN), ...waitsTargets(results), ...tenantsTargets(results), ...bulkTargets(results)];
 targets.push(...kindsTargets(results));
 printTables(results, targets);
 printPull(results.pull);

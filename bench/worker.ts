@@ -12,6 +12,7 @@ import { scheduleWorkloads } from "./schedules.js";
 import { shardWorkloads } from "./shards.js";
 import { stepWorkloads } from "./steps.js";
 import { tenantWorkloads } from "./tenants.js";
+import { bulkWorkloads } from "./bulk.js";
 import { workloads as coreWorkloads, type BenchEnv } from "./workloads.js";
 import { kindWorkloads } from "./kinds.js";
 
@@ -25,7 +26,7 @@ export { KindsBenchLane } from "./kinds.js";
 
 export { BatchBenchLane } from "./batches.js";
 const app = createApp();
-const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads, ...groupShareWorkloads, ...tenantWorkloads };
+const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads, ...groupShareWorkloads, ...tenantWorkloads, ...bulkWorkloads };
 // Typed kinds' cost on enqueue (bench/kinds.ts), on its own lane class.
 Object.assign(workloads, kindWorkloads);
 
