@@ -267,6 +267,7 @@ export class LaneParts {
     this.dispatcher = new Dispatcher<SwitchyardEnv>(
       {
         lane,
+        payloads: this.payloads,
         claims: this.claims,
         fenced: this.fenced,
         cancels: this.cancels,

@@ -86,6 +86,8 @@ export type DependsOnItem = JobRef | WaitpointRef;
 export interface JobDependencyOutcome extends JobRef {
   outcome: Outcome | null;
   result: Json;
+  /** A result held in R2 that a pull claim leaves out (`result` is then null): its size (docs/api.md "Big payloads"). */
+  resultRef?: PayloadRef;
   error: string | null;
 }
 

@@ -73,7 +73,7 @@ export const ClaimedJob = z
     dependencies: z
       .array(
         z.union([
-          z.object({ lane: z.string(), id: JobId, outcome: z.enum(OUTCOMES).nullable(), result: JsonValue, error: z.string().nullable() }),
+          z.object({ lane: z.string(), id: JobId, outcome: z.enum(OUTCOMES).nullable(), result: JsonValue, resultRef: PayloadRef.optional(), error: z.string().nullable() }),
           z.object({ lane: z.string(), waitpoint: z.string(), outcome: z.enum(["completed", "timedOut"]).nullable(), result: JsonValue }),
         ]),
       )

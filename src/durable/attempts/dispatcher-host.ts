@@ -2,6 +2,7 @@
  * What the dispatcher (dispatcher.ts) needs of its lane: the claim, the fence, steps, streams, waits,
  * and the hooks it tells of an attempt's end.
  */
+import type { PayloadStore } from "../payloads/payload-store.js";
 import type { Clock } from "../../shared/clock.js";
 import type { Result } from "../../shared/errors.js";
 import type { ClaimedJob } from "../../shared/job.js";
@@ -20,6 +21,8 @@ export interface AttemptStreams {
 
 export interface DispatcherHost<E> {
   readonly lane: string;
+  /** Big payloads and results in R2: an executor gets them whole, and its big result goes there (payloads/). */
+  readonly payloads: PayloadStore;
   /** The claim (claim.ts): the dispatcher claims through it like any pull consumer. */
   readonly claims: Claims;
   /** The fenced writes its attempts make (fenced-writes.ts). */

@@ -12,8 +12,11 @@
  */
 import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS, MAX_CLAIM, MAX_ERROR_MESSAGE_CHARS, MAX_SNOOZE_MS } from "../../shared/defaults.js";
 import { QueueError, type Result } from "../../shared/errors.js";
-import type { ClaimedJob } from "../../shared/job.js";
+import type { ClaimedJob, DependencyOutcome } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
+import { isBig } from "../payloads/held.js";
+import { completeHeld } from "../payloads/held-results.js";
+import { wholeForExecutor } from "../payloads/held-dependencies.js";
 import { describeError } from "../../shared/describe-error.js";
 import { log, type LostCause } from "../../shared/log.js";
 import { AbortError, JobSnoozed, JobWaiting, LOST_CAUSES, type AbortCause, type ExecutorRegistry } from "./executors.js";
@@ -215,14 +218,22 @@ export class Dispatcher<E = unknown> {
   /** Starts a claimed job: by a pump, or one its lane has just inserted running (`LaneStore.insertStarted`). */
   start(job: ClaimedJob, seq: number): void {
     const attempt = this.open(job, seq);
+    let wholeDependencies: DependencyOutcome[] | undefined;
     const context = executorContext<E>(
       { signal: attempt.controller.signal, job: withoutToken(job), attempt: job.attempts, env: this.host.env },
       () => (attempt.steps ??= durableSteps(this.recorder(attempt))),
-      () => this.dependenciesOf(attempt),
+      () => wholeDependencies ?? this.dependenciesOf(attempt),
     );
+    const executor = this.executors[job.kind]!;
+    // A payload or dependency's result held in R2 is read back first: the executor gets it whole (payloads/held-dependencies.ts).
+    const held = wholeForExecutor(this.host.payloads, job, () => this.dependenciesOf(attempt));
     let running: unknown;
     try {
-      running = this.executors[job.kind]!(job.payload, context);
+      running = held === null ? executor(job.payload, context) : held.then((whole) => {
+        wholeDependencies = whole.dependencies;
+        Object.assign(context.job, { payload: whole.payload, payloadRef: null }); // ctx.job is this attempt's own copy
+        return executor(whole.payload, context);
+      });
     } catch (error) {
       this.returned(attempt, { ok: false, error });
       return;
@@ -408,8 +419,16 @@ export class Dispatcher<E = unknown> {
         const delayMs = Math.min(MAX_SNOOZE_MS, Math.max(0, attempt.snoozeUntil - this.host.clock.now()));
         written = fenced.snooze(job.id, attempt.token, delayMs);
       } else if (ended.ok) {
-        const result = serializeJson(ended.value, "result");
-        if (result.ok) {
+        const result = serializeJson(ended.value, "result", this.host.payloads.heldLimit);
+        if (result.ok && isBig(result.value, this.host.payloads.heldLimit)) {
+          // Over 128 KiB, kept in R2: uploaded, then written through the fence, as a complete's (payloads/held-results.ts).
+          written = null;
+          const token = attempt.token;
+          this.host.waitUntil(completeHeld(this.host.payloads, job.id, result.value, (json) => fenced.complete(job.id, token, json)).then(
+            (done) => this.reportIfLost(job, done),
+            (error: unknown) => this.reportIfLost(job, { ok: false, error: { code: "internal", message: describeError(error) } }),
+          ).finally(() => this.host.changed()));
+        } else if (result.ok) {
           // Written with the others of this turn by `settleCompletions`, in one statement.
           // Checkpoints only come from an earlier attempt, or from this one's steps.
           const checkpoints = job.lease.generation > 1 || attempt.recorded;

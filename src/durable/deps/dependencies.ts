@@ -22,6 +22,7 @@ import { fail, ok, type Result } from "../../shared/errors.js";
 import type { DependencyOutcome, DependsOnItem, Job, JobRef, Json, Outcome } from "../../shared/job.js";
 import { oneJobRow, specValues, stateOf, toJob, type Inserted, type JobRow, type JobSpec } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
+import { dependencyResult } from "../payloads/held-dependencies.js";
 import * as Q from "../store/job-statements.js";
 import * as D from "./dependency-statements.js";
 import { isJobRef, itemsOf, notFound, refsOf } from "./dependency-items.js";
@@ -417,9 +418,8 @@ export class Dependencies {
     for (const r of this.sql.exec<Row>(D.DEPENDENCIES_OF_SQL, JSON.stringify(seqs))) {
       let list = byJob.get(r.job_seq);
       if (!list) byJob.set(r.job_seq, (list = []));
-      const result = r.result === null ? null : (JSON.parse(r.result) as Json);
-      if (r.waitpoint !== null) list.push({ lane: r.lane, waitpoint: r.waitpoint, outcome: r.outcome as "completed" | "timedOut" | null, result });
-      else list.push({ lane: r.lane, id: r.id!, outcome: r.outcome as Outcome | null, result, error: r.error });
+      if (r.waitpoint !== null) list.push({ lane: r.lane, waitpoint: r.waitpoint, outcome: r.outcome as "completed" | "timedOut" | null, result: r.result === null ? null : (JSON.parse(r.result) as Json) });
+      else list.push({ lane: r.lane, id: r.id!, outcome: r.outcome as Outcome | null, ...dependencyResult(r.result), error: r.error }); // a big result: its reference
     }
     return byJob;
   }

@@ -142,6 +142,12 @@ export class PayloadStore {
     return isHeld(column) ? { key: readHeld(column).key } : { json: column };
   }
 
+  /** An object's text by its key (null: not in the bucket). */
+  async text(key: string): Promise<string | null> {
+    const object = await this.bucket?.get(key);
+    return object ? object.text() : null;
+  }
+
   private async valueOf(ref: Job["payloadRef"]): Promise<Json | undefined> {
     if (ref === null) return undefined;
     const key = keyOfRef(ref);

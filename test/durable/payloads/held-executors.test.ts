@@ -1,0 +1,62 @@
+import { env } from "cloudflare:workers";
+import { runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../../src/shared/clock.js";
+import { unwrap } from "../../../src/shared/errors.js";
+import type { Job } from "../../../src/shared/job.js";
+import { waitForTransition } from "../../helpers/executors.js";
+import { T0, TestEntropy, claimOne, inject, sql, value } from "../../helpers/lane.js";
+import { PAYLOADS_LANE_PREFIX } from "../../helpers/test-worker.js";
+
+/** A payload whose JSON is about `kib` KiB. */
+const big = (kib: number, tag = "a") => ({ tag, blob: "y".repeat(kib * 1024) });
+
+/** A LANE (in-process executors) that sees the PAYLOADS bucket. */
+async function setup() {
+  const name = `${PAYLOADS_LANE_PREFIX}${crypto.randomUUID()}`;
+  const lane = env.LANE.getByName(name);
+  await inject(lane, new ManualClock(T0));
+  const settled = async (id: string): Promise<Job> => {
+    await runInDurableObject(lane, () => waitForTransition(id, (e) => e.to === "settled"));
+    return unwrap(await lane.getJob(id));
+  };
+  return { name, lane, settled };
+}
+
+describe("big payloads and in-process executors", () => {
+  it("gives an executor its held payload whole and keeps its big result in R2", async () => {
+    const { name, lane, settled } = await setup();
+    const payload = big(300);
+    unwrap(await lane.enqueue({ id: "a", kind: "demo.echo", payload }));
+    const job = await settled("a");
+    expect(job.outcome).toBe("completed");
+    expect(job.result).toEqual(payload); // demo.echo answers its payload: it was given whole
+    const [stored] = await sql<{ payload: number; result: number }>(lane, "SELECT length(payload) AS payload, length(result) AS result FROM jobs WHERE id = 'a'");
+    expect(stored!.payload).toBeLessThan(200);
+    expect(stored!.result).toBeLessThan(200);
+    expect((await env.PAYLOADS.list({ prefix: `${name}/a/` })).objects.map((o) => o.key.split("/").at(-1)).sort()).toEqual(["payload", "result-1"]);
+  });
+
+  it("gives ctx.dependencies a dependency's big result whole", async () => {
+    const { lane, settled } = await setup();
+    const payload = big(200);
+    unwrap(await lane.enqueue({ id: "a", kind: "demo.echo", payload }));
+    await settled("a");
+    unwrap(await lane.enqueue({ id: "b", kind: "demo.deps", dependsOn: [{ id: "a" }] }));
+    const b = await settled("b");
+    expect(b.result).toMatchObject({ dependencies: [{ id: "a", outcome: "completed", result: payload }] });
+  });
+
+  it("gives a pull claim a dependency's big result as resultRef", async () => {
+    const name = `${PAYLOADS_LANE_PREFIX}${crypto.randomUUID()}`;
+    const stub = env.PLAIN_LANE.getByName(name);
+    await inject(stub, new ManualClock(T0), new TestEntropy());
+    value(await stub.enqueue({ id: "a", kind: "k" }));
+    const claimed = await claimOne(stub);
+    const result = big(200, "r");
+    value(await stub.complete("a", { token: claimed.lease.token, result }));
+    value(await stub.enqueue({ id: "b", kind: "k", dependsOn: [{ id: "a" }] }));
+    const b = await claimOne(stub);
+    expect(b.dependencies).toEqual([{ lane: name, id: "a", outcome: "completed", result: null, resultRef: { bytes: JSON.stringify(result).length }, error: null }]);
+  });
+});
