@@ -86,10 +86,6 @@ export class WakeComputer {
   }
 
   /**
-   * Whether a flush after nothing but completions outside any queue (a freed slot) may leave the wake
-   * as the last re-arm stored it. Such a completion ends a lease (a later wake) and adds a settled
-   * job; it makes the wake earlier only by freeing a slot in a lane that was full (the earliest future
-  /**
    * When a batch kind's due jobs start (attempts/dispatcher.ts `batchWakeAt`: `size` due, or the oldest
    * has waited `waitMs`), while the lane has a free slot, and not before its bucket's next token.
    */
@@ -100,6 +96,10 @@ export class WakeComputer {
     return at === null || rows.laneToken === null ? at : Math.max(at, rows.laneToken);
   }
 
+  /**
+   * Whether a flush after nothing but completions outside any queue (a freed slot) may leave the wake
+   * as the last re-arm stored it. Such a completion ends a lease (a later wake) and adds a settled
+   * job; it makes the wake earlier only by freeing a slot in a lane that was full (the earliest future
    * head becomes a term), by settling the first job retention keeps an eye on (the retention term
    * appears), by an outcome to deliver (a lane with an outcome hook), or by a metrics report that comes to wait. `leasesTaken`: jobs started
    * at once since the last re-arm, whose leases are earlier terms while any attempt here runs.
