@@ -46,9 +46,9 @@ const { bulkTargets } = await load<typeof BulkTargetsModule>("./bulk-targets.ts"
 const { waitsWorkload, waitsTargets, printWaits } = await load<typeof WaitsModule>("./waits.ts");
 const { tenantsTargets } = await load<typeof TenantsTargetsModule>("./tenants-targets.ts");
 const { kindsTargets } = await load<typeof KindsTargetsModule>("./kinds-targets.ts");
+const { batchesTargets } = await load<typeof BatchesTargetsModule>("./batches-targets.ts");
 
 type Mode = "full" | "quick" | "smoke";
-const { batchesTargets } = await load<typeof BatchesTargetsModule>("./batches-targets.ts");
 
 const SIZES = {
   full: {
@@ -241,10 +241,10 @@ await workload("groupShare", () => bench("groupShare", { rounds: { full: 20, qui
 await workload("kinds", () => bench("kinds", { rounds: { full: 30, quick: 15, smoke: 2 }[mode], singles: { full: 2000, quick: 1000, smoke: 200 }[mode] }));
 
 await workload("batch", () => bench("batch", { total: sizes.batchTotal }));
-
-/**
 // Batch executors (bench/batches.ts): the same drain by a batch executor of size 100 and by single-job executors.
 await workload("batches", () => bench("batches", { run, n: { full: 10_000, quick: 4000, smoke: 500 }[mode], rounds: mode === "smoke" ? 1 : 3 }));
+
+/**
  * Drains in three repetitions (one in --smoke), each with the raw claim rate measured right before
  * it: a drain's ratio is the median of its repetitions' ratios, each against its own floor, where one
  * drain against the sqlite workload's one claim reading, a minute apart, swung 0.36–0.54 over runs of
@@ -410,11 +410,11 @@ await workload("shardInfo", async () => ({ one: await bench("shardInfo", { shard
 const finishedAt = new Date();
 const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN), ...waitsTargets(results), ...tenantsTargets(results), ...bulkTargets(results)];
 targets.push(...kindsTargets(results));
+targets.push(...batchesTargets(results));
 printTables(results, targets);
 printPull(results.pull);
 printWaits(results.waits);
 
-targets.push(...batchesTargets(results));
 const report = {
   startedAt: startedAt.toISOString(),
   finishedAt: finishedAt.toISOString(),

@@ -15,23 +15,23 @@ import { tenantWorkloads } from "./tenants.js";
 import { bulkWorkloads } from "./bulk.js";
 import { workloads as coreWorkloads, type BenchEnv } from "./workloads.js";
 import { kindWorkloads } from "./kinds.js";
-
 import { batchWorkloads } from "./batches.js";
+
 export { LaneRegistry } from "../src/durable/registry.js";
 export { BenchLane, PlainLane } from "./lanes.js";
 export { CountsLane } from "./counts.js";
 export { ScheduleBenchLane } from "./schedules.js";
 export { QuietBenchLane } from "./recording.js";
 export { KindsBenchLane } from "./kinds.js";
-
 export { BatchBenchLane } from "./batches.js";
+
 const app = createApp();
 const workloads = { ...coreWorkloads, ...countsWorkloads, ...scheduleWorkloads, ...stepWorkloads, ...flowWorkloads, ...metricsWorkloads, ...shardWorkloads, ...groupShareWorkloads, ...tenantWorkloads, ...bulkWorkloads };
 // Typed kinds' cost on enqueue (bench/kinds.ts), on its own lane class.
 Object.assign(workloads, kindWorkloads);
-
 // Batch executors against single-job executors (bench/batches.ts), on its own lane class.
 Object.assign(workloads, batchWorkloads);
+
 export default {
   async fetch(request: Request, env: BenchEnv, ctx: ExecutionContext): Promise<Response> {
     const { pathname } = new URL(request.url);

@@ -292,6 +292,7 @@ export class LaneParts {
         stuck: (job, abortedForMs) => log({ event: "executor.stuck", lane, jobId: job.id, kind: job.kind, generation: job.generation, abortedForMs }),
         waitUntil,
         abortGraceMs: options.abortGraceMs ?? ABORT_GRACE_MS,
+        together: (fn) => storage.transactionSync(fn),
       },
       kinds.executors(options.executors ?? {}),
     );
@@ -325,7 +326,6 @@ export class LaneParts {
   }
 
   /** The lanes' namespace, as what a lane calls on another (dependencies). */
-        together: (fn) => storage.transactionSync(fn),
   private lanes(): { getByName(name: string): LanePeer } {
     return this.env.LANE;
   }

@@ -69,11 +69,11 @@ import type { Bulk } from "../shared/bulk.js";
 import { BulkRpc } from "./bulk/bulk-rpc.js";
 
 export type { LaneOptions, LostEvent, TransitionEvent };
+/** Batch executors, for a Worker that defines its lane here (the front worker may import this file alone of the lane). */
+export { batchExecutor } from "./attempts/batch-executor.js";
 
 export class Lane extends DurableObject<SwitchyardEnv> {
   /** Set by `defineLane`; a plain `Lane` has no executors. */
-/** Batch executors, for a Worker that defines its lane here (the front worker may import this file alone of the lane). */
-export { batchExecutor } from "./attempts/batch-executor.js";
   static options: LaneOptions = {};
 
   /** Where time and randomness come from: the platform's. A test-only subclass swaps them. */

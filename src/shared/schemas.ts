@@ -281,11 +281,6 @@ export const ClaimRequest = z
       .max(MAX_CLAIM_WAIT_MS)
       .optional()
       .openapi({ description: "hold the claim up to this long until a job is claimable (long poll); default 0" }),
-  })
-  .openapi("ClaimRequest");
-export type ClaimRequest = z.infer<typeof ClaimRequest>;
-
-export const RenewRequest = z
     minJobs: z
       .number()
       .int()
@@ -293,8 +288,13 @@ export const RenewRequest = z
       .max(MAX_CLAIM)
       .optional()
       .openapi({ description: "with waitMs, hold the claim until this many jobs are claimable (then claim up to max) or waitMs has passed (then claim what is claimable); at most max; default 1" }),
-  .strictObject({
+  })
   .refine((r) => r.minJobs === undefined || r.minJobs <= (r.max ?? 1), { message: "minJobs must be at most max", path: ["minJobs"] })
+  .openapi("ClaimRequest");
+export type ClaimRequest = z.infer<typeof ClaimRequest>;
+
+export const RenewRequest = z
+  .strictObject({
     token: Token,
     leaseMs: leaseMs.optional(),
     progress: JsonValue.optional().openapi({ description: "the job's progress, recorded with the renewal (at most 16 KiB serialized)" }),
