@@ -22,9 +22,9 @@ export function tenantsTargets(results: Record<string, any>): Target[] {
       basis: `${shape}; ${fmt(t.coldStarted)} cold started; the hot tenant's 101st start at ${fmt(t.hot101stPosition)}; set up in ${fmt(t.setupMs)} ms, walked in ${fmt(t.walkMs)} ms`,
     },
     {
-      name: "many tenants: a claim's cost / the same claim in a lane with one queue", measured: t.claimCostRatio ?? null, target: TENANT_CLAIM_RATIO_GOAL, unit: "x",
+      name: "many tenants: a claim's cost / the same claim in a lane with one queue, median of rounds", measured: t.claimCostRatio ?? null, target: TENANT_CLAIM_RATIO_GOAL, unit: "x",
       met: typeof t.claimCostRatio === "number" && t.claimCostRatio <= TENANT_CLAIM_RATIO_GOAL, comparison: "<=",
-      basis: `claims of one: ${fmt(t.claimOfOneUs)} µs among ${fmt(t.cold + 1)} queues, ${fmt(t.oneQueueClaimOfOneUs)} µs with one queue; claims of 100: ${fmt(t.claimOf100PerJobUs)} µs a job`,
+      basis: `claims of one: ${fmt(t.claimOfOneUs)} µs among ${fmt(t.cold + 1)} queues, ${fmt(t.oneQueueClaimOfOneUs)} µs with one queue (means); rounds ${Array.isArray(t.claimCostRatios) ? t.claimCostRatios.map(fmt).join(" / ") : "?"}; claims of 100: ${fmt(t.claimOf100PerJobUs)} µs a job`,
     },
   ];
 }
