@@ -188,3 +188,19 @@ describe("singleton in a group commit", () => {
     expect((await rows(stub)).map((r) => r.id)).toEqual(["a"]);
   });
 });
+
+describe("singleton with dependencies", () => {
+  it("skips before registering anything, and cancel-running writes the blocked job with the cancels", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "dep", delayMs: 60_000 });
+    await enqueue(stub, { id: "a", queue: "q" });
+    const skipped = value(await stub.enqueue({ id: "b", kind: "k", queue: "q", dependsOn: [{ id: "dep" }], singleton: "skip" }));
+    expect(skipped).toMatchObject({ status: "skipped", job: { id: "a" } });
+    await claimOne(stub);
+    const queued = value(await stub.enqueue({ id: "c", kind: "k", queue: "q", dependsOn: [{ id: "dep" }], singleton: "cancel-running" }));
+    expect(queued).toMatchObject({ status: "queued", job: { id: "c", state: "blocked" }, cancelling: ["a"] });
+    expect(value(await stub.getJob("a")).cancelRequested).toBe(true);
+    refusal(await stub.enqueue({ id: "d", kind: "k", queue: "q", dependsOn: [{ id: "missing" }], singleton: "cancel-running" }), "dependency_not_found");
+    expect((await rows(stub)).map((r) => r.id)).toEqual(["dep", "a", "c"]);
+  });
+});
