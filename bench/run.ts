@@ -27,6 +27,7 @@ import type * as ScheduleRunModule from "./schedules-run.js";
 import type * as ShardTargetsModule from "./shard-targets.js";
 import type * as WaitsModule from "./waits.js";
 import type * as BulkTargetsModule from "./bulk-targets.js";
+import type * as PayloadsModule from "./payloads.js";
 import type * as TenantsTargetsModule from "./tenants-targets.js";
 import type * as KindsTargetsModule from "./kinds-targets.js";
 import type * as BatchesTargetsModule from "./batches-targets.js";
@@ -44,6 +45,7 @@ const { metricsWorkload, metricsTargets } = await load<typeof MetricsModule>("./
 const { shardTargets } = await load<typeof ShardTargetsModule>("./shard-targets.ts");
 const { bulkTargets } = await load<typeof BulkTargetsModule>("./bulk-targets.ts");
 const { waitsWorkload, waitsTargets, printWaits } = await load<typeof WaitsModule>("./waits.ts");
+const { payloadsWorkload, payloadsTargets } = await load<typeof PayloadsModule>("./payloads.ts");
 const { tenantsTargets } = await load<typeof TenantsTargetsModule>("./tenants-targets.ts");
 const { kindsTargets } = await load<typeof KindsTargetsModule>("./kinds-targets.ts");
 const { batchesTargets } = await load<typeof BatchesTargetsModule>("./batches-targets.ts");
@@ -307,6 +309,9 @@ await workload("latency", () => bench("latency", { n: sizes.latencyN, gapMs: 10 
 // Waiting both ways over HTTP (bench/waits.ts): held reads and SSE streams idle then answered; a waitpoint's completion → its job's start; a chunk → an SSE reader.
 await workload("waits", () => waitsWorkload({ url: runtime.url, token: runtime.apiToken, processGroup: runtime.processGroup, mode, run }));
 
+// Big payloads over HTTP (bench/payloads.ts): a 10 MiB payload in R2, enqueue → its executor's start, and a pull claim of one.
+await workload("payloads", () => payloadsWorkload({ url: runtime.url, token: runtime.apiToken, mode, run }));
+
 // Flow control: a bucket of 100 a second over a backlog; round-robin over many queues.
 const flowSizes = { full: { n: 10_000, windowMs: 10_000, queues: 1_000, perQueue: 100 }, quick: { n: 10_000, windowMs: 5_000, queues: 1_000, perQueue: 20 }, smoke: { n: 1_000, windowMs: 1_000, queues: 20, perQueue: 5 } }[mode];
 await workload("bucket", () => bench("bucket", { n: flowSizes.n, limit: 100, windowMs: flowSizes.windowMs }));
@@ -410,6 +415,7 @@ await workload("shardInfo", async () => ({ one: await bench("shardInfo", { shard
 const finishedAt = new Date();
 const targets = [...buildTargets(results, mode), ...scheduleTargets(results), ...pullTargets(results.pull), ...recordingTargets(results), ...metricsTargets(results), ...shardTargets(results, shardN, soloN), ...waitsTargets(results), ...tenantsTargets(results), ...bulkTargets(results)];
 targets.push(...kindsTargets(results));
+targets.push(...payloadsTargets(results));
 targets.push(...batchesTargets(results));
 printTables(results, targets);
 printPull(results.pull);
