@@ -8,7 +8,7 @@
  */
 import type { BatchAnswer } from "../../shared/answers.js";
 import type { Clock, Entropy } from "../../shared/clock.js";
-import { DISPATCH_LEASE_MS } from "../../shared/defaults.js";
+import { DISPATCH_LEASE_MS, MAX_PAYLOAD_BYTES } from "../../shared/defaults.js";
 import { describeError } from "../../shared/describe-error.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
 import type { EnqueueRequest } from "../../shared/schemas.js";
@@ -268,6 +268,9 @@ export class Enqueue {
     const now = this.clock.now();
     const specs = this.toSpecs(traceparent === undefined && shards === undefined ? requests : requests.map((request) => ({ ...request, traceparent, shards })), now);
     if (!specs.ok) return specs;
+    // A batch's body is 1 MiB at most: a payload kept in R2 is enqueued on its own (its upload before its write).
+    const held = specs.value.findIndex((spec) => spec.heldPayload);
+    if (held >= 0) return fail("payload_too_large", `jobs[${held}]: a batch item's payload is at most ${MAX_PAYLOAD_BYTES} bytes serialized; enqueue a bigger one on its own`, { index: held });
     // The running jobs singleton items asked to cancel: their attempts are aborted once the batch commits.
     const cancelling: string[] = [];
     const flushed = (inserted: Result<BatchAnswer["results"]>) => {

@@ -119,3 +119,13 @@ describe("big payloads in R2", () => {
     refusal(await stub.enqueue({ id: "a", kind: "k", payload: big(200) }), "payload_too_large");
   });
 });
+
+describe("big payloads in a batch", () => {
+  it("refuses a batch item over 128 KiB with 413 naming the item, enqueuing nothing (a big payload goes on its own)", async () => {
+    const { name, stub } = await setup();
+    const answer = refusal(await stub.enqueueBatch({ jobs: [{ kind: "k", payload: 1 }, { kind: "k", payload: big(200) }] }), "payload_too_large");
+    expect(answer.message).toContain("jobs[1]");
+    expect(value(await stub.listJobs({})).jobs).toEqual([]);
+    expect(await objects(name)).toEqual([]);
+  });
+});
