@@ -10,7 +10,7 @@ import type { NoticePeer } from "./deps/outbox.js";
 import type { FirePeer } from "./schedules/shard-fires.js";
 import type { WaitpointWaiterPeer } from "./waits/waitpoint-notices.js";
 import type { LaneReport } from "./metrics/exposition.js";
-import type { PayloadBucket } from "./payloads/payload-store.js";
+import type { PayloadBucket } from "./payloads/bucket.js";
 import type { DeadLetterPeer } from "../routing/dead-letter-routing.js";
 
 /** The registry's one object, by name. */

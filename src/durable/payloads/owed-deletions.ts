@@ -3,12 +3,17 @@
  * held are owed: the trigger of migration 30 recorded them in the deletion's own transaction, and the
  * lane's sweep deletes them once it has committed. A lane that has never held an object is not asked.
  */
-import type { PayloadStore } from "./payload-store.js";
+/** What a deletion asks of a lane's payload store (payload-store.ts). */
+export interface OwedObjects {
+  /** Whether the lane has ever held an object. */
+  readonly mayHold: boolean;
+  readonly sweep: { soon(): void };
+}
 
 /** Each lane's payload store, by its database (one per object). */
-const stores = new WeakMap<SqlStorage, PayloadStore>();
+const stores = new WeakMap<SqlStorage, OwedObjects>();
 
-export function registerPayloadStore(sql: SqlStorage, store: PayloadStore): void {
+export function registerPayloadStore(sql: SqlStorage, store: OwedObjects): void {
   stores.set(sql, store);
 }
 

@@ -13,15 +13,9 @@ import { utf8Length } from "../../shared/json.js";
 import { MAX_HELD_PAYLOAD_BYTES } from "../../shared/payload-ref.js";
 import { heldText, isHeld, keyOfRef, readHeld } from "./held.js";
 import * as Q from "./payload-statements.js";
+import type { PayloadBucket } from "./bucket.js";
 import { PayloadSweep } from "./payload-sweep.js";
 import { registerPayloadStore } from "./owed-deletions.js";
-
-/** What the lane calls on its `PAYLOADS` binding: R2's own API, narrowed. */
-export interface PayloadBucket {
-  put(key: string, value: string, options?: { httpMetadata?: { contentType?: string } }): Promise<unknown>;
-  get(key: string): Promise<{ text(): Promise<string>; body: ReadableStream } | null>;
-  delete(keys: string | string[]): Promise<void>;
-}
 
 /** Where a job's payload or result is: its JSON text at hand, or the key of its object. */
 export type PayloadSource = { json: string } | { key: string };

@@ -8,7 +8,7 @@
 import { describeError } from "../../shared/describe-error.js";
 import { log } from "../../shared/log.js";
 import { isHeld, readHeld } from "./held.js";
-import type { PayloadBucket } from "./payload-store.js";
+import type { PayloadBucket } from "./bucket.js";
 import * as Q from "./payload-statements.js";
 
 /** How many owed objects one pass takes (R2 deletes up to 1,000 keys a call). */
