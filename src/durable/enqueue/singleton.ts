@@ -12,16 +12,16 @@ import { firstJobRow, JOB_COLUMNS, toJob, type Inserted, type JobSpec } from "..
 import type { JobStore } from "../store/job-store.js";
 
 /** The running or completing job of a queue that started first. ?1 queue. */
-const STARTED_FIRST_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ?1 AND state IN ('running', 'completing') ORDER BY claimed_at, seq LIMIT 1`;
+const STARTED_FIRST_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = +?1 AND state IN ('running', 'completing') ORDER BY claimed_at, seq LIMIT 1`;
 
 /** The queued job (not blocked) a queue would start next, due or not: priority, then enqueue order. ?1 queue. */
-const NEXT_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ?1 AND state = 'queued' AND blocked = 0 ORDER BY priority DESC, seq LIMIT 1`;
+const NEXT_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = +?1 AND state = 'queued' AND blocked = 0 ORDER BY priority DESC, seq LIMIT 1`;
 
 /** A queue's oldest blocked job. ?1 queue. */
-const OLDEST_BLOCKED_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = ?1 AND state = 'queued' AND blocked > 0 ORDER BY seq LIMIT 1`;
+const OLDEST_BLOCKED_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE queue = +?1 AND state = 'queued' AND blocked > 0 ORDER BY seq LIMIT 1`;
 
 /** A queue's running jobs (not yet winding up), in enqueue order. ?1 queue. */
-const RUNNING_SQL = `SELECT id FROM jobs WHERE queue = ?1 AND state = 'running' ORDER BY seq`;
+const RUNNING_SQL = `SELECT id FROM jobs WHERE queue = +?1 AND state = 'running' ORDER BY seq`;
 
 /** What a singleton enqueue reaches: the store, the cancels, and the in-process attempts it aborts. */
 export interface SingletonHost {
