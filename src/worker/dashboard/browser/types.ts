@@ -11,4 +11,4 @@ export const COUNT_KEYS = ["blocked", "queued", "running", "completing", "comple
 export const STATES = ["blocked", "queued", "running", "completing", "settled"] as const;
 export const OUTCOMES = ["completed", "failed", "cancelled", "interrupted"] as const;
 /** A lane's lifetime counters, in the order the page shows them. */
-export const STAT_KEYS = ["enqueued", "claimed", "completed", "failed", "cancelled", "interrupted", "retried", "recovered", "lost", "snoozed", "waitpointsCompleted", "waitpointsTimedOut"] as const satisfies readonly (keyof LaneInfo["stats"])[];
+export const STAT_KEYS = ["enqueued", "claimed", "completed", "failed", "cancelled", "interrupted", "retried", "recovered", "lost", "snoozed", "deadLettered", "waitpointsCompleted", "waitpointsTimedOut"] as const satisfies readonly (keyof LaneInfo["stats"])[];
