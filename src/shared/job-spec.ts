@@ -10,6 +10,7 @@ import {
   DEFAULT_MAX_RECOVERIES,
   DEFAULT_RECOVERY_WINDOW_MS,
   DEFAULT_TIMEOUT_MS,
+  MAX_PAYLOAD_BYTES,
 } from "./defaults.js";
 import type { TracedEnqueueRequest } from "./enqueue-input.js";
 import { fail, ok, type Result } from "./errors.js";
@@ -46,9 +47,9 @@ export interface JobSpec {
   dependencyFailure: "fail" | "ignore" | null;
   /** The W3C trace context of the enqueue (validated; not part of the identity), or null. */
   traceparent: string | null;
-}
   /** Set when the payload's JSON is over 128 KiB and the lane keeps such payloads in R2: `payload` is the text to hold there. */
   heldPayload?: true;
+}
 
 /**
  * The spec of a validated request; a payload too large (or not JSON) is refused. Without `runAt` or
@@ -86,9 +87,9 @@ export function toSpec(request: TracedEnqueueRequest, now: number, newId: () => 
     dependsOn: dependsOn.value,
     dependencyFailure: dependsOn.value === null ? null : (request.dependencyFailure ?? "fail"),
     traceparent: request.traceparent ?? null,
-  });
     // Measured once more only when the lane holds big payloads (the 413's measure said "under 16 MiB").
     ...(heldLimit !== undefined && exceedsBytes(payload.value, MAX_PAYLOAD_BYTES) ? { heldPayload: true as const } : {}),
+  });
 }
 
 /**
@@ -121,8 +122,8 @@ export function enqueuedJob(spec: JobSpec, at: number, lane: string, payload: Js
     lane,
     kind: spec.kind,
     payload,
-    queue: spec.queue,
     payloadRef: null,
+    queue: spec.queue,
     priority: spec.priority,
     runAt: spec.runAt,
     state: "queued",
@@ -132,8 +133,8 @@ export function enqueuedJob(spec: JobSpec, at: number, lane: string, payload: Js
     maxAttempts: spec.maxAttempts,
     timeoutMs: spec.timeoutMs,
     result: null,
-    error: null,
     resultRef: null,
+    error: null,
     errors: [],
     progress: null,
     cancelRequested: false,
