@@ -60,5 +60,5 @@ export function createWorkerHttp(options: WorkerHttpOptions): WorkerHttp {
 
 /** Whether a failed request may succeed if sent again: not an API refusal (but `internal` or an unavailable lane). */
 export function isTransient(error: unknown): boolean {
-  return !(error instanceof QueueError) || error.code === "internal" || error.code === "lane_schema_too_new" || error.code === "auth_not_configured";
+  return !(error instanceof QueueError) || error.code === "internal" || error.code === "lane_schema_too_new" || error.code === "lane_unavailable" || error.code === "auth_not_configured";
 }

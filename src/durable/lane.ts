@@ -273,7 +273,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    */
   async configure(input: unknown): Promise<Result<LaneInfo>> { return this.gate.change(() => this.shards.configure(input)); }
 
-  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> { return this.whole(await this.gate.change(() => this.withdrawn(this.operator.cancel(id, input)))); }
+  async cancel(id: unknown, input?: unknown): Promise<Result<CancelAnswer>> { return this.whole(await this.withdrawn(() => this.operator.cancel(id, input))); }
 
   async requeue(id: unknown): Promise<Result<{ job: Job }>> { return this.whole(await this.gate.change(() => this.operator.requeue(id))); }
 
@@ -459,7 +459,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    * Settles up to 500 queued and running jobs `failed` (running first, then queued in enqueue order)
    * and aborts their in-process attempts; `more`: whether any queued or running job is left.
    */
-  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> { return this.gate.change(() => this.withdrawn(this.operator.failLane(input))); }
+  async failLane(input: unknown): Promise<Result<FailLaneAnswer>> { return this.withdrawn(() => this.operator.failLane(input)); }
 
   /** Who holds a queue (a completing job reports `running`), else its next job, and how many are queued. */
   async queueInfo(queue: unknown): Promise<Result<QueueInfo>> { return this.gate.read(() => this.operator.queueInfo(queue)); }
@@ -468,7 +468,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   async putQueue(queue: unknown, input: unknown): Promise<Result<QueueInfo>> { return this.gate.change(() => this.operator.putQueue(queue, input)); }
 
   /** Deletes the queue's queued jobs enqueued before the call (a running or completing head runs on). */
-  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> { return this.gate.change(async () => this.withdrawn(await this.operator.purgeQueue(queue))); }
+  async purgeQueue(queue: unknown): Promise<Result<PurgeAnswer>> { return this.withdrawn(() => this.operator.purgeQueue(queue)); }
 
   // ---- schedules ----
 
@@ -518,13 +518,13 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   async notifyWaitpointWaiters(input: unknown): Promise<Result<WaitpointNoticeAnswer[]>> { return this.gate.change(() => this.waitpointWaiters.notifyWaitpointWaiters(input)); }
 
   /**
-   * `answer`, once the registrations its change withdrew (jobs waiting on waitpoints elsewhere,
+   * A change answered once the registrations it withdrew (jobs waiting on waitpoints elsewhere,
    * cancelled, failed or deleted) are taken back there, so that those waitpoints' `waiters` no longer
-   * count them (waits/waitpoint-outbox.ts: at most 2 s; none owed, no wait and no statement).
+   * count them (waits/waitpoint-outbox.ts: at most 2 s; none owed, no wait and no statement). Flushed
+   * before that wait.
    */
-  private withdrawn<T>(answer: Result<T>): Result<T> | Promise<Result<T>> {
-    const told = this.parts.waitpointOutbox.withdrawNow();
-    return told === null ? answer : told.then(() => answer);
+  private withdrawn<T>(body: () => Result<T> | Promise<Result<T>>): Result<T> | Promise<Result<T>> {
+    return this.gate.changeThen(body, () => this.parts.waitpointOutbox.withdrawNow());
   }
 
   /** Deletes settled waitpoints settled before `settledBefore` (at most `limit`) whose waiters were all told: the lane's sweep's share. */

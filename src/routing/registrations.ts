@@ -6,7 +6,8 @@
  * never a cached one: a dependent's lane reaches another lane through that lane's shard 0, and its own
  * lane's registrations start in its own object. A lane of one shard registers where it is asked.
  */
-import { ok, type Result } from "../shared/errors.js";
+import { describeError } from "../shared/describe-error.js";
+import { fail, ok, type Result } from "../shared/errors.js";
 import { shardObjectName, shardOf } from "../shared/shards.js";
 
 /** What a hop calls on another shard of the lane (the lane's `registerDependents` and `unregisterDependents`). */
@@ -55,13 +56,28 @@ export async function registerAmongShards<R extends { id: string }, A>(here: Reg
   return ok(answers);
 }
 
-/** Withdraws registrations with jobs of this lane, routed among its shards as `registerAmongShards` routed them. */
+/**
+ * Withdraws registrations with jobs of this lane, routed among its shards as `registerAmongShards`
+ * routed them. A shard that refused or could not be reached makes the whole answer its failure (what
+ * the others withdrew stays withdrawn): a caller that must see every registration gone (a durable
+ * withdrawal) sends it all again, and a withdrawal applied twice changes nothing more.
+ */
 export async function unregisterAmongShards<R extends { id: string }, A>(here: RegisteringShard<R, A>, registrations: readonly R[], hop: number, token: string | null): Promise<Result<{ removed: number }>> {
   if (here.count() === 1) return ok({ removed: here.unregister(registrations) });
   const { mine, away } = split(here, registrations, hop);
   let removed = here.unregister(mine.map((i) => registrations[i]!));
-  const forwarded = await Promise.all([...away].map(([name, at]) => here.peer(name).unregisterDependents(at.map((i) => registrations[i]!), hop + 1, token ?? undefined).catch(() => null)));
-  for (const answer of forwarded) if (answer?.ok) removed += answer.value.removed;
+  const forwarded = await Promise.all(
+    [...away].map(([name, at]) =>
+      here
+        .peer(name)
+        .unregisterDependents(at.map((i) => registrations[i]!), hop + 1, token ?? undefined)
+        .catch((error: unknown) => fail("lane_unavailable", `shard ${name} could not be reached: ${describeError(error)}`)),
+    ),
+  );
+  for (const answer of forwarded) {
+    if (!answer.ok) return answer;
+    removed += answer.value.removed;
+  }
   return ok({ removed });
 }
 

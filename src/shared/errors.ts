@@ -32,6 +32,7 @@ export type ErrorCode =
   | "signing_not_configured"
   | "lane_schema_too_new"
   | "payload_store_unavailable"
+  | "lane_unavailable"
   | "lane_not_empty"
   | "wrong_shard"
   | "bulk_not_found"

@@ -35,5 +35,7 @@ export const ERROR_STATUS = {
   signing_not_configured: 503,
   lane_schema_too_new: 503,
   payload_store_unavailable: 503,
+  // Another lane or shard a request needed could not be reached: nothing changed, and it may be sent again.
+  lane_unavailable: 503,
   internal: 500,
 } as const satisfies Record<ErrorCode, number>;

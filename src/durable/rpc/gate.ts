@@ -61,6 +61,23 @@ export class RpcGate {
     return answer instanceof Promise ? answer.then((done) => this.flushed(done, rule)) : this.flushed(answer, rule);
   }
 
+  /**
+   * A change whose caller is answered only once `then` (a delivery its change owes other objects,
+   * bounded by its maker) has resolved: flushed as `rule` says as soon as the body answers, so that
+   * the wait on another object holds back no start, held claim or alarm here. A refused call runs
+   * neither.
+   */
+  changeThen<T>(body: Body<T>, then: () => Promise<void> | null, rule: FlushRule<T> = flush.always): Result<T> | Promise<Result<T>> {
+    const refused = this.schema.refusal<T>();
+    if (refused) return refused;
+    const answered = this.change(body, rule);
+    const after = (answer: Result<T>) => {
+      const told = then();
+      return told === null ? answer : told.then(() => answer);
+    };
+    return answered instanceof Promise ? answered.then(after) : after(answered);
+  }
+
   private flushed<T>(answer: Result<T>, rule: FlushRule<T>): Result<T> {
     if (!answer.ok && INPUT_REFUSALS.has(answer.error.code)) return answer;
     const pump = rule(answer);

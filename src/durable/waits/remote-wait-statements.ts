@@ -47,8 +47,9 @@ export const ACK_WAITPOINT_NOTICES_SQL = `DELETE FROM waitpoint_outbox WHERE seq
 /**
  * The waiter's side: job ?1 (seq) hears of waitpoint ?3 of lane ?2, ?4 its outcome, ?5 its result,
  * ?6 now: each of its waits on it not yet told (a `dependsOn` item, attempts' waits). Answers their places.
+ * A wait told holds no registration there any more: its token goes, so nothing withdraws it.
  */
-export const TELL_JOB_WAITS_SQL = `UPDATE job_waits SET outcome = ?4, result = ?5, told_at = ?6
+export const TELL_JOB_WAITS_SQL = `UPDATE job_waits SET outcome = ?4, result = ?5, told_at = ?6, token = NULL
   WHERE job_seq = ?1 AND lane = ?2 AND waitpoint = ?3 AND outcome IS NULL RETURNING position`;
 
 /** Whether job ?1 (seq) waits or waited on waitpoint ?3 of lane ?2 (a notice told twice is a repeat). */
@@ -58,6 +59,13 @@ export const KNOWN_JOB_WAIT_SQL = `SELECT 1 FROM job_waits WHERE job_seq = ?1 AN
 
 /** Job ?1 (seq) registered with a waitpoint of another object: its settlement or deletion unheard withdraws it (the triggers of migration 26). */
 export const MARK_REMOTE_WAITS_SQL = `UPDATE jobs SET remote_waits = 1 WHERE seq = ?1 AND remote_waits IS NULL`;
+
+/**
+ * Job ?1 (seq) was told: with no registration elsewhere left unheard, its flag goes, and with it the
+ * withdrawal triggers' work at its later settlement or deletion.
+ */
+export const UNMARK_REMOTE_WAITS_SQL = `UPDATE jobs SET remote_waits = NULL WHERE seq = ?1 AND remote_waits IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM job_waits WHERE job_seq = ?1 AND token IS NOT NULL)`;
 
 /** Job ?1 (seq) waits again on its unheard wait at ?2, registered anew under token ?3 (an attempt's wait after a requeue). */
 export const REREGISTER_WAIT_SQL = `UPDATE job_waits SET token = ?3 WHERE job_seq = ?1 AND position = ?2 AND outcome IS NULL`;
@@ -90,6 +98,7 @@ export const REMOTE_WAIT_HOT_STATEMENTS: readonly [what: string, sql: string, bi
   ["a notice told to its job's waits", TELL_JOB_WAITS_SQL, (now) => [1, "l", "w", "completed", null, now]],
   ["a notice told twice", KNOWN_JOB_WAIT_SQL, () => [1, "l", "w"]],
   ["a job marked as registered elsewhere", MARK_REMOTE_WAITS_SQL, () => [1]],
+  ["a job told of its last registration elsewhere", UNMARK_REMOTE_WAITS_SQL, () => [1]],
   ["an unheard wait registered anew", REREGISTER_WAIT_SQL, () => [1, 1000, "t"]],
   ["the withdrawals' wake term", NEXT_WITHDRAWAL_SQL, () => []],
   ["withdrawals due", DUE_WITHDRAWALS_SQL, (now) => [now, 10]],

@@ -104,7 +104,7 @@ export class RemoteWaits {
       [...byLane].map(async ([lane, registrations]) => ({
         lane,
         registrations,
-        answer: await this.registerWith(lane, registrations, token).catch((error: unknown) => fail("internal", `registering with lane ${lane} failed: ${describeError(error)}`)),
+        answer: await this.registerWith(lane, registrations, token).catch((error: unknown) => fail("lane_unavailable", `registering with lane ${lane} failed: ${describeError(error)}`)),
       })),
     );
     for (const { lane, registrations, answer } of answers) {
@@ -127,9 +127,13 @@ export class RemoteWaits {
     await Promise.all([...byLane].map(([lane, registrations]) => (lane === this.host.lane ? this.unregisterInLane(registrations, 0, token) : this.host.peer(lane).unregisterWaitpointWaiters(registrations, 0, token)).catch(() => undefined)));
   }
 
-  /** Takes back what `token` registered with waitpoints of `lane` (a job that stopped waiting: withdrawals.ts), routed as `register` routed it. */
-  unregisterWith(lane: string, registrations: WaitpointRegistration[], token: string): Promise<Result<{ removed: number }>> {
-    return lane === this.host.lane ? this.unregisterInLane(registrations, 0, token) : this.host.peer(lane).unregisterWaitpointWaiters(registrations, 0, token);
+  /**
+   * Takes back registrations with waitpoints of `lane`, each what its own `token` (else `token`)
+   * registered (jobs that stopped waiting: withdrawals.ts), routed as `register` routed them: one call
+   * for the lane, whatever their tokens.
+   */
+  unregisterWith(lane: string, registrations: WaitpointRegistration[], token: string | null): Promise<Result<{ removed: number }>> {
+    return lane === this.host.lane ? this.unregisterInLane(registrations, 0, token) : this.host.peer(lane).unregisterWaitpointWaiters(registrations, 0, token ?? undefined);
   }
 
   private registerWith(lane: string, registrations: WaitpointRegistration[], token: string): Promise<Result<WaitpointRegistrationAnswer[]>> {
@@ -157,6 +161,7 @@ export class RemoteWaits {
       if (this.host.isPending(notice.waiter)) return "pending";
       return this.sql.exec(R.KNOWN_JOB_WAIT_SQL, row.seq, lane, waitpoint).toArray().length > 0 ? "repeat" : "gone";
     }
+    this.sql.exec(R.UNMARK_REMOTE_WAITS_SQL, row.seq);
     told.forEach(({ position }, i) => {
       const failure = notice.outcome === "timedOut" && position < FIRST_ATTEMPT_WAIT ? timedOutError(notice.waitpoint) : null;
       // Read again after the first: hearing changed the row.
@@ -223,13 +228,13 @@ export class RemoteWaits {
     });
   }
 
-  /** What `token` registered here, withdrawn (a row goes with its last owner; one held for good stays). */
+  /** What each registration's token (else `token`) registered here, withdrawn (a row goes with its last owner; one held for good stays). */
   unregisterHere(registrations: readonly WaitpointRegistration[], token: string | null): number {
-    if (token === null) return 0;
     let removed = 0;
     this.storage.transactionSync(() => {
       for (const r of registrations) {
-        if (this.sql.exec(R.UNREGISTER_WAITER_SQL, r.id, r.waiter.lane, r.waiter.id, token).toArray().length === 0) continue;
+        const owner = r.token ?? token;
+        if (owner === null || this.sql.exec(R.UNREGISTER_WAITER_SQL, r.id, r.waiter.lane, r.waiter.id, owner).toArray().length === 0) continue;
         removed++;
         this.sql.exec(R.DROP_UNOWNED_WAITER_SQL, r.id, r.waiter.lane, r.waiter.id);
       }

@@ -24,7 +24,8 @@ const ObjectName = z.string().refine((name) => {
  * A waiter's registration with waitpoint `id` of the receiving lane: job `waiter.id` (any job id: a
  * fire's and a dead-letter copy's wait too) of object `waiter.lane` waits on it. `create`: an
  * attempt's wait, which creates the waitpoint pending (timing out in `timeoutMs`, null: never) when
- * it does not exist.
+ * it does not exist. `token`: in a withdrawal, the token that registration was made under, which
+ * stands for the call's own (so that one call takes back what many enqueues registered).
  */
 export const WaitpointRegistrations = z
   .array(
@@ -32,6 +33,7 @@ export const WaitpointRegistrations = z
       id: WaitpointId,
       waiter: z.strictObject({ lane: ObjectName, id: JobId }),
       create: z.strictObject({ timeoutMs: z.number().int().min(1).max(MAX_WAITPOINT_TIMEOUT_MS).nullable() }).optional(),
+      token: z.string().min(1).max(128).optional(),
     }),
   )
   .min(1)

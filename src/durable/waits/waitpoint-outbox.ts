@@ -37,8 +37,8 @@ export interface WaitpointOutboxHost {
   /** Applies notices for this object's own jobs (remote-waits.ts). */
   apply(notices: readonly WaitpointNotice[]): WaitpointNoticeAnswer[];
   peer(name: string): WaitpointWaiterPeer;
-  /** Takes back what `token` registered with waitpoints of `lane` (remote-waits.ts `unregisterWith`). */
-  withdraw(lane: string, registrations: WaitpointRegistration[], token: string): Promise<Result<{ removed: number }>>;
+  /** Takes back registrations with waitpoints of `lane`, each what its own token registered (remote-waits.ts `unregisterWith`). */
+  withdraw(lane: string, registrations: WaitpointRegistration[], token: string | null): Promise<Result<{ removed: number }>>;
   waitUntil(promise: Promise<unknown>): void;
   /** Rows changed (notices acknowledged or postponed, jobs released): flush. */
   changed(): void;
@@ -60,7 +60,7 @@ export class WaitpointOutbox {
   ) {
     this.sql = storage.sql;
     this.withdrawals = new Withdrawals(storage, clock, entropy, {
-      lane: host.lane, objectName: host.objectName, withdraw: (lane, registrations, token) => host.withdraw(lane, registrations, token),
+      lane: host.lane, objectName: host.objectName, withdraw: (lane, registrations) => host.withdraw(lane, registrations, null),
       waitUntil: (promise) => host.waitUntil(promise), changed: () => host.changed(),
     });
   }

@@ -180,7 +180,9 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
     const wait = (id: string, token: string, waitpointId: string, timeoutMs: number | undefined): Result<WaitAnswer> => {
       if (!this.elsewhere(waitpointId)) return this.wait(id, token, waitpointId, timeoutMs);
       const found = said.known.get(waitKey({ lane: this.host.lane, waitpoint: waitpointId }));
-      if (said.refusal || !found) return this.written(id, token, waitpointId, () => null, false).answer;
+      // The waitpoint's shard refused (a 4xx of its own, or unreachable): that refusal is the answer, once the fence holds.
+      if (said.refusal) return this.written(id, token, waitpointId, () => said.refusal!, false).answer;
+      if (!found) return this.written(id, token, waitpointId, () => null, false).answer;
       const written = this.written(id, token, waitpointId, () => found, false, nonce);
       if (written.kept) kept.add(`${id}\u0000${waitpointId}`);
       return written.answer;
@@ -208,10 +210,10 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
 
   /**
    * The wait's one write, fenced: `found` gives the waitpoint once the attempt is known to hold the
-   * lease (null: its registration was refused, a 500). `kept`: whether the job now waits on it (a new
+   * lease (a refusal: its shard's, the answer; null: its registration answered nothing, a 500). `kept`: whether the job now waits on it (a new
    * wait, written). `recount`: the waitpoint is this object's, its waiters counted again once the job waits.
    */
-  private written(id: string, token: string, waitpointId: string, found: () => Waitpoint | null, recount: boolean, registration?: string): { answer: Result<WaitAnswer>; kept: boolean } {
+  private written(id: string, token: string, waitpointId: string, found: () => Waitpoint | Result<never> | null, recount: boolean, registration?: string): { answer: Result<WaitAnswer>; kept: boolean } {
     const now = this.clock.now();
     const { lane } = this.host;
     return this.storage.transactionSync(() => {
@@ -219,6 +221,7 @@ export class Waits implements DependsOnWaits, WaitpointWaiters {
       if (!held) return { answer: this.refused(id, token), kept: false };
       const waitpoint = found();
       if (!waitpoint) return { answer: fail("internal", `waitpoint ${waitpointId} could not be registered with on its shard`), kept: false };
+      if ("ok" in waitpoint) return { answer: waitpoint, kept: false };
       const prior = this.sql.exec<{ last: number | null; earlier: number | null; unheard: number | null }>(W.ATTEMPT_WAITS_SQL, held.seq, lane, waitpointId).one();
       const outcome: WaitOutcome | null = waitpoint.state === "pending" ? null : waitpoint.state;
       const result = waitpoint.state === "completed" ? JSON.stringify(waitpoint.result) : null;

@@ -3,11 +3,12 @@
  * a waitpoint of another object (remote-waits.ts) stops waiting without hearing it (cancelled,
  * expired, failed, deleted). The statement that settles or deletes it writes a withdrawal (the
  * triggers of migration 26, whatever path it took), which this delivers as the waitpoints' outbox
- * delivers its notices (waitpoint-outbox.ts): taken in hand, grouped by waitpoint lane and token, one
- * call each; acknowledged, it goes; failed, it is due again after a backoff. The waitpoint's object
- * takes back what that token holds of that job alone (`unregisterWaitpointWaiters`), so a withdrawal
- * applied twice, or after the waitpoint settled, or after the job was enqueued again under its id and
- * registered anew, changes nothing more.
+ * delivers its notices (waitpoint-outbox.ts): taken in hand, grouped by waitpoint lane, one call per
+ * lane and batch, each registration with its own token; acknowledged only once every shard it went to
+ * took it (routing/registrations.ts), it goes; failed, it is due again after a backoff. The
+ * waitpoint's object takes back what that token holds of that job alone
+ * (`unregisterWaitpointWaiters`), so a withdrawal applied twice, or after the waitpoint settled, or
+ * after the job was enqueued again under its id and registered anew, changes nothing more.
  *
  * A lane whose jobs never registered elsewhere reads nothing here: whether any did is read once an
  * instance and kept (set when a registration is written), as the upkeep's switches are.
@@ -44,8 +45,8 @@ export interface WithdrawalsHost {
   readonly lane: string;
   /** This object's name: the waiter's object its registrations name. */
   readonly objectName: string;
-  /** Takes back what `token` registered with waitpoints of `lane` (this lane: routed among its shards). */
-  withdraw(lane: string, registrations: WaitpointRegistration[], token: string): Promise<Result<{ removed: number }>>;
+  /** Takes back registrations with waitpoints of `lane`, each what its own token registered (this lane: routed among its shards). */
+  withdraw(lane: string, registrations: WaitpointRegistration[]): Promise<Result<{ removed: number }>>;
   waitUntil(promise: Promise<unknown>): void;
   /** Rows changed (withdrawals acknowledged or postponed): flush. */
   changed(): void;
@@ -84,9 +85,8 @@ export class Withdrawals {
     this.postpone(due, now + OUTBOX_IN_FLIGHT_MS, false);
     const groups = new Map<string, DueRow[]>();
     for (const row of due) {
-      const key = `${row.lane}\u0000${row.token}`;
-      let list = groups.get(key);
-      if (!list) groups.set(key, (list = []));
+      let list = groups.get(row.lane);
+      if (!list) groups.set(row.lane, (list = []));
       list.push(row);
     }
     const sent: Promise<void>[] = [];
@@ -97,15 +97,15 @@ export class Withdrawals {
   }
 
   private send(rows: readonly DueRow[]): Promise<void> {
-    const { lane, token } = rows[0]!;
-    const registrations = rows.map((r): WaitpointRegistration => ({ id: r.waitpoint, waiter: { lane: this.host.objectName, id: r.id } }));
+    const { lane } = rows[0]!;
+    const registrations = rows.map((r): WaitpointRegistration => ({ id: r.waitpoint, waiter: { lane: this.host.objectName, id: r.id }, token: r.token }));
     const failed = (message: string) => {
       log({ event: "lane.outbox_failed", lane: this.host.lane, to: lane, notices: rows.length, message });
       this.postpone(rows, this.clock.now() + noticeBackoffMs(rows, this.entropy.random()), true);
     };
     // A call that throws at once is a failed delivery like any other: the wake tries again.
     const delivery = Promise.resolve()
-      .then(() => this.host.withdraw(lane, registrations, token))
+      .then(() => this.host.withdraw(lane, registrations))
       .then(
         (answer) => {
           if (answer.ok) this.sql.exec(R.ACK_WITHDRAWALS_SQL, JSON.stringify(rows.map((r) => r.seq)));
