@@ -107,6 +107,8 @@ export const ACCESS_RULES: readonly { method: Method; path: string; roles: reado
   { method: "POST", path: "/v1/lanes/{lane}/jobs/batch", roles: ["producer"] },
   { method: "GET", path: "/v1/lanes/{lane}/jobs", roles: ["viewer", "producer"] },
   { method: "GET", path: "/v1/lanes/{lane}/jobs/{id}", roles: READERS },
+  { method: "GET", path: "/v1/lanes/{lane}/jobs/{id}/payload", roles: READERS },
+  { method: "GET", path: "/v1/lanes/{lane}/jobs/{id}/result", roles: READERS },
   { method: "GET", path: "/v1/lanes/{lane}/jobs/{id}/dependents", roles: ["viewer", "producer"] },
   { method: "POST", path: "/v1/lanes/{lane}/jobs/{id}/cancel", roles: ["producer"] },
   { method: "POST", path: "/v1/lanes/{lane}/waitpoints", roles: ["producer"] },

@@ -8,6 +8,8 @@ const API_ROUTES = [
   "post /v1/lanes/{lane}/jobs",
   "post /v1/lanes/{lane}/jobs/batch",
   "get /v1/lanes/{lane}/jobs/{id}",
+  "get /v1/lanes/{lane}/jobs/{id}/payload",
+  "get /v1/lanes/{lane}/jobs/{id}/result",
   "get /v1/lanes/{lane}/jobs",
   "post /v1/lanes/{lane}/jobs/{id}/cancel",
   "post /v1/lanes/{lane}/jobs/{id}/link",
