@@ -145,8 +145,9 @@ describe("payload_too_large", () => {
   it("refuses a body over 1 MiB by its Content-Length", async () => {
     const lane = await setup();
     const raw = JSON.stringify({ kind: PULL_KIND, payload: "x".repeat(MAX_BODY_BYTES) });
-    const sent = request("POST", `${lane.base}/jobs`, { raw, headers: { ...json, "content-length": String(raw.length) } });
-    expectError(await read(await fetchWorker(sent)), 413, "payload_too_large");
+    // A batch's body: a single enqueue's may reach 17 MiB where the worker binds PAYLOADS (test/worker/payloads.test.ts).
+    const sent = request("POST", `${lane.base}/jobs/batch`, { raw, headers: { ...json, "content-length": String(raw.length) } });
+    expect(expectError(await read(await fetchWorker(sent)), 413, "payload_too_large").message).toContain(String(MAX_BODY_BYTES));
   });
 
   it("refuses a body over 1 MiB that declares no length, by the bytes read", async () => {
@@ -160,13 +161,14 @@ describe("payload_too_large", () => {
         controller.enqueue(chunk);
       },
     });
-    const streamed = new Request(`http://switchyard.test${lane.base}/jobs`, {
+    // A batch's, as above.
+    const streamed = new Request(`http://switchyard.test${lane.base}/jobs/batch`, {
       method: "POST",
       headers: { ...json, authorization: `Bearer ${TOKEN}` },
       body: stream,
     });
     expect(streamed.headers.has("content-length")).toBe(false);
-    expectError(await read(await fetchWorker(streamed)), 413, "payload_too_large");
+    expect(expectError(await read(await fetchWorker(streamed)), 413, "payload_too_large").message).toContain(String(MAX_BODY_BYTES));
   });
 });
 
