@@ -60,13 +60,15 @@ const STATE = `CASE WHEN state = 'queued' AND blocked > 0 THEN 'blocked' ELSE st
 /**
  * The jobs of one chunk: enqueue order after the cursor, up to a seq (the scan's bound), those that
  * match every field of the filter, at most a chunk. A range of the primary key, whatever the filter
- * (its columns are kept off their indexes with `+`). ?1 after seq, ?2 up to seq, ?3 state, ?4 outcome,
- * ?5 kind, ?6 queue, ?7 created after, ?8 created before (each null: any), ?9 limit.
+ * (its columns are kept off their indexes with `+`). The parameters compared for equality and the
+ * limit are written `+?N`: bare, they would make SQLite compile the statement again at every run
+ * (test/node/statement-text.test.ts). ?1 after seq, ?2 up to seq, ?3 state, ?4 outcome, ?5 kind,
+ * ?6 queue, ?7 created after, ?8 created before (each null: any), ?9 limit.
  */
 export const CHUNK_SQL = `SELECT seq, id, ${STATE} AS shown, cancel_requested, ${UNTOLD} AS kept, ${SNAP_COLUMNS} FROM jobs
-  WHERE seq > ?1 AND seq <= ?2 AND (?3 IS NULL OR ${STATE} = ?3) AND (?4 IS NULL OR +outcome = ?4)
-    AND (?5 IS NULL OR +kind = ?5) AND (?6 IS NULL OR +queue = ?6) AND (?7 IS NULL OR +created_at > ?7) AND (?8 IS NULL OR +created_at < ?8)
-  ORDER BY seq LIMIT ?9`;
+  WHERE seq > ?1 AND seq <= ?2 AND (?3 IS NULL OR ${STATE} = +?3) AND (?4 IS NULL OR +outcome = +?4)
+    AND (?5 IS NULL OR +kind = +?5) AND (?6 IS NULL OR +queue = +?6) AND (?7 IS NULL OR +created_at > ?7) AND (?8 IS NULL OR +created_at < ?8)
+  ORDER BY seq LIMIT +?9`;
 
 /** Where the requeue route's statement names its one job: the bulk requeue's names a chunk's. */
 const ONE_JOB = "\n  WHERE seq = ?1 AND state = 'settled' RETURNING ";
