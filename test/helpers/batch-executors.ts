@@ -1,5 +1,5 @@
 /**
- * A controllable batch executor for the suite's lanes (`test.batch`: size 3, waitMs 1000): each call
+ * Controllable batch executors for the suite's lanes (`test.batch`, `typed.batch`: size 3, waitMs 1000): each call
  * of its `run` is kept, and a test answers it (or throws) when it likes. Tests and lanes share one
  * isolate, so a test awaits the call from inside the lane's I/O context.
  */
@@ -36,13 +36,19 @@ export function batchCall(tag: string, n = 1): Promise<BatchCall> {
   });
 }
 
-export const testBatchExecutors = {
-  "test.batch": batchExecutor({
+/** A batch executor of TEST_BATCH's size and wait whose calls a test answers. */
+const answeredByTests = () =>
+  batchExecutor({
     ...TEST_BATCH,
     run: (jobs: BatchJob[]) =>
       new Promise<BatchJobAnswer[]>((resolve, reject) => {
         calls.push({ jobs, answer: (answers) => resolve(answers as BatchJobAnswer[]), throw: reject });
         for (const wake of waiters.splice(0)) wake();
       }),
-  }),
+  });
+
+export const testBatchExecutors = {
+  "test.batch": answeredByTests(),
+  /** A declared kind (kinds.ts) with a result schema. */
+  "typed.batch": answeredByTests(),
 };

@@ -6,11 +6,13 @@ import { unwrap } from "../../src/shared/errors.js";
 import type { Job } from "../../src/shared/job.js";
 import { waitForTransition } from "./executors.js";
 import { inject, T0 } from "./lane.js";
+import { PAYLOADS_LANE_PREFIX } from "./test-worker.js";
 
 export const START = T0;
 
-export async function setup(options: { concurrency?: number } = {}) {
-  const name = `dispatch-${crypto.randomUUID()}`;
+/** `payloads`: the lane sees the PAYLOADS bucket (big payloads in R2). */
+export async function setup(options: { concurrency?: number; payloads?: boolean } = {}) {
+  const name = `${options.payloads ? PAYLOADS_LANE_PREFIX : ""}dispatch-${crypto.randomUUID()}`;
   const lane = env.LANE.getByName(name);
   const clock = new ManualClock(START);
   await inject(lane, clock);

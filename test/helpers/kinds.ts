@@ -25,6 +25,23 @@ export const asyncMs: StandardSchemaV1<{ ms: number }> = {
   },
 };
 
+/**
+ * A schema whose check itself breaks: it throws on `{"how": "throw"}`, and answers a rejected Promise
+ * on `{"how": "reject"}`; anything else passes.
+ */
+export const breaking: StandardSchemaV1 = {
+  "~standard": {
+    version: 1,
+    vendor: "switchyard-test",
+    validate: (value) => {
+      const how = typeof value === "object" && value !== null ? (value as { how?: unknown }).how : undefined;
+      if (how === "throw") throw new TypeError("the check broke");
+      if (how === "reject") return Promise.reject(new TypeError("the async check broke"));
+      return { value };
+    },
+  },
+};
+
 /** Ten fields, as the benchmark's declared kind has. */
 export const tenFields = z.object({
   a: z.string(), b: z.string(), c: z.int(), d: z.int().min(0), e: z.boolean(),
@@ -40,6 +57,9 @@ export const testKinds = {
   /** No executor anywhere: pull consumers only. */
   "typed.pull": { payload: z.object({ to: z.email() }), result: z.object({ sent: z.boolean() }) },
   "typed.ten": { payload: tenFields },
+  "typed.breaks": { payload: breaking },
+  /** A batch executor's kind (batch-executors.ts): its result must be `{"ms": integer ≥ 0}`, checked asynchronously. */
+  "typed.batch": { payload: z.looseObject({ tag: z.string() }), result: asyncMs },
 } satisfies KindSchemas;
 
 /** LANE's executors of the typed kinds. */

@@ -66,7 +66,7 @@ describe("x-kinds in /openapi.json", () => {
   it("lists the test lane's kinds: JSON Schema where the schema converts, null where it does not", async () => {
     const document = (await call("GET", "/openapi.json", { token: null })).body;
     const kinds = document["x-kinds"];
-    expect(Object.keys(kinds).sort()).toEqual(["typed.async", "typed.pull", "typed.result", "typed.sleep", "typed.ten"]);
+    expect(Object.keys(kinds).sort()).toEqual(["typed.async", "typed.batch", "typed.breaks", "typed.pull", "typed.result", "typed.sleep", "typed.ten"]);
     expect(kinds["typed.async"]).toEqual({ payload: null, result: null });
     expect(kinds["typed.sleep"].result).toBeNull();
     expect(kinds["typed.sleep"].payload).toMatchObject({ type: "object", properties: { ms: { type: "integer", minimum: 0 } }, required: ["ms"] });

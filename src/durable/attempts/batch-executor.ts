@@ -5,7 +5,7 @@
  * `defineLane({executors})` beside single-job executors and the dispatcher knows it by the mark.
  */
 import { MAX_BATCH_EXECUTOR_SIZE, MAX_BATCH_EXECUTOR_WAIT_MS } from "../../shared/defaults.js";
-import type { ClaimedJob, DependencyOutcome } from "../../shared/job.js";
+import type { ClaimedJob, DependencyOutcome, Json } from "../../shared/job.js";
 import type { BatchJobAnswer } from "../../shared/batch-answers.js";
 import type { SwitchyardEnv } from "../env.js";
 import type { Executor } from "./executors.js";
@@ -70,13 +70,16 @@ export function batchOptionsOf<E>(executor: Executor<E>): BatchExecutorOptions<E
   return (executor as Partial<BatchExecutor<E>>)[BATCH] ?? null;
 }
 
-/** A job of a batch as `run` gets it, from its attempt; its dependencies read from the lane on first use. */
-export function batchJobOf(attempt: { job: ClaimedJob; controller: AbortController }, dependencies: () => DependencyOutcome[]): BatchJob {
+/**
+ * A job of a batch as `run` gets it, from its attempt; its dependencies read from the lane on first
+ * use. `payload`: its payload whole, when its row holds only a reference to it in R2.
+ */
+export function batchJobOf(attempt: { job: ClaimedJob; controller: AbortController }, dependencies: () => DependencyOutcome[], payload: Json = attempt.job.payload): BatchJob {
   const { job } = attempt;
   let known: DependencyOutcome[] | undefined;
   return {
     id: job.id,
-    payload: job.payload,
+    payload,
     attempt: job.attempts,
     signal: attempt.controller.signal,
     get dependencies() {

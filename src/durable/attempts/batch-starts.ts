@@ -12,6 +12,7 @@ import type { Attempt, Ended } from "./attempt.js";
 import { batchEndings } from "../../shared/batch-answers.js";
 import { batchJobOf, type BatchExecutorOptions } from "./batch-executor.js";
 import type { DispatcherHost } from "./dispatcher-host.js";
+import { wholeForExecutor } from "../payloads/held-dependencies.js";
 
 /** What the batch starts need of their dispatcher: its host and the life of its attempts. */
 export interface BatchStartsHost<E> {
@@ -72,11 +73,14 @@ export class BatchStarts<E> {
     return at;
   }
 
-  /** Starts claimed jobs of a batch kind together: one call of `run`, each job its own attempt. */
+  /**
+   * Starts claimed jobs of a batch kind together: one call of `run`, each job its own attempt. A
+   * payload or dependency's result held in R2 is read back first, so `run` gets each whole, as a
+   * single-job executor does (payloads/held-dependencies.ts); a read that fails fails every job.
+   */
   private start(claimed: ClaimedJob[], seqs: Map<string, number>, options: BatchExecutorOptions<E>): void {
     const { host } = this.dispatcher;
     const attempts = claimed.map((job) => this.dispatcher.open(job, seqs.get(job.id)!));
-    const jobs = attempts.map((attempt) => batchJobOf(attempt, () => this.dependenciesOf(attempt)));
     const settle = (answer: Ended) => {
       const endings = batchEndings(answer, attempts.length);
       // Failures and completions of the batch in one transaction (each fenced on its own inside it).
@@ -85,9 +89,14 @@ export class BatchStarts<E> {
         this.dispatcher.settleCompletions();
       });
     };
+    const held = attempts.map((attempt) => wholeForExecutor(host.payloads, attempt.job, () => this.dependenciesOf(attempt)));
+    const run = (whole: (Awaited<(typeof held)[number]>)[]) => {
+      const jobs = attempts.map((attempt, i) => batchJobOf(attempt, () => whole[i]?.dependencies ?? this.dependenciesOf(attempt), whole[i]?.payload));
+      return options.run(jobs, { env: host.env, lane: host.lane });
+    };
     let running: unknown;
     try {
-      running = options.run(jobs, { env: host.env, lane: host.lane });
+      running = held.every((h) => h === null) ? run([]) : Promise.all(held).then(run);
     } catch (error) {
       settle({ ok: false, error });
       return;

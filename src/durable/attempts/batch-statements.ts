@@ -13,7 +13,7 @@ import { IS_CLAIMABLE } from "../flow/may-start.js";
  * kind's oldest). ?1 now, ?2 kind, ?3 job ids excluded (JSON array), ?4 limit.
  */
 export const BATCH_DUE_SQL = `SELECT COUNT(*) AS due, MIN(run_at) AS oldest FROM (SELECT j.run_at FROM jobs j
-  WHERE j.state = 'queued' AND j.kind = ?2 AND j.run_at <= ?1
+  WHERE j.state = 'queued' AND j.kind = +?2 AND j.run_at <= ?1
     AND j.id NOT IN (SELECT value FROM json_each(?3))
     AND ${IS_CLAIMABLE}
   ORDER BY j.priority DESC, j.seq LIMIT +?4)`;

@@ -8,10 +8,12 @@
  * Cost: a lane that declares no kinds pays one null comparison a check; an undeclared kind of a lane
  * that declares some, one map lookup.
  */
+import { describeError } from "../../shared/describe-error.js";
 import { fail, type ErrorBody, type Issue } from "../../shared/errors.js";
 import { describeIssues, toIssue, type KindSchemas, type StandardSchemaV1 } from "../../shared/kinds.js";
 import type { Executor, ExecutorRegistry } from "../attempts/executors.js";
-import { batchOptionsOf } from "../attempts/batch-executor.js";
+import { batchExecutor, batchOptionsOf } from "../attempts/batch-executor.js";
+import type { BatchJobAnswer } from "../../shared/batch-answers.js";
 
 export type Refused = { ok: false; error: ErrorBody };
 
@@ -70,15 +72,16 @@ export class KindChecks {
   /**
    * The executors, each of a kind with a result schema made to check its result before it is
    * recorded: a result that breaks it fails the attempt as a throw would, its error naming the issues.
-   * The others are handed back as they are (a batch executor's too: its results are not checked).
+   * A batch executor's `run` is checked answer by answer: a job whose result breaks it fails alone
+   * (retried while attempts remain), the others complete.
    */
   executors<E>(registry: ExecutorRegistry<E>): ExecutorRegistry<E> {
     if (this.results === null) return registry;
     const checked: Record<string, Executor<E>> = { ...registry };
     for (const [kind, run] of Object.entries(registry)) {
-      // A batch executor's results are its batch's to record (attempts/batch-executor.ts): left as it is.
-      if (!this.results.has(kind) || batchOptionsOf(run) !== null) continue;
-      checked[kind] = async (payload, ctx) => {
+      if (!this.results.has(kind)) continue;
+      const batch = batchOptionsOf(run);
+      checked[kind] = batch !== null ? batchExecutor({ ...batch, run: async (jobs, ctx) => this.batchAnswers(kind, await batch.run(jobs, ctx)) }) : async (payload, ctx) => {
         const value: unknown = await run(payload, ctx);
         const refused = await this.result(kind, value);
         if (refused) throw new Error(refused.error.message);
@@ -87,12 +90,35 @@ export class KindChecks {
     }
     return checked;
   }
+
+  /** A batch's answers with each completion whose result breaks its kind's schema made a failure naming the issues (anything not an array of answers is left to `batchEndings`). */
+  private async batchAnswers(kind: string, answers: BatchJobAnswer[]): Promise<BatchJobAnswer[]> {
+    if (!Array.isArray(answers)) return answers;
+    return Promise.all(answers.map(async (answer): Promise<BatchJobAnswer> => {
+      if (typeof answer !== "object" || answer === null || answer.ok !== true) return answer;
+      const refused = await this.result(kind, answer.result);
+      return refused ? { ok: false, error: refused.error.message } : answer;
+    }));
+  }
 }
 
-/** The issues of `value` against `schema`, their paths under `prefix`; null: none. */
+/**
+ * The issues of `value` against `schema`, their paths under `prefix`; null: none. A schema whose
+ * check throws (or rejects) refuses the value with one issue saying so: the value is the caller's,
+ * so its refusal is a 400 `invalid_payload`, never a 500.
+ */
 function issuesOf(schema: StandardSchemaV1, value: unknown, prefix: Path): Issue[] | null | Promise<Issue[] | null> {
-  const result = schema["~standard"].validate(value);
-  return result instanceof Promise ? result.then((r) => listed(r, prefix)) : listed(result, prefix);
+  let result: StandardSchemaV1.Result<unknown> | Promise<StandardSchemaV1.Result<unknown>>;
+  try {
+    result = schema["~standard"].validate(value);
+  } catch (error) {
+    return [thrown(error, prefix)];
+  }
+  return result instanceof Promise ? result.then((r) => listed(r, prefix), (error: unknown) => [thrown(error, prefix)]) : listed(result, prefix);
+}
+
+function thrown(error: unknown, prefix: Path): Issue {
+  return { path: [...prefix], message: `its schema's check threw: ${describeError(error)}` };
 }
 
 function listed(result: StandardSchemaV1.Result<unknown>, prefix: Path): Issue[] | null {
