@@ -25,7 +25,7 @@ const TERMS_OF: Record<AlarmStep, readonly (keyof WakeTerms)[]> = {
   retention: ["retention"],
   outbox: ["outbox"],
   housekeeping: [],
-  flush: ["claimableHead", "heldClaims", "queueToken", "undelivered", "metricsReport"],
+  flush: ["claimableHead", "batch", "heldClaims", "queueToken", "undelivered", "metricsReport"],
   sent: [],
   keyMoves: ["keyMove"],
   waitpoints: ["waitpoints"],

@@ -69,31 +69,30 @@ export class WakeComputer {
     // Right after a pump no due in-process head was left with a free slot, unless the lane's bucket ran
     // dry first: then due heads wait for its next token, and are looked for.
     const looked = pumped && settings.read().rateLimit === null;
-    // Batch kinds have their own term (`batchTerm`): a due job of one waits for company, not for now.
+    // Batch kinds have their own term (`batchAt`): a due job of one waits for company, not for now.
     const rows = reads.rows(looked ? [] : dispatcher.singleKinds, dispatcher.busyJobIds(), held);
     const heldCancels = rows.cancels > 0 ? cancels.inProcess().filter((c) => dispatcher.holds(c.id)).length : 0;
     const { concurrency, paused, retention: horizons } = settings.read();
     // The outbox's rows, never whether the lane has registrations: a purge deletes the last of those
     // while the notices it wrote are still owed, and a restarted instance would forget them.
-    const partTerms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt(), nextKeyMove: this.sources.keyMoveAt?.() ?? null, nextWaitpoint: this.sources.waitpointAt?.() ?? null, nextBulk: this.sources.bulkAt?.() ?? null, nextDeadLetter: this.sources.deadLetterAt?.() ?? null };
+    const partTerms = { retentionPass: retention.nextPass(horizons), nextScheduleFire: schedules.nextFire(), nextNotice: this.sources.outbox.nextAt(), nextKeyMove: this.sources.keyMoveAt?.() ?? null, nextWaitpoint: this.sources.waitpointAt?.() ?? null, nextBulk: this.sources.bulkAt?.() ?? null, nextDeadLetter: this.sources.deadLetterAt?.() ?? null, nextBatch: this.batchAt(rows) };
     const reportDueAt = this.sources.reportDueAt();
     this.lastSaw = { full: !paused && rows.running + held >= concurrency, retention: partTerms.retentionPass, report: reportDueAt !== null };
     const { alarmSteps } = this.sources;
     const memory = { outcomesWaiting: outcomes.waiting(rows.completing), heldCancels, heldClaims: this.sources.heldClaims(), reportDueAt, stepRetryAt: alarmSteps.retryAt() };
-    const wake = earlierOf(earliest(alarmSteps.defer(wakeTerms({ ...rows, ...partTerms }, memory, clock.now()))), this.batchTerm(rows));
+    const wake = earliest(alarmSteps.defer(wakeTerms({ ...rows, ...partTerms }, memory, clock.now())));
     alarmWatch.noteWake(wake);
     return wake;
   }
 
   /**
    * When a batch kind's due jobs start (attempts/dispatcher.ts `batchWakeAt`: `size` due, or the oldest
-   * has waited `waitMs`), while the lane has a free slot, and not before its bucket's next token.
+   * has waited `waitMs`), while the lane has a free slot (terms.ts gates it on the bucket's next token).
    */
-  private batchTerm(rows: WakeRows): number | null {
+  private batchAt(rows: WakeRows): number | null {
     const { dispatcher, settings } = this.sources;
     if (laneFreeSlots(settings.read(), rows.running, dispatcher.heldSlots()) <= 0) return null;
-    const at = dispatcher.batchWakeAt();
-    return at === null || rows.laneToken === null ? at : Math.max(at, rows.laneToken);
+    return dispatcher.batchWakeAt();
   }
 
   /**
@@ -113,6 +112,3 @@ export class WakeComputer {
     return !this.sources.deliverOutcomes && !saw.full && (saw.retention !== null || this.sources.settings.read().retention.completedMs === null);
   }
 }
-
-/** The earlier of two instants (null: none). */
-const earlierOf = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));

@@ -20,6 +20,12 @@ export interface WakeTerms {
   claimableHead: number | null;
   /** The lane's bucket gains a token while claims wait for one (held claims of pull consumers). */
   heldClaims: number | null;
+  /**
+   * A batch kind's due jobs start (attempts/batch-starts.ts): now once `size` are due, else when the
+   * oldest due one has waited `waitMs`; while the lane has a free slot, and never before its bucket
+   * has a token again.
+   */
+  batch: number | null;
   /** A rate-limited queue with waiting jobs gains its next token. */
   queueToken: number | null;
   /** The earliest expiry of a queued job not yet started: now once due (a bounded batch per alarm). */
@@ -58,7 +64,7 @@ export interface WakeTerms {
  * What the terms are computed from: the jobs' rows (reads.ts), the next retention pass
  * (operator/retention.ts) and the next schedule fire (`ScheduleStore.nextFire`), each from one indexed query.
  */
-export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null; nextKeyMove?: number | null; nextWaitpoint?: number | null; nextBulk?: number | null; nextDeadLetter?: number | null };
+export type WakeInputs = WakeRows & { retentionPass: number | null; nextScheduleFire: number | null; nextNotice: number | null; nextKeyMove?: number | null; nextWaitpoint?: number | null; nextBulk?: number | null; nextDeadLetter?: number | null; nextBatch?: number | null };
 
 /** What the lane itself holds in memory that the rows cannot say. */
 export interface WakeMemory {
@@ -81,6 +87,7 @@ export function wakeTerms(rows: WakeInputs, memory: WakeMemory, now: number): Wa
     cancelWindUp: rows.cancels > memory.heldCancels ? now : null,
     claimableHead: rows.dueExecutorHead ? (rows.laneToken ?? now) : later(rows.futureHead, rows.laneToken),
     heldClaims: memory.heldClaims > 0 ? rows.laneToken : null,
+    batch: later(rows.nextBatch ?? null, rows.laneToken),
     queueToken: rows.queueToken,
     expiry: rows.expiry === null ? null : Math.max(now, rows.expiry),
     retention: rows.retentionPass,
