@@ -74,16 +74,18 @@ export class Enqueue {
   one(input: unknown, checked = false): Result<EnqueueDone> | Promise<Result<EnqueueDone>> {
     const request = parseEnqueue(input);
     if (!request.ok) return request;
-    if (!checked) {
-      // A schema that checks asynchronously: the enqueue goes on out of turn, once it has passed.
-      const refused = this.host.kinds.payload(request.value.kind, request.value.payload);
-      if (refused instanceof Promise) return refused.then((r) => r ?? this.one(input, true));
-      if (refused) return refused;
-    }
     // One reading of the clock: a job due now has `runAt` = `createdAt`, and the RPC client rebuilds both from it (enqueue-text.ts).
     const now = this.clock.now();
     const spec = this.toSpec(request.value, now);
     if (!spec.ok) return spec;
+    // The request's own refusals (400 `invalid_request`, 413) come before its payload's schema's
+    // (`invalid_payload`). A schema that checks asynchronously: the enqueue goes on out of turn, once
+    // it has passed (its spec made again then, at that reading of the clock).
+    if (!checked) {
+      const refused = this.host.kinds.payload(request.value.kind, request.value.payload);
+      if (refused instanceof Promise) return refused.then((r) => r ?? this.one(input, true));
+      if (refused) return refused;
+    }
     if (spec.value.heldPayload) {
       // Over 128 KiB, kept in R2: uploaded first, then written (payloads/held-enqueue.ts); answered with the payload it was sent.
       const payload = (request.value.payload ?? null) as Json;
@@ -159,14 +161,16 @@ export class Enqueue {
     const specs: { spec: JobSpec; idGiven: boolean; at: number }[] = [];
     for (const input of inputs) {
       const request = parseEnqueue(input);
-      const checked = request.ok ? this.host.kinds.payload(request.value.kind, request.value.payload) : null;
+      const made = request.ok ? this.toSpec(request.value, now) : request;
+      // Its payload's schema after the request's own refusals, as `one` checks them.
+      const checked = request.ok && made.ok ? this.host.kinds.payload(request.value.kind, request.value.payload) : null;
       if (checked instanceof Promise) {
         // A schema that checks asynchronously: the job goes alone after the group (`one` checks it again).
         checked.catch(() => undefined);
         answers.push(null);
         continue;
       }
-      const spec = checked ?? (request.ok ? this.toSpec(request.value, now) : request);
+      const spec = checked ?? made;
       if (!spec.ok) answers.push(spec);
       // A singleton decides on what its queue holds: alone, after the group's commit, in the group's order.
       else if ((request as { value: EnqueueRequest }).value.singleton !== undefined) answers.push(null);
@@ -259,18 +263,19 @@ export class Enqueue {
    * `traceparent` (valid, as stored): the trace context of every job of it.
    */
   batch(requests: readonly EnqueueRequest[], traceparent?: string, shards?: number, checked = false): Result<BatchAnswer["results"]> | Promise<Result<BatchAnswer["results"]>> {
-    if (!checked) {
-      // Every item's payload, all or nothing; a schema that checks asynchronously: out of turn, once they have passed.
-      const refused = this.host.kinds.batch(requests);
-      if (refused instanceof Promise) return refused.then((r) => r ?? this.batch(requests, traceparent, shards, true));
-      if (refused) return refused;
-    }
     const now = this.clock.now();
     const specs = this.toSpecs(traceparent === undefined && shards === undefined ? requests : requests.map((request) => ({ ...request, traceparent, shards })), now);
     if (!specs.ok) return specs;
     // A batch's body is 1 MiB at most: a payload kept in R2 is enqueued on its own (its upload before its write).
     const held = specs.value.findIndex((spec) => spec.heldPayload);
     if (held >= 0) return fail("payload_too_large", `jobs[${held}]: a batch item's payload is at most ${MAX_PAYLOAD_BYTES} bytes serialized; enqueue a bigger one on its own`, { index: held });
+    // Every item's payload, all or nothing, after the request's own refusals (as `one`); a schema that
+    // checks asynchronously: out of turn, once they have passed.
+    if (!checked) {
+      const refused = this.host.kinds.batch(requests);
+      if (refused instanceof Promise) return refused.then((r) => r ?? this.batch(requests, traceparent, shards, true));
+      if (refused) return refused;
+    }
     // The running jobs singleton items asked to cancel: their attempts are aborted once the batch commits.
     const cancelling: string[] = [];
     const flushed = (inserted: Result<BatchAnswer["results"]>) => {

@@ -1,8 +1,8 @@
 /**
  * A pull consumer's completions of jobs of a kind with a result schema (docs/api.md "Typed kinds"):
  * the result is checked before the fenced write, so a refusal (`invalid_payload`) writes nothing and
- * the lease is kept. Only a lane that declares a result schema reads a job's kind for it (one row
- * read a completion); the fence still judges the token after the check.
+ * the lease is kept. Only a lane that declares a result schema reads a job's kind for it (its kind
+ * column alone, a completion); the fence still judges the token after the check.
  */
 import type { ErrorBody } from "../../shared/errors.js";
 import type { AckItem } from "../../shared/schemas.js";

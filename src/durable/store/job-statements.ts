@@ -58,6 +58,9 @@ export const INSERT_MANY_SQL = `INSERT INTO jobs (${INSERT_COLUMNS})
 /** One job by id. ?1 id. */
 export const JOB_BY_ID_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE id = ?1`;
 
+/** One job's kind alone (a completion's result check reads no payload or result). ?1 id. */
+export const KIND_BY_ID_SQL = `SELECT kind FROM jobs WHERE id = ?1`;
+
 /** Jobs by id, for the duplicates of a batch. ?1 JSON array of ids. */
 export const JOBS_BY_IDS_SQL = `SELECT ${JOB_COLUMNS} FROM jobs WHERE id IN (SELECT value FROM json_each(?1))`;
 
