@@ -3,11 +3,17 @@
  * accepted that match its filter, in enqueue order, a chunk of at most 500 an alarm, each at most
  * once across alarms and restarts; requeue, cancel and delete as their single routes; one at a time.
  */
+import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Lane } from "../../../src/durable/lane.js";
+import type { PayloadStore } from "../../../src/durable/payloads/payload-store.js";
 import type { Bulk } from "../../../src/shared/bulk.js";
 import { BULK_CHUNK, BULK_KEPT_MS, BULK_SCAN } from "../../../src/shared/bulk.js";
-import { T0, claimOne, enqueue, evict, fireAlarm, refusal, row, setup, sql, value, wake, type LaneFixture, type LaneStub } from "../../helpers/lane.js";
+import { ManualClock } from "../../../src/shared/clock.js";
+import { T0, TestEntropy, claimOne, enqueue, evict, fireAlarm, inject, refusal, row, setup, sql, value, wake, type LaneFixture, type LaneStub } from "../../helpers/lane.js";
+import { PAYLOADS_LANE_PREFIX } from "../../helpers/test-worker.js";
+import { transitions, waitForTransition } from "../../helpers/executors.js";
 
 /** Enqueues `n` jobs of `kind` (batches of 1000), ids `${prefix}${i}`. */
 async function enqueueMany(stub: LaneStub, n: number, prefix = "j", kind = "k"): Promise<void> {
@@ -93,6 +99,25 @@ describe("bulk requeue", () => {
     expect(value(await stub.getBulk(id))).toMatchObject({ done: 1, skipped: 3, matched: 4 });
     expect(value(await stub.getJob("cancelled")).state).toBe("queued");
     expect(value(await stub.getJob("done")).outcome).toBe("completed");
+  });
+
+  it("tells each job's transition as the single routes do: requeued settled → queued, cancelled queued → settled", async () => {
+    // LANE tells its transitions to the tests (PLAIN_LANE does not); no executor runs kind "k".
+    const stub: LaneStub = env.LANE.getByName(crypto.randomUUID());
+    await inject(stub, new ManualClock(T0), new TestEntropy());
+    const ids = [0, 1, 2].map((i) => `told-${crypto.randomUUID()}-${i}`);
+    for (const id of ids) await enqueue(stub, { id });
+    await failAll(stub);
+    const requeue = value(await stub.startBulk({ action: "requeue", filter: { outcome: "failed" } }));
+    await runToEnd(stub, requeue.id);
+    for (const id of ids) await runInDurableObject(stub, () => waitForTransition(id, (e) => e.from === "settled" && e.to === "queued"));
+    const cancel = value(await stub.startBulk({ action: "cancel", filter: { state: "queued" }, reason: "told" }));
+    await runToEnd(stub, cancel.id);
+    for (const id of ids) {
+      await runInDurableObject(stub, () => waitForTransition(id, (e) => e.from === "queued" && e.to === "settled" && e.outcome === "cancelled"));
+      // Each told once: failed, requeued, cancelled.
+      expect(transitions(id).map((e) => `${e.from}>${e.to}`)).toEqual(["null>queued", "queued>settled", "settled>queued", "queued>settled"]);
+    }
   });
 
   it("runs on a paused lane (starting no job)", async () => {
@@ -198,6 +223,28 @@ describe("bulk delete", () => {
     expect(value(await stub.getBulk(id))).toMatchObject({ done: 1, skipped: 1 });
     expect(value(await stub.getJob("kept")).outcome).toBe("cancelled");
     refusal(await stub.getJob("dep"), "job_not_found");
+  });
+
+  it("deletes a deleted job's payload and result in R2 once its chunk has committed, keeping a skipped job's", async () => {
+    // A lane that sees the PAYLOADS bucket (its name's prefix: test-worker.ts).
+    const name = `${PAYLOADS_LANE_PREFIX}${crypto.randomUUID()}`;
+    const stub: LaneStub = env.PLAIN_LANE.getByName(name);
+    await inject(stub, new ManualClock(T0), new TestEntropy());
+    const big = (tag: string) => ({ tag, blob: "x".repeat(200 * 1024) });
+    const objects = async () => (await env.PAYLOADS.list({ prefix: `${name}/` })).objects.map((o) => o.key.split("/")[1]);
+    value(await stub.enqueue({ id: "done", kind: "k", payload: big("p") }));
+    const { lease } = await claimOne(stub);
+    value(await stub.complete("done", { token: lease.token, result: big("r") }));
+    value(await stub.enqueue({ id: "waiting", kind: "k", payload: big("w") }));
+    expect(await objects()).toEqual(["done", "done", "waiting"]);
+
+    const { id } = value(await stub.startBulk({ action: "delete", filter: { kind: "k" } }));
+    await runToEnd(stub, id);
+    expect(value(await stub.getBulk(id))).toMatchObject({ done: 1, skipped: 1 });
+    await runInDurableObject(stub, (lane: Lane) => (lane as unknown as { parts: { payloads: PayloadStore } }).parts.payloads.sweep.settled());
+    expect(await objects()).toEqual(["waiting"]);
+    expect(await sql(stub, "SELECT key FROM payload_objects WHERE state <> 'marker' AND key NOT LIKE '%/waiting/%'")).toEqual([]);
+    expect(value(await stub.getJob("waiting")).payload).toEqual(big("w"));
   });
 });
 
