@@ -358,14 +358,14 @@ export class Lane extends DurableObject<SwitchyardEnv> {
    */
   async due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>> { return this.gate.read(() => this.shards.due()); }
 
-  /** A sharded lane's held claim: waits, claiming nothing, until a job is due here or `waitMs` passes. Flushes in its body, before it waits: a rate-limited lane's next token is then a term of the wake. */
-  async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown): Promise<Result<Watched>> { return this.gate.change(() => this.shards.awaitWork(epoch, waitMs, hold), flush.inBody); }
-
-  /** The router of a held claim stops watching here (it claimed elsewhere, or its client left). No flush: a watch dropped can only move the wake later, and the stored alarm may be early. */
-  async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> { return this.gate.change(() => this.shards.stopWatching(hold), flush.never); }
   /** How many jobs a claim would take here now, up to its `minJobs` (else `max`): a sharded lane's held claim with `minJobs` sums the shards'. */
   async claimable(input?: unknown): Promise<Result<{ claimable: number }>> { return this.gate.read(() => this.consumers.claimable(input)); }
 
+  /** A sharded lane's held claim: waits, claiming nothing, until a job is due here or `waitMs` passes. Flushes in its body, before it waits: a rate-limited lane's next token is then a term of the wake. */
+  async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown, counting?: unknown): Promise<Result<Watched>> { return this.gate.change(() => this.shards.awaitWork(epoch, waitMs, hold, counting), flush.inBody); }
+
+  /** The router of a held claim stops watching here (it claimed elsewhere, or its client left). No flush: a watch dropped can only move the wake later, and the stored alarm may be early. */
+  async stopWatching(hold: unknown): Promise<Result<{ stopped: number }>> { return this.gate.change(() => this.shards.stopWatching(hold), flush.never); }
 
   /** A page of jobs with each one's seq: what a sharded lane's merged list is made of. */
   async listShardPage(input: unknown, afterSeq: unknown): Promise<Result<{ jobs: Job[]; seqs: number[]; more: boolean }>> { return this.gate.read(() => this.shards.listShardPage(input, afterSeq)); }

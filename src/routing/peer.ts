@@ -35,8 +35,8 @@ export type HandOver = { status: "refused" | "retry" } | { status: "moved"; id: 
 /** Where an id's job is, as its id's shard knows: there (that index), another shard (its reservation), or nowhere (null). */
 export type Located = { shard: number | null };
 
-/** What a watcher is answered: whether a job was due, and the epoch to name in the next watch. */
-export type Watched = { due: boolean; epoch: number };
+/** What a watcher is answered: whether a job was due, and the epoch to name in the next watch (a watch with a count: the count it grew to). */
+export type Watched = { due: boolean; epoch: number; claimable?: number };
 
 /** A peer's answer: a stub's promise, or the answer itself from the object a lane hands for itself. */
 export type Answer<T> = Result<T> | Promise<Result<T>>;
@@ -85,7 +85,8 @@ export interface LanePeer extends ShardPeer, WaitpointPeer {
   due(): Promise<Result<{ oldestDueAt: number | null; epoch: number }>>;
   /** How many jobs the claim would take on this shard now, up to its `minJobs` (else `max`); claims nothing. */
   claimable(request: object): Promise<Result<{ claimable: number }>>;
-  awaitWork(epoch: number, waitMs: number, hold: string): Promise<Result<Watched>>;
+  /** With `counting`, answered only when the claim `request`'s count here grows past `seen` (or at `waitMs`). */
+  awaitWork(epoch: number, waitMs: number, hold: string, counting?: { request: object; seen: number }): Promise<Result<Watched>>;
   stopWatching(hold: string): Promise<Result<{ stopped: number }>>;
   abandonClaim(hold: string): Promise<Result<{ released: number }>>;
 }

@@ -30,7 +30,8 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
    * first (for `CLAIM_LOOK_EVERY_MS` after that look); short of `max`, a look at every shard (`due`),
    * then claims from those with due work, the longest-waiting first, while short of `max`. A held claim with nothing
    * claimed waits on every shard at once (`awaitWork`, which claims nothing) and claims from the
-   * shard that wakes it, until its `waitMs` is spent: no job is ever claimed to be given back.
+   * shard that wakes it, until its `waitMs` is spent: no job is ever claimed to be given back. A held
+   * claim with `minJobs` counts across the shards first (held-min-jobs.ts).
    */
   async claim(lane: string, request: ClaimOfShards, hold: string | null, signal?: AbortSignal): Promise<Result<{ jobs: PulledJob[] }>> {
     const count = await this.shards(lane);
@@ -44,7 +45,7 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
       const until = Date.now() + (request.waitMs ?? 0);
       return acrossResets(() => this.stub(lane, 0).claim({ ...request, waitMs: Math.max(0, until - Date.now()) }, hold), signal);
     }
-    if (request.waitMs && (request.minJobs ?? 1) > 1) return gather(this, lane, shards, request, signal);
+    if (request.waitMs && (request.minJobs ?? 1) > 1) return gather(this, lane, shards, request, hold, signal);
     const max = request.max ?? 1;
     const now = { ...request, waitMs: 0 };
     const jobs: PulledJob[] = [];
@@ -92,11 +93,20 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
   }
 
   /**
-   * A held claim whose caller went away: dropped, and what it was just given released. Only a lane
-   * of one shard holds a claim (its shard 0 does); a sharded lane's claims hold none (the router
-   * stops its watches on the caller's signal), so there shard 0 finds none of that name.
+   * A held claim whose caller went away: dropped, and what it was just given released. A lane of one
+   * shard holds the claim itself (its shard 0). On a sharded lane the router stops its watches on the
+   * caller's signal, and a held claim with `minJobs` claims each shard under its hold's name: every
+   * shard releases what it gave under that name, and one it never reached claims nothing for it later.
    */
-  abandonClaim(lane: string, hold: string): Promise<Result<{ released: number }>> {
-    return this.stub(lane, 0).abandonClaim(hold);
+  async abandonClaim(lane: string, hold: string): Promise<Result<{ released: number }>> {
+    const count = await this.shards(lane);
+    if (!count.ok) return count;
+    const answers = await Promise.all(Array.from({ length: count.value }, (_, i) => this.stub(lane, i).abandonClaim(hold)));
+    let released = 0;
+    for (const answer of answers) {
+      if (!answer.ok) return answer;
+      released += answer.value.released;
+    }
+    return ok({ released });
   }
 }

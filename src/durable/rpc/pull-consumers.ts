@@ -24,6 +24,7 @@ import { checkAckCompletions, checkCompletion } from "../kinds/completions.js";
 import type { KindChecks } from "../kinds/kind-checks.js";
 import type { PayloadStore } from "../payloads/payload-store.js";
 import { wholeJobs } from "../payloads/whole-answers.js";
+import { claimCounter } from "../shards/claim-counts.js";
 import { completeHeld } from "../payloads/held-results.js";
 
 /** The parts a pull consumer's calls reach. */
@@ -60,7 +61,8 @@ export class PullConsumerRpc {
     const gathering = minJobs > 1 && this.parts.claims.claimableCount(ask, this.parts.dispatcher, minJobs) < minJobs;
     const jobs = gathering ? [] : this.parts.claims.forConsumer(ask, this.parts.dispatcher);
     if (jobs.length > 0) this.parts.wake.afterChange();
-    if (request.value.waitMs) this.parts.waiters.tookAtOnce(name.value, jobs);
+    // Also without a wait: a sharded lane's held claim with minJobs claims each shard so, under its hold's name.
+    this.parts.waiters.tookAtOnce(name.value, jobs);
     const waitMs = request.value.waitMs ?? 0;
     if (jobs.length > 0 || waitMs === 0) return ok({ jobs: await this.whole(jobs, ask.max) });
     const held = this.parts.waiters.hold(ask, waitMs, name.value);
@@ -76,10 +78,8 @@ export class PullConsumerRpc {
 
   /** How many jobs the claim `input` would take now, counted up to its `minJobs` (else its `max`); claims nothing. */
   claimable(input?: unknown): Result<{ claimable: number }> {
-    const request = parse(S.ClaimRequest, input ?? {});
-    if (!request.ok) return request;
-    const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS };
-    return ok({ claimable: this.parts.claims.claimableCount(ask, this.parts.dispatcher, request.value.minJobs ?? ask.max) });
+    const count = claimCounter(this.parts.claims, this.parts.dispatcher, input);
+    return count.ok ? ok({ claimable: count.value() }) : count;
   }
 
   renew(id: unknown, input: unknown): Result<{ lease: Lease }> {

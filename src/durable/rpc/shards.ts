@@ -21,9 +21,14 @@ import type { JobStore } from "../store/job-store.js";
 import type { Wake } from "../wake/wake.js";
 import type { Waitpoints } from "../waitpoints/waitpoints.js";
 import { z } from "zod";
+import type { Claims, InProcess } from "../attempts/claim.js";
+import { claimCounter } from "../shards/claim-counts.js";
 
 /** A position in a shard's list (a job's seq; 0: the start). */
 const Seq = z.number().int().min(0);
+
+/** A held claim's watch with a count: the claim (checked as a claim), and the count here it has seen. */
+const Counting = z.object({ request: z.unknown(), seen: z.number().int().min(0) }).strict();
 
 /** The parts a shard's calls reach. */
 export interface ShardParts {
@@ -38,6 +43,9 @@ export interface ShardParts {
   readonly waitpoints: Waitpoints;
   /** A watch flushes itself, before it waits (rpc/gate.ts `flush.inBody`). */
   readonly wake: Wake;
+  /** What a watch with a count counts (shards/claim-counts.ts). */
+  readonly claims: Claims;
+  readonly dispatcher: InProcess;
 }
 
 /** The lane's info (lane-lifecycle.ts), which `configure` answers. */
@@ -157,16 +165,29 @@ export class ShardRpc {
     return ok({ oldestDueAt: this.parts.store.laneCounts.oldestDueAt(this.clock.now()), epoch: this.parts.watchers.epoch });
   }
 
-  async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown): Promise<Result<Watched>> {
+  /**
+   * A held claim's watch of this shard. With `counting` (a claim with `minJobs`), answered only when
+   * the claim's count here grows past the `seen` it names, whatever flushes meanwhile: a shard whose
+   * jobs are too few for it then costs nothing until one more comes. Its epoch is not read.
+   */
+  async awaitWork(epoch: unknown, waitMs: unknown, hold: unknown, counting?: unknown): Promise<Result<Watched>> {
     const since = parse(Seq, epoch);
     if (!since.ok) return since;
     const wait = parse(S.ClaimRequest.shape.waitMs.unwrap(), waitMs);
     if (!wait.ok) return wait;
     const name = parse(HoldName, hold);
     if (!name.ok) return name;
-    const watching = this.parts.watchers.watch(since.value, wait.value, name.value);
+    const watching = counting === undefined ? ok(this.parts.watchers.watch(since.value, wait.value, name.value)) : this.countWatch(counting, wait.value, name.value);
+    if (!watching.ok) return watching;
     if (this.parts.watchers.size > 0) this.parts.wake.afterChange(false); // a rate-limited lane's next token is a term of the wake
-    return ok(await watching);
+    return ok(await watching.value);
+  }
+
+  private countWatch(counting: unknown, waitMs: number, hold: string): Result<Promise<Watched>> {
+    const counted = parse(Counting, counting);
+    if (!counted.ok) return counted;
+    const count = claimCounter(this.parts.claims, this.parts.dispatcher, counted.value.request);
+    return count.ok ? ok(this.parts.watchers.watchCount(count.value, counted.value.seen, waitMs, hold)) : count;
   }
 
   stopWatching(hold: unknown): Result<{ stopped: number }> {

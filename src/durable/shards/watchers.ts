@@ -1,8 +1,9 @@
 /**
  * A sharded lane's held claim (docs/concepts.md "Sharded lanes"): the router waits on every shard for
  * work without claiming there, then claims from the shard that has some, so that it never claims a job
- * only to give it back. A watcher is answered by the lane's flush (the one that answers held claims)
- * when a queued job is due here, or at its deadline. Each flush is an epoch: a watcher that names an
+ * only to give it back (a claim with `minJobs` may, when another took jobs between its count and its
+ * claim: routing/held-min-jobs.ts). A watcher is answered by the lane's flush (the one that answers
+ * held claims) when a queued job is due here, or at its deadline. Each flush is an epoch: a watcher that names an
  * epoch older than the current one is answered at once when a job is due, so that work that arrived
  * between the router's look and its watch is not missed; one that names the current epoch waits for
  * the next flush, so that a due job no claim can take (its queue busy, the lane full) does not wake
@@ -18,6 +19,8 @@ interface Watcher {
   hold: string | null;
   deadline: number;
   answer(watched: Watched): void;
+  /** A watch with a count (`watchCount`): answered only when this says more than it had seen (null: not yet). */
+  grown?: () => number | null;
 }
 
 export class Watchers {
@@ -42,14 +45,38 @@ export class Watchers {
     });
   }
 
-  /** The flush: a new epoch; every watcher is answered if a job is due. */
+  /**
+   * Waits until `count()` is more than `seen` (answered with it), at most `waitMs`: a held claim with
+   * `minJobs` is woken only by claimable work it has not counted yet, never by a due job too few for it
+   * nor by a flush that changed nothing for it.
+   */
+  watchCount(count: () => number, seen: number, waitMs: number, hold: string | null): Promise<Watched> {
+    const grown = () => {
+      const n = count();
+      return n > seen ? n : null;
+    };
+    const now = grown();
+    if (now !== null) return Promise.resolve({ due: true, epoch: this.epoch, claimable: now });
+    if (this.watchers.length >= MAX_CLAIM_WAITERS) return Promise.resolve({ due: false, epoch: this.epoch });
+    return new Promise((answer) => {
+      this.watchers.push({ hold, deadline: Date.now() + waitMs, answer, grown });
+      this.arm();
+    });
+  }
+
+  /** The flush: a new epoch; every watcher is answered if a job is due (a watch with a count, if its count grew). */
   flushed(): void {
     this.epoch++;
     if (this.watchers.length === 0 || !this.due()) return;
-    const answered = this.watchers;
-    this.watchers = [];
-    for (const w of answered) w.answer({ due: true, epoch: this.epoch });
-    this.arm();
+    const answered: Watcher[] = [];
+    this.watchers = this.watchers.filter((w) => {
+      const grown = w.grown?.();
+      if (grown === null) return true;
+      answered.push(w);
+      w.answer(grown === undefined ? { due: true, epoch: this.epoch } : { due: true, epoch: this.epoch, claimable: grown });
+      return false;
+    });
+    if (answered.length > 0) this.arm();
   }
 
   /** The router stops watching (it claimed elsewhere, or its client left). */
