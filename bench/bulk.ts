@@ -83,7 +83,7 @@ export const bulkWorkloads: Record<string, (env: BenchEnv, params: Params) => Pr
       // the other kind's jobs taken away): so none twice and none missed.
       requeuedOnce: last.done === n && last.skipped === 0 && after.counts.failed === 0 && again === n,
       back: again,
-      alarms: { count: alarms.length, longestMs: alarms.at(-1) ?? null, p50: percentile(alarms, 50), p99: percentile(alarms, 99) },
+      alarms: { count: alarms.length, longestMs: alarms.at(-1) ?? null, p50: percentile(alarms, 50), p99: percentile(alarms, 99), longest: alarms.slice(-5) },
       duringBulk: { rounds: during.enqueueMs.length, enqueue: { p50: p(during.enqueueMs, 50), p99: p(during.enqueueMs, 99), max: p(during.enqueueMs, 100) }, claim: { p50: p(during.claimMs, 50), p99: p(during.claimMs, 99), max: p(during.claimMs, 100) } },
       baseline: { rounds: baseline.enqueueMs.length, enqueue: { p50: p(baseline.enqueueMs, 50), p99: p(baseline.enqueueMs, 99) }, claim: { p50: p(baseline.claimMs, 50), p99: p(baseline.claimMs, 99) } },
     };

@@ -26,11 +26,11 @@ import type * as ReportModule from "./report.js";
 import type * as ScheduleRunModule from "./schedules-run.js";
 import type * as ShardTargetsModule from "./shard-targets.js";
 import type * as WaitsModule from "./waits.js";
-import type * as BulkTargetsModule from "./bulk-targets.js";
 import type * as PayloadsModule from "./payloads.js";
 import type * as TenantsTargetsModule from "./tenants-targets.js";
 import type * as KindsTargetsModule from "./kinds-targets.js";
 import type * as BatchesTargetsModule from "./batches-targets.js";
+import type * as BulkTargetsModule from "./bulk-targets.js";
 
 // Imported by path so that Node (type stripping) and tsc (which refuses `.ts` specifiers here) both accept them.
 const load = async <T>(path: string) => (await import(new URL(path, import.meta.url).href)) as T;
