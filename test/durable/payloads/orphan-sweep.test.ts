@@ -1,28 +1,14 @@
 import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import { ManualClock } from "../../../src/shared/clock.js";
 import { unwrap } from "../../../src/shared/errors.js";
 import type { Lane } from "../../../src/durable/lane.js";
-import type { PayloadStore } from "../../../src/durable/payloads/payload-store.js";
 import { UPLOAD_SWEEP_AFTER_MS } from "../../../src/durable/payloads/payload-store.js";
-import { T0, TestEntropy, inject, sql, type LaneStub } from "../../helpers/lane.js";
+import { T0, sql } from "../../helpers/lane.js";
 import { restartLane } from "../../helpers/restart.js";
-import { PAYLOADS_LANE_PREFIX } from "../../helpers/test-worker.js";
+import { heldLane, objects, owed, payloadsOf, swept } from "../../helpers/held-payloads.js";
 
-const payloadsOf = (lane: Lane) => (lane as unknown as { parts: { payloads: PayloadStore } }).parts.payloads;
-
-async function setup() {
-  const name = `${PAYLOADS_LANE_PREFIX}${crypto.randomUUID()}`;
-  const stub: LaneStub = env.LANE.getByName(name);
-  const clock = new ManualClock(T0);
-  await inject(stub, clock, new TestEntropy());
-  return { name, stub, clock };
-}
-
-const objects = async (name: string) => (await env.PAYLOADS.list({ prefix: `${name}/` })).objects.map((o) => o.key);
-const owed = (stub: LaneStub) => sql<{ key: string; state: string }>(stub, "SELECT key, state FROM payload_objects WHERE state <> 'marker'");
-const swept = (stub: LaneStub) => runInDurableObject(stub, (lane: Lane) => payloadsOf(lane).sweep.settled());
+const setup = () => heldLane();
 
 describe("the sweep of objects no job owns", () => {
   it("deletes an object uploaded by an instance killed before its job's row was written, at the next start", async () => {
