@@ -325,7 +325,16 @@ export class Attempt {
     );
   }
 
-  private answered(item: AckItem, answer: AckAnswer, durationMs: number): void {
+  private answered(item: AckItem, answer: AckAnswer, durationMs: number): Promise<void> | void {
+    if (!answer.ok && answer.error.code === "invalid_payload" && item.op === "complete") {
+      // The lane refused the result (its kind's result schema) and kept the lease: the attempt fails
+      // with the refusal's message, retried like any failure, as an in-process executor's would be.
+      const failed: AckItem = { op: "fail", id: this.job.id, token: "", error: answer.error.message.slice(0, MAX_ERROR_MESSAGE_CHARS) };
+      return this.fenced((token) => this.host.acks.push({ ...failed, token })).then(
+        (again) => this.answered(failed, again, durationMs),
+        () => this.host.count("lost"),
+      );
+    }
     if (!answer.ok) {
       const cause = FENCE_CODES[answer.error.code] ?? "lost";
       this.host.count(cause === "cancelled" ? "cancelled" : "lost");
