@@ -8,7 +8,7 @@ export const MARK_HOLDS_SQL = `INSERT OR IGNORE INTO payload_objects (key, state
 export const HOLDS_SQL = `SELECT EXISTS (SELECT 1 FROM payload_objects) AS holds`;
 
 /** The objects owed, oldest first (?1 how many). */
-export const OWED_SQL = `SELECT key, state FROM payload_objects WHERE state <> 'marker' ORDER BY at, key LIMIT ?1`;
+export const OWED_SQL = `SELECT key, state FROM payload_objects WHERE state <> 'marker' ORDER BY at, key LIMIT +?1`;
 
 /** An upload that its job owns now: nothing owed (?1 key). */
 export const FORGET_SQL = `DELETE FROM payload_objects WHERE key = ?1 AND state <> 'marker'`;
@@ -24,3 +24,12 @@ export const JOB_COLUMNS_BY_ID_SQL = `SELECT payload, result FROM jobs WHERE id 
 
 /** A job's generation (?1 id): a result's key names the attempt that wrote it. */
 export const GENERATION_SQL = `SELECT generation FROM jobs WHERE id = ?1`;
+
+/**
+ * Of some keys (?1 a JSON array), those a dead-letter copy still owed holds (deadletters/outbox.ts
+ * reads the object when it delivers): kept for it though no job points at them any more.
+ */
+export const HELD_FOR_COPIES_SQL = `SELECT DISTINCT held AS key FROM dead_letter_outbox WHERE held IN (SELECT value FROM json_each(?1))`;
+
+/** An object that neither a job nor a copy owed holds any more: to delete (?1 key, ?2 now). */
+export const OWE_DELETION_SQL = `INSERT OR REPLACE INTO payload_objects (key, state, at) VALUES (?1, 'deleting', ?2)`;
