@@ -30,11 +30,15 @@ export interface AckWrites {
 
 type Prepared = { item: AckItem; json: Result<string> | null };
 
-/** `refused`: completions refused before any write (a result its kind's schema refuses), by index: each is its item's answer. */
-export function applyAcks(acks: readonly AckItem[], writes: AckWrites, refused: ReadonlyMap<number, ErrorBody> | null = null): Result<AckAnswer[]> {
+/**
+ * `refused`: completions refused before any write (a result its kind's schema refuses, or one whose
+ * upload to R2 failed), by index: each is its item's answer. `held`: completions whose results were
+ * uploaded to R2 first (payloads/held-results.ts), by index: the reference each writes.
+ */
+export function applyAcks(acks: readonly AckItem[], writes: AckWrites, refused: ReadonlyMap<number, ErrorBody> | null = null, held: ReadonlyMap<number, string> | null = null): Result<AckAnswer[]> {
   const prepared: Prepared[] = [];
   for (const [index, item] of acks.entries()) {
-    const json = refused?.has(index) ? { ok: false as const, error: refused.get(index)! } :
+    const json = refused?.has(index) ? { ok: false as const, error: refused.get(index)! } : held?.has(index) ? ok(held.get(index)!) :
       item.op === "complete" ? serializeJson(item.result, "result") : item.op === "progress" ? serializeJson(item.progress, "progress", MAX_PROGRESS_BYTES) : null;
     if (json && !json.ok && json.error.code === "invalid_request") {
       const field = item.op === "complete" ? "result" : "progress";
