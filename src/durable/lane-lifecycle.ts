@@ -152,8 +152,9 @@ export class LaneLifecycle {
    * nothing to wait for (known already, or no registry), so that an enqueue can answer in its turn.
    */
   register(): Promise<void> | null {
-    // The registry lists a sharded lane once, by its shard 0.
-    if (this.parts.shard.index !== 0 || this.parts.store.settings.read().registered) return null;
+    // Every shard that gets a job tells the registry its lane's name, once (the registry keeps it once):
+    // a sharded lane's jobs may all be on shards other than its first (copies routed by their ids).
+    if (this.parts.store.settings.read().registered) return null;
     const registry = this.parts.registry();
     return registry ? this.registerWith(registry) : null;
   }

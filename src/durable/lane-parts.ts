@@ -149,8 +149,9 @@ export class LaneParts {
   readonly waitpointOutbox: WaitpointOutbox;
   /** The notices this lane owes other jobs' lanes (deps/outbox.ts). */
   readonly outbox: Outbox;
-  /** The copies this lane owes its dead-letter lanes (deadletters/outbox.ts), and the copies other lanes send it (deadletters/intake.ts). */
+  /** The copies this lane owes its dead-letter lanes (deadletters/outbox.ts). */
   readonly deadLetters: DeadLetterOutbox;
+  /** The copies other lanes' outboxes send this lane as their dead-letter lane, written once each (deadletters/intake.ts). */
   readonly deadLetterIntake: DeadLetterIntake;
   /** The lane's metrics reports to the registry (metrics/reporter.ts). */
   readonly metrics: MetricsReporter;
@@ -233,8 +234,9 @@ export class LaneParts {
     const deadLetterRouting = new DeadLetterRouting(this.lanes());
     this.deadLetters = new DeadLetterOutbox(storage, clock, entropy, {
       lane, deadLetter: () => store.settings.read().deadLetter, send: (to, copies) => deadLetterRouting.send(to, copies), waitUntil, changed: () => this.wake.afterChange(),
+      payloadText: (key) => this.payloads.text(key), released: (keys) => this.payloads.releasedByCopies(keys),
     });
-    this.deadLetterIntake = new DeadLetterIntake(clock, { store, shard: this.shard });
+    this.deadLetterIntake = new DeadLetterIntake(clock, { store, shard: this.shard, payloads: this.payloads });
     this.claims = new Claims(storage, clock, entropy, {
       lane, version, settings: store.settings, runningCount: () => store.laneCounts.running(), queuesMatter: () => this.queues.anyRateLimited(),
       checkpoints: this.checkpoints, dependencies: this.dependencies, transitions: this.transitions,

@@ -22,7 +22,8 @@ import type { Dispatcher } from "./attempts/dispatcher.js";
 import type { FencedWrites } from "./attempts/fenced-writes.js";
 import { enqueueAnswer, enqueueAnswerText, type EnqueueDone } from "./enqueue/enqueue-text.js";
 import type { NoticeAnswer, RegistrationAnswer } from "./deps/notices.js";
-import type { DeadLetterAnswer } from "../routing/dead-letter-routing.js";
+import type { DeadLetterShardAnswer } from "../routing/dead-letter-routing.js";
+import { DeadLetterRpc } from "./rpc/dead-letters.js";
 import type { SwitchyardEnv } from "./env.js";
 import { parse, parseBatchEnqueue, parseId, parseJsonText } from "./input.js";
 import { LaneLifecycle } from "./lane-lifecycle.js";
@@ -117,6 +118,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   private readonly jobWaits: JobWaitRpc;
   private readonly waitpointWaiters: WaitpointWaiterRpc;
   private readonly bulk: BulkRpc;
+  private readonly deadLetters: DeadLetterRpc;
 
   constructor(ctx: DurableObjectState, env: SwitchyardEnv) {
     super(ctx, env);
@@ -140,6 +142,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
     this.keys = new DebounceKeyRpc(parts);
     this.consumers = new PullConsumerRpc(parts);
     this.deps = new DependencyRpc(parts);
+    this.deadLetters = new DeadLetterRpc(parts, life);
     this.operator = new OperatorRpc(parts, life);
     this.scheduleRpc = new ScheduleRpc(parts);
     this.steps = new StepRpc(parts);
@@ -425,21 +428,16 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   /** Another lane's outbox tells this one of settled dependencies: each applied at most once; answers per notice. */
   async notifyDependencies(input: unknown): Promise<Result<NoticeAnswer[]>> { return this.gate.change(() => this.deps.notifyDependencies(input)); }
 
+  // ---- dead letters (deadletters/) ----
+
+  /** Another lane's outbox sends copies of its failed jobs to this, its dead-letter lane: each written once, answered. */
+  async enqueueDeadLetters(input: unknown): Promise<Result<DeadLetterShardAnswer[]>> { return this.gate.change(() => this.deadLetters.enqueueDeadLetters(input)); }
+
   // ---- the operator's lane ----
 
   /** The lane's metrics in the Prometheus text exposition, read live (docs/api.md "Metrics"). */
   async metrics(): Promise<Result<string>> {
     return this.gate.read(() => ok(this.life.metricsText()));
-  }
-
-  // ---- dead letters (deadletters/) ----
-
-  /** Another lane's outbox sends copies of its failed jobs to this, its dead-letter lane: each written once, answered. */
-  async enqueueDeadLetters(input: unknown): Promise<Result<DeadLetterAnswer[]>> {
-    const answer = await this.gate.change(() => this.parts.deadLetterIntake.receive(input));
-    // A lane that only ever receives copies has jobs all the same: the registry lists it, as after an enqueue.
-    if (answer.ok) await this.life.register();
-    return answer;
   }
 
   /** This shard's metrics report and its clock's now, which a sharded lane's route merges (docs/api.md "Metrics"). */

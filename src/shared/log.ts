@@ -62,7 +62,10 @@ export type LogEvent =
   | { event: "lane.alarm_step_failed"; lane: string; step: AlarmStep; failures: number; retryAt: number; message: string }
   /** A delivery of the outbox's notices to a dependent's lane failed, or that lane refused it: they are sent again after a backoff. */
   | { event: "lane.outbox_failed"; lane: string; to: string; notices: number; message: string }
+  /** Copies whose id would pass 4,096 characters (a copy of a copy of …): not made, dropped from the outbox (deadletters/outbox.ts). */
   | { event: "lane.dead_letter_dropped"; lane: string; to: string; ids: string[]; message: string }
+  /** A copy's payload held in R2 was missing from the bucket when it went (changed behind the lane's back): the copy says null. */
+  | { event: "lane.dead_letter_payload_missing"; lane: string; to: string; id: string; message: string }
   | { event: "waitpoint.tell_failed"; lane: string; message: string }
   | { event: "lane.key_move_failed"; lane: string; key: string; jobId: string; to: number; message: string }
   /**

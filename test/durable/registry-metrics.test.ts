@@ -105,16 +105,16 @@ describe("the registry's scrape of a sharded lane", () => {
     expect(await queued()).toEqual([6]);
   });
 
-  it("reads a report from before the lanes counted waitpoints (no waitpointsCompleted or waitpointsTimedOut) as 0 of each, alone and merged with a newer shard's", async () => {
+  it("reads a report from before the lanes counted waitpoints and dead letters (no waitpointsCompleted, waitpointsTimedOut or deadLettered) as 0 of each, alone and merged with a newer shard's", async () => {
     const totals = async (lane: string) => Object.fromEntries(samplesOf(parseExposition(await registry().metrics(0, [lane])), "switchyard_jobs_total", { lane }).map((s) => [s.labels.event, s.value]));
     const alone = `regold-${crypto.randomUUID()}`;
     await registry().report(alone, report(1));
-    expect(await totals(alone)).toEqual({ ...report(1).stats, waitpointsCompleted: 0, waitpointsTimedOut: 0 });
+    expect(await totals(alone)).toEqual({ ...report(1).stats, deadLettered: 0, waitpointsCompleted: 0, waitpointsTimedOut: 0 });
     // Shard 1's stored report is of the old shape; shard 0's counts waitpoints: the lane's are its.
     const lane = `regold-${crypto.randomUUID()}`;
     await registry().report(`${lane}#1`, sharded(2, null, 2));
     await registry().report(lane, { ...sharded(1, null, 2), stats: { ...report(1).stats, waitpointsCompleted: 3, waitpointsTimedOut: 1 } });
-    expect(await totals(lane)).toEqual({ ...report(3).stats, waitpointsCompleted: 3, waitpointsTimedOut: 1 });
+    expect(await totals(lane)).toEqual({ ...report(3).stats, deadLettered: 0, waitpointsCompleted: 3, waitpointsTimedOut: 1 });
   });
 
   it("withdraws one shard's report, and the lane with its last", async () => {

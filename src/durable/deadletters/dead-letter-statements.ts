@@ -4,24 +4,35 @@
 export const NEXT_DEAD_LETTER_SQL = `SELECT MIN(next_at) AS at FROM dead_letter_outbox`;
 
 /**
- * Due copies, the earliest first, each with its payload as the dead-letter lane stores it: the job's
- * fields as it settled, its payload whole (JSON text built here, nothing parsed). A payload held in
- * R2 (its column a reference, `@…`: migration 30) is not JSON: such a copy says null for now, rather
- * than fail the delivery of every copy with it. ?1 the lane's name, ?2 now, ?3 limit.
+ * Due copies, the earliest first, each with about the bytes its copy will take (its payload's, the
+ * size a reference to R2 states, and its errors'): a delivery takes a budget of bytes in hand before
+ * it builds any copy. ?1 now, ?2 limit.
  */
-export const DUE_DEAD_LETTERS_SQL = `SELECT seq, lane, id, tries, json_object('lane', ?1, 'id', id, 'kind', kind,
-  'payload', IIF(substr(payload, 1, 1) = '@', NULL, json(payload)),
-  'outcome', outcome, 'error', error, 'errors', json(errors), 'attempts', attempts, 'settledAt', settled_at) AS copy
-  FROM dead_letter_outbox WHERE next_at <= ?2 ORDER BY next_at, seq LIMIT ?3`;
+export const DUE_DEAD_LETTERS_SQL = `SELECT seq, lane, id, tries,
+  IIF(held IS NULL, length(CAST(payload AS BLOB)), CAST(substr(payload, instr(payload, ' ') + 1) AS INTEGER))
+    + length(CAST(errors AS BLOB)) + ifnull(length(CAST(error AS BLOB)), 0) + 256 AS bytes
+  FROM dead_letter_outbox WHERE next_at <= ?1 ORDER BY next_at, seq LIMIT +?2`;
+
+/**
+ * The copies of some rows (a JSON array of seqs in ?2) as the dead-letter lane stores them: the job's
+ * fields as it settled, its payload whole (JSON text built here, nothing parsed). A payload held in R2
+ * is no JSON: such a copy leaves it out here and names its key (`held`), and the outbox reads the
+ * object and puts it in. ?1 the lane's name.
+ */
+export const COPIES_SQL = `SELECT seq, held, IIF(held IS NULL,
+    json_object('lane', ?1, 'id', id, 'kind', kind, 'payload', json(payload), 'outcome', outcome, 'error', error, 'errors', json(errors), 'attempts', attempts, 'settledAt', settled_at),
+    json_object('lane', ?1, 'id', id, 'kind', kind, 'outcome', outcome, 'error', error, 'errors', json(errors), 'attempts', attempts, 'settledAt', settled_at)) AS copy
+  FROM dead_letter_outbox WHERE seq IN (SELECT value FROM json_each(?2))`;
 
 /** Copies postponed to ?2 (a JSON array of seqs in ?1); ?3 1 counts a failed try. */
 export const POSTPONE_DEAD_LETTERS_SQL = `UPDATE dead_letter_outbox SET next_at = ?2, tries = tries + ?3 WHERE seq IN (SELECT value FROM json_each(?1))`;
 
 /**
  * Copies the dead-letter lane has (a JSON array of seqs in ?1): they go, each answered once (a copy
- * sent twice, its first answer late, is counted by the answer that deletes it alone).
+ * sent twice, its first answer late, is counted by the answer that deletes it alone), with the keys of
+ * the objects they held for their copies (owed a deletion once no job points at them).
  */
-export const ACK_DEAD_LETTERS_SQL = `DELETE FROM dead_letter_outbox WHERE seq IN (SELECT value FROM json_each(?1)) RETURNING seq`;
+export const ACK_DEAD_LETTERS_SQL = `DELETE FROM dead_letter_outbox WHERE seq IN (SELECT value FROM json_each(?1)) RETURNING seq, held`;
 
 /** ?1 copies made: the lane's lifetime count. */
 export const COUNT_DEAD_LETTERED_SQL = `UPDATE lane_counts SET total_dead_lettered = total_dead_lettered + ?1 WHERE id = 1`;

@@ -97,6 +97,11 @@ export class PayloadStore {
     if (this.sweep.settle(keys, owners) > 0) this.sweep.soon();
   }
 
+  /** Dead-letter copies that held these objects were delivered (deadletters/outbox.ts): those nothing holds now go, after the caller's transaction. */
+  releasedByCopies(keys: readonly string[]): void {
+    if (keys.length > 0 && this.sweep.released(keys, this.clock.now()) > 0) this.sweep.soon();
+  }
+
   /** At the lane's start: whatever is owed (by an instance that died) is worked off, in a lane that has ever held an object. */
   sweepOwed(): void {
     if (this.bucket !== undefined && this.mayHold) this.sweep.soon();

@@ -79,9 +79,14 @@ export class PayloadSweep {
             if (this.settle([key]) > 0) doomed.push(key);
           }
         }
-        if (doomed.length > 0) {
-          await this.bucket.delete(doomed);
-          this.sql.exec(Q.DELETED_SQL, JSON.stringify(doomed));
+        // An object a dead-letter copy still owes its dead-letter lane is the copy's now: it goes once
+        // the copy is delivered (`released`), not with its job.
+        const forCopies = doomed.length === 0 ? new Set<string>() : this.heldForCopies(doomed);
+        for (const key of forCopies) this.sql.exec(Q.FORGET_SQL, key);
+        const gone = forCopies.size === 0 ? doomed : doomed.filter((key) => !forCopies.has(key));
+        if (gone.length > 0) {
+          await this.bucket.delete(gone);
+          this.sql.exec(Q.DELETED_SQL, JSON.stringify(gone));
         }
         if (rows.length < SWEEP_BATCH) break;
         if (doomed.length === 0) break; // only uploads under way are left
@@ -90,6 +95,25 @@ export class PayloadSweep {
     } catch (error) {
       log({ event: "lane.payload_sweep_failed", lane: this.lane, message: describeError(error) });
     }
+  }
+
+  /**
+   * Dead-letter copies that held these objects were delivered: each one that no job points at and no
+   * other copy holds is owed a deletion (in the caller's transaction); answers how many.
+   */
+  released(keys: readonly string[], now: number): number {
+    const held = this.heldForCopies(keys);
+    let owed = 0;
+    for (const key of keys) {
+      if (held.has(key) || this.owned(key)) continue;
+      this.sql.exec(Q.OWE_DELETION_SQL, key, now);
+      owed++;
+    }
+    return owed;
+  }
+
+  private heldForCopies(keys: readonly string[]): Set<string> {
+    return new Set(this.sql.exec<{ key: string }>(Q.HELD_FOR_COPIES_SQL, JSON.stringify(keys)).toArray().map((r) => r.key));
   }
 
   /**

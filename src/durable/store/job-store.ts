@@ -59,7 +59,7 @@ export class JobStore {
   ) {
     this.sql = storage.sql;
     this.lane = options.lane;
-    this.settings = new LaneSettingsStore(storage, options.lane);
+    this.settings = new LaneSettingsStore(storage);
     this.laneCounts = new LaneCounts(storage);
   }
 

@@ -9,8 +9,8 @@ export const LANE_NAME_SQL = `SELECT name FROM lane WHERE id = 1`;
 /** Stores the object's name unless stored already. ?1 name. */
 export const STORE_NAME_SQL = `UPDATE lane SET name = ?1 WHERE id = 1 AND name IS NOT ?1`;
 
-/** The lane's name, and that the registry knows it. ?1 name. */
-export const REGISTERED_SQL = `UPDATE lane SET name = ?1, registered = 1 WHERE id = 1`;
+/** That the registry knows the lane. */
+export const REGISTERED_SQL = `UPDATE lane SET registered = 1 WHERE id = 1`;
 
 /** Whether the registry may hold a metrics report of this lane. ?1 0 or 1. */
 export const METRICS_REPORTED_SQL = `UPDATE lane SET metrics_reported = ?1 WHERE id = 1`;

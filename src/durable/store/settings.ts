@@ -65,10 +65,7 @@ export class LaneSettingsStore {
   private cached: LaneSettings | null = null;
   private defaults: QueueDefaults | null = null;
 
-  constructor(
-    private readonly storage: DurableObjectStorage,
-    private readonly lane: string,
-  ) {
+  constructor(private readonly storage: DurableObjectStorage) {
     this.sql = storage.sql;
   }
 
@@ -111,9 +108,12 @@ export class LaneSettingsStore {
     return this.cached;
   }
 
-  /** Remembers the lane's name and that the registry knows it. */
+  /**
+   * Remembers that the registry knows the lane. The object's own name is not written here: every
+   * shard registers, and shard i's is `<lane>#i`, stored when the runtime tells it (`storeName`).
+   */
   markRegistered(): void {
-    this.sql.exec(REGISTERED_SQL, this.lane);
+    this.sql.exec(REGISTERED_SQL);
     this.cached = null;
   }
 

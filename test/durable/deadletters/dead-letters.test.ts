@@ -3,7 +3,8 @@
  * failed or interrupted is copied into the dead-letter lane named at that moment, once, through the
  * lane's outbox (written in the settling transaction, delivered by the alarm, across restarts).
  */
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
+import { MAX_DEAD_LETTER_ID_CHARS } from "../../../src/shared/dead-letters.js";
 import { lanes } from "../../helpers/dependency-lanes.js";
 import { claimOne, fireAlarm, sql, value, wake, type LaneStub } from "../../helpers/lane.js";
 import { restartLane } from "../../helpers/restart.js";
@@ -187,6 +188,32 @@ it("a copy's id may be longer than a name: a copy of a copy is made, and read by
   expect((twice.payload.payload as Copy).payload).toBeNull();
 });
 
+it("a copy whose id would pass 4,096 characters is not made: dropped from the outbox, logged (lane.dead_letter_dropped)", async () => {
+  const { source, target, all } = await setupLanes(3);
+  const third = all[2]!;
+  value(await target.stub.configure({ deadLetter: { lane: third.name } }));
+  // A copy of a copy of … whose id is as long as a copy's may be: its own copy's would be longer.
+  const long = `${source.name}.${"x".repeat(MAX_DEAD_LETTER_ID_CHARS - source.name.length - 1)}`;
+  expect(long).toHaveLength(MAX_DEAD_LETTER_ID_CHARS);
+  expect(value(await target.stub.enqueueDeadLetters({ shards: 1, copies: [{ id: long, payload: "{}" }] }))).toEqual(["created"]);
+  const claimed = await claimOne(target.stub, { kinds: ["deadletter"] });
+  expect(claimed.id).toBe(long);
+  value(await target.stub.fail(long, { token: claimed.lease.token, error: "again", retry: false }));
+  expect(await owed(target.stub)).toBe(1);
+  const lines: string[] = [];
+  vi.spyOn(console, "log").mockImplementation((line: unknown) => void lines.push(String(line)));
+  try {
+    await deliver(target.stub);
+  } finally {
+    vi.restoreAllMocks();
+  }
+  const dropped = lines.filter((l) => l.includes('"lane.dead_letter_dropped"')).map((l) => JSON.parse(l) as { lane: string; to: string; ids: string[] });
+  expect(dropped).toEqual([expect.objectContaining({ lane: target.name, to: third.name, ids: [long] })]);
+  expect(await sql(third.stub, `SELECT id FROM jobs`)).toEqual([]);
+  expect(value(await target.stub.info()).stats.deadLettered).toBe(0);
+  expect(value(await target.stub.getJob(long))).toMatchObject({ outcome: "failed", error: "again" });
+});
+
 it("refuses a dead-letter lane naming the lane itself, or a bad name, or an unknown field, changing nothing", async () => {
   const { source, target } = await setupLanes();
   for (const deadLetter of [{ lane: source.name }, { lane: "no spaces" }, { lane: target.name, extra: 1 }, { queue: "q" }, "lane"]) {
@@ -201,16 +228,17 @@ it("refuses a dead-letter lane naming the lane itself, or a bad name, or an unkn
 });
 
 
-it("a job whose payload is held in R2 is still copied (its payload null for now), and copies beside it are not held up", async () => {
+it("a job whose payload is held in R2 is copied with its payload whole, and copies beside it are not held up", async () => {
   const { source, target } = await setupLanes(2, `${PAYLOADS_LANE_PREFIX}dl`);
-  value(await source.stub.enqueue({ id: "held", kind: "k-held", payload: { big: "x".repeat(200_000) } }));
+  const payload = { big: "x".repeat(200_000) };
+  value(await source.stub.enqueue({ id: "held", kind: "k-held", payload }));
   value(await source.stub.enqueue({ id: "plain", kind: "k-plain", payload: 1 }));
   // Its row holds a reference to its object, not JSON.
   expect((await sql<{ p: string }>(source.stub, `SELECT substr(payload, 1, 1) AS p FROM jobs WHERE id = 'held'`))[0]!.p).toBe("@");
   await failPulled(source.stub, "held", "boom");
   await failPulled(source.stub, "plain", "boom");
   await deliver(source.stub);
-  expect((await copyIn(target.stub, `${source.name}.held`)).payload).toMatchObject({ id: "held", payload: null });
+  expect((await copyIn(target.stub, `${source.name}.held`)).payload).toMatchObject({ id: "held", payload });
   expect((await copyIn(target.stub, `${source.name}.plain`)).payload).toMatchObject({ id: "plain", payload: 1 });
 });
 
