@@ -8,9 +8,9 @@
  */
 import { MAX_BATCH_EXECUTOR_SIZE, MAX_CLAIM_WAIT_MS } from "../shared/defaults.js";
 import { batchEndings, type BatchJobAnswer, type BatchEnding } from "../shared/batch-answers.js";
-import type { DependencyOutcome } from "../shared/job.js";
+import type { DependencyOutcome, Json } from "../shared/job.js";
 import { QueueError } from "../shared/errors.js";
-import type { WorkerHandler } from "./worker-attempt.js";
+import type { WorkerContext, WorkerHandler } from "./worker-attempt.js";
 
 export type { BatchJobAnswer };
 
@@ -61,21 +61,46 @@ export function batchOf(handler: WorkerHandler | undefined): WorkerBatchOptions 
   return (handler as Partial<WorkerBatchHandler> | undefined)?.[BATCH] ?? null;
 }
 
+/** Reads a job's payload or result whole (worker-http.ts `value`). */
+export type ReadValue = (which: "payload" | "result", id: string, lane: string | undefined) => Promise<Json>;
+
+/**
+ * A claimed job's payload and dependencies' results, whole: a claim of several leaves out each one
+ * held in R2 (`payloadRef`, a dependency's `resultRef`), read back here. Null when nothing is held.
+ */
+export function wholeOfPulled(job: WorkerContext["job"], read: ReadValue): Promise<{ payload: Json; dependencies: DependencyOutcome[] }> | null {
+  const held = (d: DependencyOutcome) => "resultRef" in d && d.resultRef !== undefined;
+  if (job.payloadRef == null && !job.dependencies.some(held)) return null;
+  return Promise.all([
+    job.payloadRef == null ? job.payload : read("payload", job.id, undefined),
+    Promise.all(job.dependencies.map(async (d): Promise<DependencyOutcome> => {
+      if (!held(d) || !("id" in d)) return d;
+      const { resultRef: _, ...rest } = d;
+      return { ...rest, result: await read("result", d.id, d.lane) };
+    })),
+  ]).then(([payload, dependencies]) => ({ payload, dependencies }));
+}
+
 /**
  * The handlers of one claimed batch of `count` jobs, by place: each records its job, the last one
- * calls `run` once for all, and each then answers its own job from `run`'s answer.
+ * calls `run` once for all, and each then answers its own job from `run`'s answer. A payload or
+ * dependency's result held in R2 is read first (`read`), so that `run` gets each whole; a read that
+ * fails fails every job of the batch, as a throw of `run` would.
  */
-export function batchHandlers(options: WorkerBatchOptions, count: number): (index: number) => WorkerHandler {
+export function batchHandlers(options: WorkerBatchOptions, count: number, read: ReadValue): (index: number) => WorkerHandler {
   const jobs: WorkerBatchJob[] = new Array(count);
+  const reads: Promise<void>[] = [];
   let seen = 0;
   let answered!: (endings: BatchEnding[]) => void;
   const endings = new Promise<BatchEnding[]>((resolve) => (answered = resolve));
   const runAll = () =>
-    Promise.resolve()
+    Promise.all(reads)
       .then(() => options.run(jobs))
       .then((value) => answered(batchEndings({ ok: true, value }, count)), (error: unknown) => answered(batchEndings({ ok: false, error }, count)));
   return (index) => (payload, ctx) => {
-    jobs[index] = { id: ctx.job.id, payload, attempt: ctx.attempt, signal: ctx.signal, dependencies: ctx.job.dependencies };
+    const job: WorkerBatchJob = (jobs[index] = { id: ctx.job.id, payload, attempt: ctx.attempt, signal: ctx.signal, dependencies: ctx.job.dependencies });
+    const whole = wholeOfPulled(ctx.job, read);
+    if (whole) reads.push(whole.then((w) => void Object.assign(job, w)));
     if (++seen === count) void runAll();
     return endings.then((all) => {
       const ending = all[index]!;

@@ -25,15 +25,18 @@ export interface WorkerHttp {
   acks(body: string, timeoutMs: number): Promise<AcksAnswer>;
   saveCheckpoint(id: string, name: string, body: { token: string; value: Json }, timeoutMs: number): Promise<unknown>;
   writeStream(id: string, body: { token: string; chunks: unknown[] }, timeoutMs: number): Promise<unknown>;
+  /** A job's payload or result, whole (`GET …/jobs/{id}/payload` or `…/result`): what a claim of several leaves in R2. `lane`: the job's, this worker's by default. */
+  value(which: "payload" | "result", id: string, lane: string | undefined, timeoutMs: number): Promise<Json>;
 }
 
 export function createWorkerHttp(options: WorkerHttpOptions): WorkerHttp {
   const doFetch = options.fetch ?? ((input, init) => fetch(input, init));
-  const base = `${options.url.replace(/\/+$/, "")}/v1/lanes/${encodeURIComponent(options.lane)}`;
+  const laneUrl = (lane: string) => `${options.url.replace(/\/+$/, "")}/v1/lanes/${encodeURIComponent(lane)}`;
+  const base = laneUrl(options.lane);
   const headers = { authorization: `Bearer ${options.token}`, "content-type": "application/json" };
-  const job = (id: string) => `${base}/jobs/${encodeURIComponent(id)}`;
+  const job = (id: string, lane = base) => `${lane}/jobs/${encodeURIComponent(id)}`;
 
-  async function send<T>(method: string, url: string, body: string, timeoutMs: number, signal?: AbortSignal): Promise<T> {
+  async function send<T>(method: string, url: string, body: string | null, timeoutMs: number, signal?: AbortSignal): Promise<T> {
     const timeout = AbortSignal.timeout(timeoutMs);
     const response = await doFetch(url, { method, headers, body, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
     const text = await response.text();
@@ -55,6 +58,7 @@ export function createWorkerHttp(options: WorkerHttpOptions): WorkerHttp {
     acks: (body, timeoutMs) => send("POST", `${base}/acks`, body, timeoutMs),
     saveCheckpoint: (id, name, body, timeoutMs) => send("PUT", `${job(id)}/checkpoints/${encodeURIComponent(name)}`, JSON.stringify(body), timeoutMs),
     writeStream: (id, body, timeoutMs) => send("POST", `${job(id)}/stream`, JSON.stringify(body), timeoutMs),
+    value: (which, id, lane, timeoutMs) => send("GET", `${job(id, lane === undefined ? base : laneUrl(lane))}/${which}`, null, timeoutMs),
   };
 }
 

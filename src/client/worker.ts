@@ -239,7 +239,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
         break;
       }
       if (batched && jobs.length > 0) {
-        const handlerOf = batchHandlers(batched, jobs.length);
+        const handlerOf = batchHandlers(batched, jobs.length, (which, id, lane) => http.value(which, id, lane, WORKER_REQUEST_TIMEOUT_MS));
         jobs.forEach((job, i) => start(job, sentAt, handlerOf(i)));
       } else for (const job of jobs) start(job, sentAt);
       // Empty long before its wait was over (the lane holds as many claims as it may), or no wait at

@@ -6,12 +6,12 @@ import { batch, createWorker, type WorkerBatchJob } from "../../src/client/worke
 import type { BatchJobAnswer } from "../../src/shared/batch-answers.js";
 import { QueueError } from "../../src/shared/errors.js";
 import { TOKEN } from "../helpers/http.js";
+import { PAYLOADS_LANE_PREFIX } from "../helpers/test-worker.js";
 
 const KIND = "k.batch";
 
 /** A worker with one batch handler on a fresh lane, through the app's own fetch; its requests are kept. */
-function batchWorker(size: number, waitMs: number, answer: (jobs: WorkerBatchJob[]) => BatchJobAnswer[] | Promise<BatchJobAnswer[]>) {
-  const name = crypto.randomUUID();
+function batchWorker(size: number, waitMs: number, answer: (jobs: WorkerBatchJob[]) => BatchJobAnswer[] | Promise<BatchJobAnswer[]>, name: string = crypto.randomUUID()) {
   const runs: WorkerBatchJob[][] = [];
   const requests: { path: string; body: any }[] = [];
   let ran!: () => void;
@@ -82,6 +82,22 @@ describe("createWorker batch handlers", () => {
     await ran();
     expect(runs[0]!.map((j) => j.id)).toEqual(["a"]);
     expect(await settled(lane, "a")).toMatchObject({ outcome: "failed", error: "provider down" });
+    await worker.stop({ graceMs: 1_000 });
+  });
+
+  it("gives run each payload and dependency's result held in R2 whole (a claim of several leaves them out)", async () => {
+    const big = (tag: string) => ({ tag, blob: "y".repeat(200 * 1024) });
+    const { lane, worker, runs, ran, requests } = batchWorker(2, 5_000, (jobs) => jobs.map(() => ({ ok: true })), `${PAYLOADS_LANE_PREFIX}${crypto.randomUUID()}`);
+    await lane.enqueue({ id: "dep", kind: "demo.echo", payload: big("dependency") });
+    expect(await settled(lane, "dep")).toMatchObject({ outcome: "completed" });
+    await lane.enqueue({ id: "h1", kind: KIND, payload: big("h1"), dependsOn: [{ id: "dep" }] });
+    await lane.enqueue({ id: "h2", kind: KIND, payload: { small: true } });
+    await ran();
+    expect(runs[0]!.map((j) => j.payload)).toEqual([big("h1"), { small: true }]);
+    expect(runs[0]![0]!.dependencies).toEqual([expect.objectContaining({ id: "dep", outcome: "completed", result: big("dependency") })]);
+    expect("resultRef" in runs[0]![0]!.dependencies[0]!).toBe(false);
+    expect(requests.filter((r) => /\/jobs\/(h1\/payload|dep\/result)$/.test(r.path)).map((r) => r.path.split("/").slice(-2).join("/")).sort()).toEqual(["dep/result", "h1/payload"]);
+    expect((await settled(lane, "h1")).outcome).toBe("completed");
     await worker.stop({ graceMs: 1_000 });
   });
 
