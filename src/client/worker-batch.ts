@@ -7,24 +7,15 @@
  * together, go in one request (ack-batcher.ts).
  */
 import { MAX_BATCH_EXECUTOR_SIZE, MAX_CLAIM_WAIT_MS } from "../shared/defaults.js";
-import { batchEndings, type BatchJobAnswer, type BatchEnding } from "../shared/batch-answers.js";
+import { batchEndings, type BatchJob, type BatchJobAnswer, type BatchEnding } from "../shared/batch-answers.js";
 import type { DependencyOutcome, Json } from "../shared/job.js";
 import { QueueError } from "../shared/errors.js";
 import type { WorkerContext, WorkerHandler } from "./worker-attempt.js";
 
 export type { BatchJobAnswer };
 
-/** One job of a batch as `run` sees it: no durable steps, its own signal. */
-export interface WorkerBatchJob {
-  id: string;
-  payload: any;
-  /** 1 for the first attempt. */
-  attempt: number;
-  /** Fires when this job's lease is lost, it is cancelled, or the worker stops before `run` returns. */
-  signal: AbortSignal;
-  /** What the job's dependencies settled as and returned ([] without any). */
-  dependencies: DependencyOutcome[];
-}
+/** One job of a batch as `run` sees it (the in-process batch executor's too). */
+export type WorkerBatchJob = BatchJob;
 
 export interface WorkerBatchOptions {
   /** Most jobs run together, 1..100 (and no more than the worker's free slots). */

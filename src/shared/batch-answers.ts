@@ -1,9 +1,22 @@
 /**
- * A batch executor's answers (docs/api.md "Batches"), read the same way in process
+ * A batch executor's jobs and answers (docs/api.md "Batches"), the same in process
  * (durable/attempts/batch-executor.ts) and by a pull worker's `batch(...)` handler
  * (client/worker-batch.ts): one per job in input order; anything else fails every job alike.
  */
 import { NonRetryableError, RetryAfterError } from "./executor-errors.js";
+import type { DependencyOutcome } from "./job.js";
+
+/** One job of a batch as `run` sees it, in process and in a pull worker alike: no durable steps, its own signal. */
+export interface BatchJob {
+  id: string;
+  payload: any;
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Fires on this job's cancel or its own `timeoutMs`, when its attempt loses its lease, or (a pull worker's) when the worker stops before `run` returns. */
+  signal: AbortSignal;
+  /** What the job's dependencies settled as and returned, in `dependsOn` order; empty without any. */
+  readonly dependencies: DependencyOutcome[];
+}
 
 /** `run`'s answer for one job, in input order: done with a result, or failed (retried unless `retry` is false). */
 export type BatchJobAnswer = { ok: true; result?: unknown } | { ok: false; error: string; retry?: boolean; retryAfterMs?: number };

@@ -6,23 +6,11 @@
  */
 import { MAX_BATCH_EXECUTOR_SIZE, MAX_BATCH_EXECUTOR_WAIT_MS } from "../../shared/defaults.js";
 import type { ClaimedJob, DependencyOutcome, Json } from "../../shared/job.js";
-import type { BatchJobAnswer } from "../../shared/batch-answers.js";
+import type { BatchJob, BatchJobAnswer } from "../../shared/batch-answers.js";
 import type { SwitchyardEnv } from "../env.js";
 import type { Executor } from "./executors.js";
 
-/** One job of a batch as `run` sees it: no durable steps (`step`, `sleep`, `waitFor`), its own signal. */
-export interface BatchJob {
-  id: string;
-  payload: any;
-  /** 1 for the first attempt. */
-  attempt: number;
-  /** Fires on this job's cancel, its own `timeoutMs`, or when its attempt loses its lease. */
-  signal: AbortSignal;
-  /** What the job's dependencies settled as and returned, in `dependsOn` order; empty without any. */
-  readonly dependencies: DependencyOutcome[];
-}
-
-export type { BatchJobAnswer };
+export type { BatchJob, BatchJobAnswer };
 
 export interface BatchContext<E = SwitchyardEnv> {
   env: E;
