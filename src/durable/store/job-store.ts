@@ -235,6 +235,11 @@ export class JobStore {
     return firstJobRow(this.sql.exec(Q.JOB_BY_ID_SQL, id));
   }
 
+  /** A job's kind, by id (undefined: no such job): a completion's result check reads nothing more. */
+  kindOf(id: string): string | undefined {
+    return this.sql.exec<{ kind: string }>(Q.KIND_BY_ID_SQL, id).toArray()[0]?.kind;
+  }
+
   /** The state an outcome is recorded in: `completing` when a hook is to be told of it first, else `settled`. */
   endState(): "completing" | "settled" {
     return this.options.deliverOutcomes ? "completing" : "settled";
