@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { EnqueueAnswer } from "../../shared/answers.js";
 import * as S from "../../shared/schemas.js";
 import { fail, ok, type Result } from "../../shared/errors.js";
+import { serializeJson } from "../../shared/json.js";
 import type { Schedule, SchedulePage, SchedulePut } from "../../shared/schedule.js";
 import { MAX_SHARDS } from "../../shared/shards.js";
 import type { Dispatcher } from "../attempts/dispatcher.js";
@@ -49,16 +50,27 @@ export class ScheduleRpc {
     if (!schedule.ok) return schedule;
     const request = parse(S.ScheduleRequest, input);
     if (!request.ok) return request;
-    // The job's payload, of a declared kind, is checked at the PUT (its fires enqueue it as it is).
+    // The job's payload, of a declared kind, is checked at the PUT (its fires enqueue it as it is); its
+    // refusal comes after the request's own (400 `invalid_request`, then 413), as an enqueue's.
     const refused = this.parts.kinds.payload(request.value.job.kind, request.value.job.payload, ["job", "payload"]);
-    if (refused instanceof Promise) return refused.then((r) => r ?? this.putChecked(schedule.value, request.value));
-    return refused ?? this.putChecked(schedule.value, request.value);
+    const put = (r: Awaited<typeof refused>) => (r ? (this.refusedFirst(request.value) ?? r) : this.putChecked(schedule.value, request.value));
+    return refused instanceof Promise ? refused.then(put) : put(refused);
   }
 
   private putChecked(schedule: string, request: S.ScheduleRequest): Result<SchedulePut> {
+    return this.notShardZero() ?? this.parts.schedules.put(schedule, request);
+  }
+
+  /** What refuses the request before its payload's schema does (checked on that refusal only): a shard other than 0, a payload over its size. */
+  private refusedFirst(request: S.ScheduleRequest): Result<never> | null {
+    const payload = serializeJson(request.job.payload, "job.payload");
+    return this.notShardZero() ?? (payload.ok ? null : payload);
+  }
+
+  private notShardZero(): Result<never> | null {
     // A sharded lane's schedules live on its shard 0, the object named after the lane (docs/concepts.md "Sharded lanes").
-    if (this.parts.shard.index > 0) return fail("invalid_request", `a sharded lane's schedules live on its shard 0 (the object ${this.parts.lane}), not on shard ${this.parts.shard.index}`, [{ path: ["lane"], message: "not shard 0" }]);
-    return this.parts.schedules.put(schedule, request);
+    if (this.parts.shard.index === 0) return null;
+    return fail("invalid_request", `a sharded lane's schedules live on its shard 0 (the object ${this.parts.lane}), not on shard ${this.parts.shard.index}`, [{ path: ["lane"], message: "not shard 0" }]);
   }
 
   getSchedule(name: unknown): Result<Schedule> {

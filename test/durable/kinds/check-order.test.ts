@@ -23,6 +23,14 @@ describe("the order of an enqueue's refusals", () => {
     expect(await rows(stub)).toEqual([]);
   });
 
+  it("answers a schedule PUT's the same way", async () => {
+    const { stub } = await setup();
+    refusal(await stub.putSchedule("s1", { everyMs: 60_000, job: { kind: "typed.sleep", payload: badAndBig } }), "payload_too_large");
+    refusal(await stub.putSchedule("s1", { everyMs: 60_000, job: { kind: "typed.async", payload: badAndBig } }), "payload_too_large");
+    refusal(await stub.putSchedule("s1", { everyMs: 60_000, job: { kind: "typed.sleep", payload: { ms: "x" } } }), "invalid_payload");
+    expect(value(await stub.listSchedules()).schedules).toEqual([]);
+  });
+
   it("answers a batch's the same way, naming the item", async () => {
     const { stub } = await setup();
     const good = { kind: "typed.sleep", payload: { ms: 1 } };
