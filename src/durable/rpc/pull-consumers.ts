@@ -25,7 +25,7 @@ import type { KindChecks } from "../kinds/kind-checks.js";
 import type { PayloadStore } from "../payloads/payload-store.js";
 import { wholeJobs } from "../payloads/whole-answers.js";
 import { claimCounter } from "../shards/claim-counts.js";
-import { completeHeld } from "../payloads/held-results.js";
+import { completeHeld, holdAckResults, type HeldAcks } from "../payloads/held-results.js";
 
 /** The parts a pull consumer's calls reach. */
 export interface PullConsumerParts {
@@ -109,7 +109,7 @@ export class PullConsumerRpc {
   }
 
   /** A job's kind, for the check of its result (only a lane that declares a result schema reads it). */
-  private readonly kindOf = (id: string) => this.parts.store.row(id)?.kind;
+  private readonly kindOf = (id: string) => this.parts.store.kindOf(id);
 
   fail(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.FailRequest, input);
@@ -153,16 +153,25 @@ export class PullConsumerRpc {
     return this.acksChecked(request.value.acks, refused);
   }
 
-  private acksChecked(acks: S.AcksRequest["acks"], refused: ReadonlyMap<number, ErrorBody> | null): Result<AcksAnswer> | Promise<Result<AcksAnswer>> {
+  private acksChecked(acks: S.AcksRequest["acks"], refused: ReadonlyMap<number, ErrorBody> | null, uploaded?: HeldAcks): Result<AcksAnswer> | Promise<Result<AcksAnswer>> {
+    // Results over 128 KiB go to R2 first, then the acks apply with their references (payloads/held-results.ts).
+    const holding = uploaded ? null : holdAckResults(this.parts.payloads, acks, refused);
+    if (holding) {
+      return holding.then((done) => {
+        const answer = this.acksChecked(acks, done.refused, done);
+        // A registration with another shard that fails never reaches the writes: its uploads are settled all the same.
+        return answer instanceof Promise ? answer.catch((error: unknown) => { this.parts.payloads.landed(done.keys); throw error; }) : answer;
+      });
+    }
     const { waits } = this.parts;
     // Waits on waitpoints of other shards register with them first (waits/waits.ts `registered`).
     const away = acks.flatMap((a) => (a.op === "wait" && waits.elsewhere(a.waitpoint) ? [a] : []));
-    if (away.length > 0) return waits.registered(away).then((registered) => registered.run((wait) => this.applied(acks, wait, refused)));
-    return this.applied(acks, (id, token, waitpoint, timeoutMs) => waits.wait(id, token, waitpoint, timeoutMs), refused);
+    if (away.length > 0) return waits.registered(away).then((registered) => registered.run((wait) => this.applied(acks, wait, refused, uploaded)));
+    return this.applied(acks, (id, token, waitpoint, timeoutMs) => waits.wait(id, token, waitpoint, timeoutMs), refused, uploaded);
   }
 
-  private applied(acks: S.AcksRequest["acks"], wait: Waits["wait"], refused: ReadonlyMap<number, ErrorBody> | null): Result<AcksAnswer> {
-    const results = applyAcks(acks, {
+  private applied(acks: S.AcksRequest["acks"], wait: Waits["wait"], refused: ReadonlyMap<number, ErrorBody> | null, uploaded?: HeldAcks): Result<AcksAnswer> {
+    const results = this.withLanded(uploaded, () => applyAcks(acks, {
       complete: (id, token, json) => this.parts.fenced.complete(id, token, json),
       // A pull consumer may have recorded checkpoints: the batch deletes them with the completion.
       completeBatch: (items) => this.parts.fenced.completeBatch(items.map((item) => ({ ...item, checkpoints: true }))),
@@ -171,8 +180,17 @@ export class PullConsumerRpc {
       snooze: (id, token, delayMs) => this.parts.fenced.snooze(id, token, delayMs),
       wait,
       progress: (id, token, json) => this.parts.checkpoints.progress(id, token, json),
-    }, refused);
+    }, refused, uploaded?.held ?? null));
     return results.ok ? ok({ results: results.value }) : results;
+  }
+
+  /** Runs the acks' writes, then settles their uploads in the same turn: kept by the jobs that now point at them, else owed a deletion. */
+  private withLanded<T>(uploaded: HeldAcks | undefined, write: () => T): T {
+    try {
+      return write();
+    } finally {
+      if (uploaded) this.parts.payloads.landed(uploaded.keys);
+    }
   }
 }
 
