@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { MAX_HELD_PAYLOAD_BYTES } from "../../../src/shared/payload-ref.js";
 import { claimOne, sql, value } from "../../helpers/lane.js";
 import { failUploads, heldLane, objects, owed, swept } from "../../helpers/held-payloads.js";
 
@@ -55,5 +56,15 @@ describe("batch acks with big results", () => {
     ]);
     expect(value(await stub.getJob("a")).state).toBe("running");
     expect(value(await stub.getJob("b")).outcome).toBe("completed");
+  });
+
+  it("refuse a result over 16 MiB naming that limit, uploading nothing", async () => {
+    const { name, stub } = await setup();
+    value(await stub.enqueue({ id: "a", kind: "k", payload: 1 }));
+    const { lease } = await claimOne(stub);
+    const answer = value(await stub.acks({ acks: [{ op: "complete", id: "a", token: lease.token, result: "x".repeat(MAX_HELD_PAYLOAD_BYTES) }] }));
+    expect(answer.results).toEqual([{ id: "a", ok: false, error: expect.objectContaining({ code: "payload_too_large", message: expect.stringContaining(String(MAX_HELD_PAYLOAD_BYTES)) }) }]);
+    expect(await objects(name)).toEqual([]);
+    expect(value(await stub.getJob("a")).state).toBe("running");
   });
 });
