@@ -21,6 +21,7 @@ import type { JobStore } from "../store/job-store.js";
 import type { Wake } from "../wake/wake.js";
 import type { Waitpoints } from "../waitpoints/waitpoints.js";
 import { z } from "zod";
+import type { JobSpec } from "../../shared/job-spec.js";
 import type { Claims, InProcess } from "../attempts/claim.js";
 import { claimCounter } from "../shards/claim-counts.js";
 
@@ -123,18 +124,20 @@ export class ShardRpc {
   checkBatch(input: unknown): Result<null> | Promise<Result<null>> {
     const request = parseBatchEnqueue(input);
     if (!request.ok) return request;
-    // Declared kinds' payloads (kinds/kind-checks.ts), by this part's numbering: the router renumbers them to the batch's.
-    const refused = this.parts.kinds.batch(request.value.jobs);
-    if (refused instanceof Promise) return refused.then((r) => r ?? this.checkParsed(request.value));
-    return refused ?? this.checkParsed(request.value);
-  }
-
-  private checkParsed(request: Extract<ReturnType<typeof parseBatchEnqueue>, { ok: true }>["value"]): Result<null> {
-    const { jobs, traceparent, shards } = request;
+    const { jobs, traceparent, shards } = request.value;
     // The keys' reservations are checked by the write: a job whose key's job the router moves first is checked here too.
     const specs = this.parts.enqueue.toSpecs(jobs.map((job) => ({ ...job, traceparent, shards })), this.clock.now(), false);
     if (!specs.ok) return specs;
-    for (const spec of specs.value) {
+    // Declared kinds' payloads (kinds/kind-checks.ts) after the request's own refusals, by this part's
+    // numbering: the router renumbers them to the batch's.
+    const refused = this.parts.kinds.batch(jobs);
+    if (refused instanceof Promise) return refused.then((r) => r ?? this.checkExisting(specs.value));
+    return refused ?? this.checkExisting(specs.value);
+  }
+
+  /** The batch's jobs whose ids exist here: each must be the same job (else the conflict's refusal). */
+  private checkExisting(specs: readonly JobSpec[]): Result<null> {
+    for (const spec of specs) {
       if (!this.parts.store.row(spec.id)) continue;
       const existing = this.parts.store.existing(spec);
       if (!existing.ok) return existing;
