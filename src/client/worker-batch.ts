@@ -8,9 +8,9 @@
  */
 import { MAX_BATCH_EXECUTOR_SIZE, MAX_CLAIM_WAIT_MS } from "../shared/defaults.js";
 import { batchEndings, type BatchJob, type BatchJobAnswer, type BatchEnding } from "../shared/batch-answers.js";
-import type { DependencyOutcome, Json } from "../shared/job.js";
 import { QueueError } from "../shared/errors.js";
-import type { WorkerContext, WorkerHandler } from "./worker-attempt.js";
+import type { WorkerHandler } from "./worker-attempt.js";
+import { wholeOfPulled, type ReadValue } from "./worker-held.js";
 
 export type { BatchJobAnswer };
 
@@ -50,26 +50,6 @@ export function batch(options: WorkerBatchOptions): WorkerBatchHandler {
 /** The batch options of a handler, or null for a single-job handler. */
 export function batchOf(handler: WorkerHandler | undefined): WorkerBatchOptions | null {
   return (handler as Partial<WorkerBatchHandler> | undefined)?.[BATCH] ?? null;
-}
-
-/** Reads a job's payload or result whole (worker-http.ts `value`). */
-export type ReadValue = (which: "payload" | "result", id: string, lane: string | undefined) => Promise<Json>;
-
-/**
- * A claimed job's payload and dependencies' results, whole: a claim of several leaves out each one
- * held in R2 (`payloadRef`, a dependency's `resultRef`), read back here. Null when nothing is held.
- */
-export function wholeOfPulled(job: WorkerContext["job"], read: ReadValue): Promise<{ payload: Json; dependencies: DependencyOutcome[] }> | null {
-  const held = (d: DependencyOutcome) => "resultRef" in d && d.resultRef !== undefined;
-  if (job.payloadRef == null && !job.dependencies.some(held)) return null;
-  return Promise.all([
-    job.payloadRef == null ? job.payload : read("payload", job.id, undefined),
-    Promise.all(job.dependencies.map(async (d): Promise<DependencyOutcome> => {
-      if (!held(d) || !("id" in d)) return d;
-      const { resultRef: _, ...rest } = d;
-      return { ...rest, result: await read("result", d.id, d.lane) };
-    })),
-  ]).then(([payload, dependencies]) => ({ payload, dependencies }));
 }
 
 /**

@@ -37,6 +37,7 @@ import { Attempt, WorkerSnoozed, WorkerWaiting, type AttemptHost, type Counter, 
 import { createWorkerHttp, type PulledJob } from "./worker-http.js";
 import { loadOpenTelemetry, workerTracing } from "./worker-tracing.js";
 import { batchHandlers, batchOf, type WorkerBatchOptions } from "./worker-batch.js";
+import { withWhole, type ReadValue } from "./worker-held.js";
 
 export type { WorkerAbortCause, WorkerContext, WorkerEvent, WorkerHandler } from "./worker-attempt.js";
 export { WorkerAbortError, WorkerSnoozed, WorkerWaiting } from "./worker-attempt.js";
@@ -168,7 +169,8 @@ export function createWorker(options: WorkerOptions): PullWorker {
   // Spans when `@opentelemetry/api` is there (an optional peer dependency): known before the first claim.
   const tracingLoaded = loadOpenTelemetry().then((api) => void (host.tracing = workerTracing(api, (error) => error instanceof WorkerSnoozed || error instanceof WorkerWaiting)));
 
-  function start(job: PulledJob, sentAt: number, handler: WorkerHandler = options.handlers[job.kind]!): void {
+  const read: ReadValue = (which, id, lane) => http.value(which, id, lane, WORKER_REQUEST_TIMEOUT_MS);
+  function start(job: PulledJob, sentAt: number, handler: WorkerHandler = withWhole(options.handlers[job.kind]!, read)): void {
     counters.claims++;
     event({ type: "claimed", jobId: job.id, kind: job.kind, attempt: job.attempts });
     const attempt = new Attempt(host, job, handler, sentAt);
@@ -239,7 +241,7 @@ export function createWorker(options: WorkerOptions): PullWorker {
         break;
       }
       if (batched && jobs.length > 0) {
-        const handlerOf = batchHandlers(batched, jobs.length, (which, id, lane) => http.value(which, id, lane, WORKER_REQUEST_TIMEOUT_MS));
+        const handlerOf = batchHandlers(batched, jobs.length, read);
         jobs.forEach((job, i) => start(job, sentAt, handlerOf(i)));
       } else for (const job of jobs) start(job, sentAt);
       // Empty long before its wait was over (the lane holds as many claims as it may), or no wait at
