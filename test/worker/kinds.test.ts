@@ -9,6 +9,7 @@ import { call, get, post } from "../helpers/http.js";
 import { keyOn, setupSharded } from "../helpers/shards.js";
 import { createApp } from "../../src/worker/app.js";
 import { DemoLane } from "../../src/worker/index.js";
+import { MAX_PAYLOAD_BYTES } from "../../src/shared/defaults.js";
 
 const lane = () => `/v1/lanes/${crypto.randomUUID()}`;
 
@@ -58,6 +59,18 @@ describe("invalid_payload on a sharded lane", () => {
     const first = await post(`${fixture.base}/jobs`, { kind: "typed.sleep", payload: { ms: 1 }, queue: keyOn(1, 4, "qa"), debounce });
     expect(first.status).toBe(201);
     expectRefused(await post(`${fixture.base}/jobs`, { kind: "typed.sleep", payload: { ms: "x" }, queue: keyOn(2, 4, "qb"), debounce }), [issue("payload", "ms")]);
+    expect((await get(`${fixture.base}/jobs/${first.body.job.id}`)).body).toMatchObject({ payload: { ms: 1 }, queue: keyOn(1, 4, "qa") });
+  });
+
+  it("refuses a debounce replacement too large and breaking its schema with 413 first, as an enqueue orders them", async () => {
+    const fixture = await setupSharded(4, "PLAIN_LANE");
+    const debounce = { key: keyOn(3, 4, "key"), delayMs: 1000 };
+    const first = await post(`${fixture.base}/jobs`, { kind: "typed.sleep", payload: { ms: 1 }, queue: keyOn(1, 4, "qa"), debounce });
+    expect(first.status).toBe(201);
+    // The hand-over asked of the shard holding the key's job, as the router asks it.
+    const badAndBig = { ms: "x", blob: "y".repeat(MAX_PAYLOAD_BYTES) };
+    const answer = await fixture.shard(1).handOverKey(debounce.key, null, 2, { kind: "typed.sleep", payload: badAndBig, queue: keyOn(2, 4, "qb"), debounce });
+    expect(answer.ok ? answer : answer.error.code).toBe("payload_too_large");
     expect((await get(`${fixture.base}/jobs/${first.body.job.id}`)).body).toMatchObject({ payload: { ms: 1 }, queue: keyOn(1, 4, "qa") });
   });
 });

@@ -61,7 +61,10 @@ export class DebounceKeyRpc {
     const parsed = parseEnqueue(spec);
     if (!parsed.ok) return parsed;
     if (parsed.value.debounce?.key !== name.value) return fail("invalid_request", `invalid request: the request is not of debounce key ${name.value}`);
-    // It replaces the key's job here without passing an enqueue: a declared kind's payload is checked here.
+    // It replaces the key's job here without passing an enqueue: a declared kind's payload is checked
+    // here, after the request's own refusals (400 `invalid_request`, 413), as an enqueue orders them.
+    const made = this.parts.keyMoves.spec(parsed.value);
+    if (!made.ok) return made;
     const refused = await this.parts.kinds.payload(parsed.value.kind, parsed.value.payload);
     if (refused) return refused;
     return this.parts.keyMoves.handOver(name.value, given.value, shard.value, parsed.value);

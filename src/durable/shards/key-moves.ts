@@ -22,7 +22,7 @@ import { OUTBOX_BACKOFF_BASE_MS, OUTBOX_BACKOFF_MAX_MS } from "../../shared/defa
 import { shardObjectName, shardOf } from "../../shared/shards.js";
 import type { Debouncer } from "../flow/debounce.js";
 import { DEBOUNCE_TARGET_SQL } from "../flow/debounce-statements.js";
-import { toSpec } from "../../shared/job-spec.js";
+import { toSpec, type JobSpec } from "../../shared/job-spec.js";
 import type { TracedEnqueueRequest } from "../input.js";
 import { firstJobRow, toJob, type JobRow } from "../store/job-row.js";
 import type { JobStore } from "../store/job-store.js";
@@ -117,13 +117,18 @@ export class KeyMoves {
     return done.ok ? ok({ status: "moved", id: move.value.job_id, job: done.value }) : done;
   }
 
+  /** The job a hand-over's `request` makes at `now`: its own refusals (400 `invalid_request`, 413), before anything else is checked. */
+  spec(request: TracedEnqueueRequest, now = this.clock.now()): Result<JobSpec> {
+    return toSpec(request, now, () => crypto.randomUUID(), this.host.store.lane);
+  }
+
   /** The transaction of a hand-over: the move made and kept, or null (no queued job: `nonce` given up). */
   take(key: string, nonce: string | null, target: number, request: TracedEnqueueRequest): Result<KeyMove | null> {
-    const { shard, store, debouncer } = this.host;
+    const { shard, debouncer } = this.host;
     const now = this.clock.now();
     const shards = shard.count();
     // Bad input changes nothing: the request's spec first.
-    const spec = toSpec(request, now, () => crypto.randomUUID(), store.lane);
+    const spec = this.spec(request, now);
     if (!spec.ok) return spec;
     const held = firstJobRow(this.sql.exec(DEBOUNCE_TARGET_SQL, key));
     if (!held) {
