@@ -134,8 +134,10 @@ export class Dependencies {
     const token = crypto.randomUUID();
     const known: Known = Object.assign(new Map<string, Settlement | null>(), { wrote: new Set<string>(), found: new Set<string>() });
     const registerWith = (lane: string, registrations: Registration[]) => (lane === this.host.lane ? this.registerInLane(registrations, 0, token) : this.host.peer(lane).registerDependents(registrations, 0, token));
-    // A lane whose call throws refuses this enqueue alone (500 `internal`: nothing of it is written).
-    const thrown = (lane: string) => (error: unknown) => fail("internal", `registering with lane ${lane} failed: ${describeError(error)}`);
+    // A lane whose call throws could not be reached: it refuses this enqueue alone, 503
+    // `lane_unavailable` as a waitpoint's registration (waits/remote-waits.ts), never a 500; nothing
+    // of it is written and what it registered is withdrawn below.
+    const thrown = (lane: string) => (error: unknown) => fail("lane_unavailable", `registering with lane ${lane} failed: ${describeError(error)}`);
     const [answers, waited] = await Promise.all([
       Promise.all([...byLane].map(async ([lane, registrations]) => ({ lane, registrations, answer: await registerWith(lane, registrations).catch(thrown(lane)) }))),
       this.waits.register(waits, token),

@@ -6,6 +6,8 @@
  */
 import { evictDurableObject, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { DependencyPeer } from "../../../src/durable/deps/dependencies.js";
+import type { LaneParts } from "../../../src/durable/lane-parts.js";
 import { migrate } from "../../../src/durable/store/migrations.js";
 import { T0, TestEntropy, dropTables, fireAlarm, inject, refusal, row, sql, value, type LaneStub } from "../../helpers/lane.js";
 import { complete, lanes } from "../../helpers/dependency-lanes.js";
@@ -86,6 +88,30 @@ describe("registrations owned by the enqueue that made them", () => {
     // An enqueue that registered and then crashed before its write: never withdrawn.
     value(await x!.stub.registerDependents([{ id: "x", dependent: { lane: y!.name, id: "never" } }], 0, "crashed"));
     expect(await settleAndTell(x!.stub, y!.stub, "never")).toBeUndefined(); // its notice went, was answered gone, and is dropped
+  });
+
+  it("a registration whose call throws refuses the enqueue with lane_unavailable, writing nothing and leaving no registration", async () => {
+    const { lanes: [x, y] } = await lanes(2);
+    value(await x!.stub.enqueue({ id: "x", kind: "k-x" }));
+    // y's calls to x register and then throw, as a call whose answer is lost does.
+    await runInDurableObject(y!.stub, (lane) => {
+      const host = (lane as unknown as { parts: LaneParts }).parts.dependencies["host"] as { peer: (name: string) => DependencyPeer };
+      const peer = host.peer.bind(host);
+      host.peer = (name) => {
+        const real = peer(name);
+        return {
+          registerDependents: async (...args: Parameters<DependencyPeer["registerDependents"]>) => {
+            await real.registerDependents(...args);
+            throw new Error("the connection was lost");
+          },
+          unregisterDependents: (...args: Parameters<DependencyPeer["unregisterDependents"]>) => real.unregisterDependents(...args),
+        } as DependencyPeer;
+      };
+    });
+    const error = refusal(await y!.stub.enqueue({ id: "p", kind: "k", dependsOn: [{ lane: x!.name, id: "x" }] }), "lane_unavailable");
+    expect(error.message).toContain(x!.name);
+    expect(await row(y!.stub, "p")).toBeUndefined();
+    expect(value(await x!.stub.dependents("x"))).toEqual({ dependents: [] });
   });
 
   it("a registration without a token (from a lane of an older version) is never withdrawn", async () => {
