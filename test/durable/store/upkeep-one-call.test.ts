@@ -8,6 +8,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { expect, it } from "vitest";
 import { MINUTE_MS } from "../../../src/shared/history.js";
+import { SET_WATCHED_SQL } from "../../../src/durable/wake/wake-statements.js";
 import { keepUpkeep, queuedSnap, recordHistograms, type Change, type Snap } from "../../../src/durable/store/upkeep.js";
 import type { JobSpec } from "../../../src/durable/store/job-row.js";
 import { T0, claimOne, enqueue, setup, type LaneStub } from "../../helpers/lane.js";
@@ -119,7 +120,9 @@ async function claimStatements(stub: LaneStub, observed: boolean): Promise<strin
     const sql = state.storage.sql;
     recordHistograms(sql, observed);
     const exec = sql.exec;
-    sql.exec = ((query: string, ...bindings: unknown[]) => (seen.push(query), exec.call(sql, query, ...bindings))) as typeof sql.exec;
+    // The registry's answer to the lane's first wake lands in its own time (wake/alarm-watch.ts): not the claim's.
+    const record = (query: string) => void (query === SET_WATCHED_SQL || seen.push(query));
+    sql.exec = ((query: string, ...bindings: unknown[]) => (record(query), exec.call(sql, query, ...bindings))) as typeof sql.exec;
     restore = () => void (sql.exec = exec);
   });
   try {
