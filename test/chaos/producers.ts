@@ -142,7 +142,9 @@ async function enqueueBatch(runtime: ChaosRuntime, ledger: Ledger, lane: string,
 
 /** The same id with another payload: 409 job_conflict, and the job keeps its first spec. */
 async function conflict(runtime: ChaosRuntime, ledger: Ledger, job: Planned): Promise<void> {
-  const changed = { ...job.body, payload: { conflicting: true } };
+  // Another payload its kind's schema still takes: the dev worker declares the demo kinds, and a payload
+  // its schema refuses is a 400 invalid_payload before any id is compared (docs/api.md, Typed kinds).
+  const changed = { ...job.body, payload: { ...job.body.payload, conflicting: true } };
   for (;;) {
     const answer = await runtime.request("POST", `/v1/lanes/${job.lane}/jobs`, changed);
     if (answer.status === 0) continue;
