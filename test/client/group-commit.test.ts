@@ -122,7 +122,7 @@ describe("a group with jobs that wait for jobs", () => {
     const after = groupCommitCounters(env.LANE);
     expect(after.calls - before.calls).toBeLessThan(requests.length); // they went in groups
     // The jobs written are answered as written; the two that were not, each with its own refusal.
-    expect(answers.map((o) => (o.ok ? o.answer.status : o.code))).toEqual(["queued", "queued", "internal", "dependency_not_found", "queued"]);
+    expect(answers.map((o) => (o.ok ? o.answer.status : o.code))).toEqual(["queued", "queued", "lane_unavailable", "dependency_not_found", "queued"]);
     const written = (await rows(dependent.stub)).map((r) => r.id);
     expect(written).toHaveLength(4);
     expect(written).toEqual(expect.arrayContaining(["a", "b"]));
