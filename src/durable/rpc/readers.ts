@@ -9,6 +9,7 @@ import type { Job } from "../../shared/job.js";
 import { DEFAULT_HISTORY_WINDOW_MS, HistoryRequest, type HistoryAnswer } from "../../shared/history.js";
 import { parse, parseId } from "../input.js";
 import type { History } from "../history/history.js";
+import type { PayloadSource, PayloadStore } from "../payloads/payload-store.js";
 import { decodeCursor, encodeCursor } from "../store/cursor.js";
 import type { JobStore } from "../store/job-store.js";
 
@@ -16,6 +17,7 @@ import type { JobStore } from "../store/job-store.js";
 export interface ReaderParts {
   readonly store: JobStore;
   readonly history: History;
+  readonly payloads: PayloadStore;
 }
 
 export class ReaderRpc {
@@ -26,6 +28,18 @@ export class ReaderRpc {
     if (!name.ok) return name;
     const job = this.parts.store.getJob(name.value);
     return job ? ok(job) : fail("job_not_found", `no job ${name.value} in lane ${this.parts.store.lane}`);
+  }
+
+  /**
+   * Where a job's payload or result is, for the routes that stream it: its JSON text, or the key of
+   * its object in `PAYLOADS` (docs/api.md "Big payloads"), which the front worker reads itself.
+   */
+  jobValue(id: unknown, which: unknown): Result<PayloadSource> {
+    const name = parseId(id);
+    if (!name.ok) return name;
+    if (which !== "payload" && which !== "result") return fail("invalid_request", "which is payload or result");
+    const source = this.parts.payloads.sourceOfJob(name.value, which);
+    return source ? ok(source) : fail("job_not_found", `no job ${name.value} in lane ${this.parts.store.lane}`);
   }
 
   listJobs(input: unknown): Result<JobPage> {

@@ -8,11 +8,13 @@ import { ok, type Result } from "../../shared/errors.js";
 import type { Checkpoint, CheckpointInfo, Job } from "../../shared/job.js";
 import { serializeJson } from "../../shared/json.js";
 import { parseId, parseJobCall, parseName } from "../input.js";
+import type { StreamReaders } from "../results/stream-readers.js";
 import type { CheckpointStore } from "../steps/checkpoints.js";
 
 /** The parts steps' calls reach. */
 export interface StepParts {
   readonly checkpoints: CheckpointStore;
+  readonly streamReaders: StreamReaders;
 }
 
 export class StepRpc {
@@ -36,7 +38,14 @@ export class StepRpc {
     return listed.ok ? ok({ checkpoints: listed.value }) : listed;
   }
 
+  /** Records the job's progress, then tells held stream readers of its event (a success calls for no flush). */
   progress(id: unknown, input: unknown): Result<{ job: Job }> {
+    const answer = this.recordProgress(id, input);
+    this.parts.streamReaders.poke();
+    return answer;
+  }
+
+  private recordProgress(id: unknown, input: unknown): Result<{ job: Job }> {
     const call = parseJobCall(id, S.ProgressRequest, input);
     if (!call.ok) return call;
     const progress = serializeJson(call.value.request.progress, "progress", MAX_PROGRESS_BYTES);

@@ -13,12 +13,13 @@ import { WaitpointCompleteRequest, WaitpointCreateRequest, WaitpointId, type Wai
 import { parse } from "../input.js";
 import type { ShardState } from "../shards/shard-state.js";
 import type { Waitpoints } from "../waitpoints/waitpoints.js";
+import type { WaitpointOutbox } from "../waits/waitpoint-outbox.js";
 
 /** A sweep of the waitpoints settled before `settledBefore`, at most `limit` (the lane's sweep's request). */
 const WaitpointSweep = z.strictObject({ settledBefore: z.number().int().min(0).max(MAX_DURATION_MS), limit: z.number().int().min(1).max(MAX_SWEEP_LIMIT).optional() });
 
 export class WaitpointRpc {
-  constructor(private readonly parts: { readonly waitpoints: Waitpoints; readonly shard: ShardState }) {}
+  constructor(private readonly parts: { readonly waitpoints: Waitpoints; readonly shard: ShardState; readonly waitpointOutbox: WaitpointOutbox }) {}
 
   createWaitpoint(input: unknown): Result<WaitpointCreated> {
     const request = parse(WaitpointCreateRequest, input ?? {});
@@ -33,7 +34,18 @@ export class WaitpointRpc {
     return name.ok ? this.parts.waitpoints.get(name.value) : name;
   }
 
-  completeWaitpoint(id: unknown, input: unknown): Result<WaitpointCompleted> {
+  /**
+   * Completes a waitpoint, then tells its waiters in other objects before it answers (and the gate
+   * flushes), as those here were told in its transaction (waits/waitpoint-outbox.ts: at most 2 s; none
+   * to tell, no wait).
+   */
+  async completeWaitpoint(id: unknown, input: unknown): Promise<Result<WaitpointCompleted>> {
+    const answer = this.complete(id, input);
+    await this.parts.waitpointOutbox.tellNow();
+    return answer;
+  }
+
+  private complete(id: unknown, input: unknown): Result<WaitpointCompleted> {
     const name = this.ownedId(id);
     if (!name.ok) return name;
     const request = parse(WaitpointCompleteRequest, input ?? {});
