@@ -15,10 +15,10 @@ import { acrossResets, isLaneReset } from "./lane-retry.js";
 import type { LanePeer } from "./peer.js";
 
 /** The pause before watching again a shard that answered a watch early with nothing; doubled with each such answer in a row. */
-export const WATCH_RETRY_BASE_MS = 10;
+const WATCH_RETRY_BASE_MS = 10;
 
 /** The longest pause between two watches of a shard that keeps answering early with nothing. */
-export const WATCH_RETRY_MAX_MS = 500;
+const WATCH_RETRY_MAX_MS = 500;
 
 /** A shard's watch answered: whether a job was due there, and the epoch to name next (a watch with a count: the count it grew to). */
 export type Woken = { shard: number; due: boolean; epoch: number; claimable?: number };

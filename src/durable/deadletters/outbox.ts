@@ -31,7 +31,7 @@ const DELIVERY_ROWS = 4 * OUTBOX_BATCH;
 /** Calls to dead-letter lanes one delivery has under way at once. */
 const CALLS_IN_FLIGHT = 2;
 /** About how many bytes of copies one delivery takes in hand: a page for each call under way. */
-export const DELIVERY_BYTES = CALLS_IN_FLIGHT * MAX_PAGE_BYTES;
+const DELIVERY_BYTES = CALLS_IN_FLIGHT * MAX_PAGE_BYTES;
 
 export interface DeadLetterOutboxHost {
   /** The lane's name: what a copy's id and payload name. */

@@ -75,8 +75,17 @@ export class EnqueueRpc {
     const lane = this.parts.store.lane;
     const inputs = texts.value.map((text) => parseJsonText(text));
     const written = this.parts.enqueue.group(inputs.map((input) => (input.ok ? input.value : undefined)));
-    // A stored job held in R2 (a duplicate) is read back: such a caller goes after the group, as one with dependencies does.
-    const answers: (string | null)[] = written.map((done, i) => (!inputs[i]!.ok ? JSON.stringify(inputs[i]) : done === null || wholeDone(this.parts.payloads, done) instanceof Promise ? null : enqueueAnswerText(done, lane)));
+    // A stored job held in R2 (a duplicate) is read back: such a caller is answered after the group, as
+    // one with dependencies (written alone, `done` null) is.
+    const readBack = new Map<number, Promise<Result<EnqueueDone>>>();
+    const answers: (string | null)[] = written.map((done, i) => {
+      if (!inputs[i]!.ok) return JSON.stringify(inputs[i]);
+      if (done === null) return null;
+      const whole = wholeDone(this.parts.payloads, done);
+      if (!(whole instanceof Promise)) return enqueueAnswerText(done, lane);
+      readBack.set(i, whole);
+      return null;
+    });
     const finish = () => {
       const registering = this.life.register();
       const all = ok(answers as string[]);
@@ -85,7 +94,10 @@ export class EnqueueRpc {
     const later = answers.flatMap((a, i) => (a === null ? [i] : []));
     if (later.length === 0) return finish();
     return (async () => {
-      for (const i of later) answers[i] = enqueueAnswerText(await wholeDone(this.parts.payloads, await this.parts.enqueue.groupAlone((inputs[i] as { value: unknown }).value)), lane);
+      for (const i of later) {
+        const done = readBack.get(i) ?? wholeDone(this.parts.payloads, await this.parts.enqueue.groupAlone((inputs[i] as { value: unknown }).value));
+        answers[i] = enqueueAnswerText(await done, lane);
+      }
       return finish();
     })();
   }

@@ -90,6 +90,18 @@ describe("big payloads in R2", () => {
     expect(await objects(name)).toHaveLength(1);
   });
 
+  it("answers a group commit's duplicate of a held job with its payload whole, beside the group's other callers", async () => {
+    const { name, stub } = await setup();
+    const payload = big(200);
+    value(await stub.enqueue({ id: "a", kind: "k", payload }));
+    const texts = [JSON.stringify({ id: "a", kind: "k", payload }), JSON.stringify({ id: "b", kind: "k" })];
+    const answers = value(await stub.enqueueGroup(texts)).map((text) => JSON.parse(text));
+    expect(answers.map((a) => a.ok && a.value.status)).toEqual(["duplicate", "queued"]);
+    expect(answers[0].value.job.payload).toEqual(payload);
+    await swept(stub);
+    expect(await objects(name)).toHaveLength(1);
+  });
+
   it("deletes the object with its job, and an id enqueued again after starts afresh", async () => {
     const { name, stub, clock } = await setup();
     value(await stub.enqueue({ id: "a", kind: "k", payload: big(200) }));
