@@ -20,8 +20,8 @@ type Holding = "reads" | "claims" | "streams" | "watches";
 /** How many requests of that sort the lane holds now. */
 function heldIn(stub: LaneFixture["stub"], what: Holding): Promise<number> {
   return runInDurableObject(stub, (lane: Lane) => {
-    const inner = lane as unknown as { jobWaits: { held: { size: number } }; parts: Record<"waiters" | "streamReaders" | "watchers", { size: number }> };
-    if (what === "reads") return inner.jobWaits.held.size;
+    const inner = lane as unknown as { rpc: { jobWaits: { held: { size: number } } }; parts: Record<"waiters" | "streamReaders" | "watchers", { size: number }> };
+    if (what === "reads") return inner.rpc.jobWaits.held.size;
     return inner.parts[what === "claims" ? "waiters" : what === "streams" ? "streamReaders" : "watchers"].size;
   });
 }

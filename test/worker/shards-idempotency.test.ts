@@ -187,7 +187,7 @@ describe("shards: an id's idempotency under concurrent enqueues", () => {
       ];
       const written = enqueue.batch(jobs, undefined, SHARDS);
       // Another enqueue of the id, on another shard, has the batch's shard refuse its reservation now.
-      const refused = (lane as unknown as { shards: ShardRpc }).shards.refuseReservation(id, nonce);
+      const refused = (lane as unknown as { rpc: { shards: ShardRpc } }).rpc.shards.refuseReservation(id, nonce);
       const answer = await written;
       expect(answer.ok ? answer.value.map((r) => r.status) : answer.error.code).toEqual(["queued", "queued"]);
       return refused.ok ? refused.value.status : refused.error.code;
@@ -206,7 +206,7 @@ describe("shards: an id's idempotency under concurrent enqueues", () => {
       const { enqueue } = (lane as unknown as { parts: LaneParts }).parts;
       const written = enqueue.batch([{ id, kind: PULL_KIND, payload: {}, queue: qa, dependsOn: [{ lane: other, id: "c1" }] }], undefined, SHARDS);
       // Another enqueue of the id, its queue on shard U, reserves the id on its own shard (this one) now.
-      const reserved = (lane as unknown as { shards: ShardRpc }).shards.reserve(id, U, qb, null);
+      const reserved = (lane as unknown as { rpc: { shards: ShardRpc } }).rpc.shards.reserve(id, U, qb, null);
       const answer = await written;
       expect(answer.ok ? answer.value.map((r) => r.status) : answer.error.code).toEqual(["queued"]);
       return reserved.ok ? reserved.value.status : reserved.error.code;

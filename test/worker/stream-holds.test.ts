@@ -9,7 +9,7 @@ import type { Lane } from "../../src/durable/lane.js";
 import { MAX_HELD_STREAM_READERS } from "../../src/shared/defaults.js";
 import { claimOne, enqueue, post, request, setup } from "../helpers/http.js";
 
-type Inner = { streams: { streamEvents(id: unknown, after: unknown, holdMs: unknown): Promise<unknown> }; parts: { streamReaders: { size: number } } };
+type Inner = { rpc: { streams: { streamEvents(id: unknown, after: unknown, holdMs: unknown): Promise<unknown> } }; parts: { streamReaders: { size: number } } };
 
 describe("held stream readers", () => {
   it(`beyond ${MAX_HELD_STREAM_READERS} a lane answers a stream's page at once, busy; the route waits and asks again`, async () => {
@@ -22,7 +22,7 @@ describe("held stream readers", () => {
     // Filled from inside the object: the bound is what is tested, not thousands of RPC calls.
     const filled = runInDurableObject(lane.stub, (object: Lane) => {
       const inner = object as unknown as Inner;
-      return Promise.all(Array.from({ length: MAX_HELD_STREAM_READERS }, () => inner.streams.streamEvents("a", 1_000, 25_000)));
+      return Promise.all(Array.from({ length: MAX_HELD_STREAM_READERS }, () => inner.rpc.streams.streamEvents("a", 1_000, 25_000)));
     });
     await lane.stub.info();
     expect(await runInDurableObject(lane.stub, (object: Lane) => (object as unknown as Inner).parts.streamReaders.size)).toBe(MAX_HELD_STREAM_READERS);

@@ -25,7 +25,7 @@ async function complete(base: string, claimed: { id: string; lease: { token: str
 
 /** How many reads an object holds. */
 function heldIn(stub: LaneFixture["stub"]): Promise<number> {
-  return runInDurableObject(stub, (lane: Lane) => (lane as unknown as { jobWaits: { held: { size: number } } }).jobWaits.held.size);
+  return runInDurableObject(stub, (lane: Lane) => (lane as unknown as { rpc: { jobWaits: { held: { size: number } } } }).rpc.jobWaits.held.size);
 }
 
 const BAD_WAITS = [["text", "abc"], ["negative", "-1"], ["above 30000", "30001"], ["fractional", "1.5"], ["empty", ""], ["exponent", "1e3"]] as const;
@@ -89,7 +89,7 @@ describe("a lane that holds as many reads as it may", () => {
     await enqueue(lane, { id: "a" });
     await enqueue(lane, { id: "f" });
     const filled = runInDurableObject(lane.stub, (object: Lane) => {
-      const waits = (object as unknown as { jobWaits: { awaitJob(id: string, waitMs: number): unknown } }).jobWaits;
+      const waits = (object as unknown as { rpc: { jobWaits: { awaitJob(id: string, waitMs: number): unknown } } }).rpc.jobWaits;
       return Promise.all(Array.from({ length: MAX_HELD_READS }, () => waits.awaitJob("f", 30_000)));
     });
     await get(`${lane.base}`);

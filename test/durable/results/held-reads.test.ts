@@ -30,8 +30,8 @@ async function stillHeld(stub: LaneStub, held: { state: { answered: boolean } })
 /** How many listeners the lane's transition log has, and how many reads it holds. */
 function listening(stub: LaneStub): Promise<{ listeners: number; held: number }> {
   return runInDurableObject(stub, (lane: Lane) => {
-    const inner = lane as unknown as { parts: { transitions: { listeners: Set<unknown> } }; jobWaits: { held: { size: number } } };
-    return { listeners: inner.parts.transitions.listeners.size, held: inner.jobWaits.held.size };
+    const inner = lane as unknown as { parts: { transitions: { listeners: Set<unknown> } }; rpc: { jobWaits: { held: { size: number } } } };
+    return { listeners: inner.parts.transitions.listeners.size, held: inner.rpc.jobWaits.held.size };
   });
 }
 
@@ -184,8 +184,8 @@ describe("many held reads", () => {
     await enqueue(stub, { id: "b" });
     // Filled from inside the object: the cap is what is tested, not thousands of RPC calls.
     const filled = runInDurableObject(stub, (lane: Lane) => {
-      const inner = lane as unknown as { jobWaits: { awaitJob(id: unknown, waitMs: unknown): Promise<Result<Held>> | Result<Held> } };
-      return Promise.all(Array.from({ length: MAX_HELD_READS }, () => inner.jobWaits.awaitJob("a", 30_000)));
+      const inner = lane as unknown as { rpc: { jobWaits: { awaitJob(id: unknown, waitMs: unknown): Promise<Result<Held>> | Result<Held> } } };
+      return Promise.all(Array.from({ length: MAX_HELD_READS }, () => inner.rpc.jobWaits.awaitJob("a", 30_000)));
     });
     await stub.info();
     expect((await listening(stub)).held).toBe(MAX_HELD_READS);
