@@ -262,6 +262,7 @@ function countsRows(r: Results, row: (workload: string, figure: string, value: s
   }
   row("", "the outbox's two triggers (the store's, less them)", `${fmt(c?.outboxTriggersUs?.enqueueUs, 2)} / ${fmt(c?.outboxTriggersUs?.drainUs, 2)}`, "µs/job", "", "batch enqueue / drain");
   row("", "the event log's triggers (the store's, less them)", `${fmt(c?.eventLogUs?.enqueueUs, 2)} / ${fmt(c?.eventLogUs?.drainUs, 2)}`, "µs/job", "", "batch enqueue / drain");
+  row("", "the six guarded triggers: withdrawals, dead letters, R2 objects (the store's, less them)", `${fmt(c?.guardedTriggersUs?.enqueueUs, 2)} / ${fmt(c?.guardedTriggersUs?.drainUs, 2)}`, "µs/job", "", "batch enqueue / drain");
   for (const [i, level] of (r.info?.levels ?? []).entries()) row(i === 0 ? "11 info()" : "", `at ${fmt(level.queued)} queued`, fmt(level.usPerCall), "µs/call", i === 0 ? mem(r.info) : "");
   const p = r.retention;
   row("11 retention", `${fmt(p?.n)} expired jobs`, `${fmt(p?.alarmMs?.max)} max / ${fmt(p?.alarmMs?.p50)} p50`, "ms/alarm", mem(p),
