@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { runInDurableObject } from "cloudflare:test";
 import { ManualClock } from "../../src/shared/clock.js";
 import type { Lane } from "../../src/durable/lane.js";
+import type { Dependencies } from "../../src/durable/deps/dependencies.js";
 import type { PayloadBucket } from "../../src/durable/payloads/bucket.js";
 import type { PayloadStore } from "../../src/durable/payloads/payload-store.js";
 import { T0, TestEntropy, inject, sql, type LaneStub } from "./lane.js";
@@ -33,4 +34,21 @@ export async function failUploads(stub: LaneStub): Promise<void> {
     const real = store.bucket;
     store.bucket = { put: () => Promise.reject(new Error("R2 is down")), get: (key) => real.get(key), delete: (keys) => real.delete(keys) };
   });
+}
+
+/**
+ * Counts the lane's reads of a job's dependencies (`Dependencies.of`, one statement each) from now on;
+ * the answer tells the count so far. Tests and lanes share one isolate.
+ */
+export async function countDependencyReads(stub: LaneStub): Promise<() => number> {
+  let reads = 0;
+  await runInDurableObject(stub, (lane: Lane) => {
+    const dependencies = (lane as unknown as { parts: { dependencies: Dependencies } }).parts.dependencies;
+    const of = dependencies.of.bind(dependencies);
+    dependencies.of = (seq) => {
+      reads++;
+      return of(seq);
+    };
+  });
+  return () => reads;
 }

@@ -7,7 +7,7 @@
  * outcome); their outcomes are written together, in one transaction.
  */
 import { DISPATCH_LEASE_MS } from "../../shared/defaults.js";
-import type { ClaimedJob, DependencyOutcome } from "../../shared/job.js";
+import type { ClaimedJob, DependencyOutcome, Json } from "../../shared/job.js";
 import type { Attempt, Ended } from "./attempt.js";
 import { batchEndings } from "../../shared/batch-answers.js";
 import { batchJobOf, type BatchExecutorOptions } from "./batch-executor.js";
@@ -89,14 +89,14 @@ export class BatchStarts<E> {
         this.dispatcher.settleCompletions();
       });
     };
-    const held = attempts.map((attempt) => wholeForExecutor(host.payloads, attempt.job, () => this.dependenciesOf(attempt)));
-    const run = (whole: (Awaited<(typeof held)[number]>)[]) => {
-      const jobs = attempts.map((attempt, i) => batchJobOf(attempt, () => whole[i]?.dependencies ?? this.dependenciesOf(attempt), whole[i]?.payload));
+    const held = attempts.map((attempt) => wholeForExecutor(host.payloads, attempt.job, () => this.dispatcher.dependenciesOf(attempt)));
+    const run = (payloads: (Json | undefined)[]) => {
+      const jobs = attempts.map((attempt, i) => batchJobOf(attempt, held[i]!.dependencies, payloads[i]));
       return options.run(jobs, { env: host.env, lane: host.lane });
     };
     let running: unknown;
     try {
-      running = held.every((h) => h === null) ? run([]) : Promise.all(held).then(run);
+      running = held.every((h) => h.payload === null) ? run([]) : Promise.all(held.map((h) => h.payload ?? undefined)).then(run);
     } catch (error) {
       settle({ ok: false, error });
       return;
@@ -105,9 +105,5 @@ export class BatchStarts<E> {
       (value) => settle({ ok: true, value }),
       (error: unknown) => settle({ ok: false, error }),
     );
-  }
-
-  private dependenciesOf(attempt: Attempt): DependencyOutcome[] {
-    return this.dispatcher.dependenciesOf(attempt);
   }
 }

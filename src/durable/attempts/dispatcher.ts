@@ -12,7 +12,7 @@
  */
 import { DISPATCH_IDLE_AFTER_MS, DISPATCH_LEASE_MS, MAX_CLAIM } from "../../shared/defaults.js";
 import { QueueError, type Result } from "../../shared/errors.js";
-import type { ClaimedJob, DependencyOutcome } from "../../shared/job.js";
+import type { ClaimedJob } from "../../shared/job.js";
 import { wholeForExecutor } from "../payloads/held-dependencies.js";
 import { describeError } from "../../shared/describe-error.js";
 import { log, type LostCause } from "../../shared/log.js";
@@ -218,21 +218,20 @@ export class Dispatcher<E = unknown> {
   /** Starts a claimed job: by a pump, or one its lane has just inserted running (`LaneStore.insertStarted`). */
   start(job: ClaimedJob, seq: number): void {
     const attempt = this.open(job, seq);
-    let wholeDependencies: DependencyOutcome[] | undefined;
+    // A payload or dependency's result held in R2 is read back first: the executor gets it whole, and
+    // its dependencies are read once for both (payloads/held-dependencies.ts).
+    const held = wholeForExecutor(this.host.payloads, job, () => this.dependenciesOf(attempt));
     const context = executorContext<E>(
       { signal: attempt.controller.signal, job: withoutToken(job), attempt: job.attempts, env: this.host.env },
       () => (attempt.steps ??= durableSteps(this.recorder(attempt))),
-      () => wholeDependencies ?? this.dependenciesOf(attempt),
+      held.dependencies,
     );
     const executor = this.executors[job.kind]!;
-    // A payload or dependency's result held in R2 is read back first: the executor gets it whole (payloads/held-dependencies.ts).
-    const held = wholeForExecutor(this.host.payloads, job, () => this.dependenciesOf(attempt));
     let running: unknown;
     try {
-      running = held === null ? executor(job.payload, context) : held.then((whole) => {
-        wholeDependencies = whole.dependencies;
-        Object.assign(context.job, { payload: whole.payload, payloadRef: null }); // ctx.job is this attempt's own copy
-        return executor(whole.payload, context);
+      running = held.payload === null ? executor(job.payload, context) : held.payload.then((payload) => {
+        Object.assign(context.job, { payload, payloadRef: null }); // ctx.job is this attempt's own copy
+        return executor(payload, context);
       });
     } catch (error) {
       this.returned(attempt, { ok: false, error });

@@ -14,28 +14,42 @@ export function dependencyResult(text: string | null): { result: Json; resultRef
 }
 
 /**
- * What an in-process attempt is started with when something of it is held in R2: its payload, and its
- * dependencies' results, whole. Null when nothing is (the attempt starts in its own turn, as before).
- * A dependency's object deleted with its job meanwhile (retention) is left as its reference.
+ * What an in-process attempt is started with. `payload`: its payload whole, once it and its
+ * dependencies' held results are read back from R2; null when nothing of it is held (the attempt
+ * starts in its own turn, as before). `dependencies`: what `ctx.dependencies` shows, read from the
+ * lane once, whether the read-back needed it first or the executor does (held results whole once
+ * `payload` has resolved).
  */
-export function wholeForExecutor(payloads: PayloadStore, job: Job, dependencies: () => DependencyOutcome[]): Promise<{ payload: Json; dependencies?: DependencyOutcome[] }> | null {
-  const deps = job.dependsOn.length > 0 && payloads.mayHold ? dependencies() : [];
-  const heldDeps = deps.some((d) => "resultRef" in d && d.resultRef !== undefined);
-  if (job.payloadRef === null && !heldDeps) return null;
-  return (async () => {
-    const payload = job.payloadRef === null ? job.payload : (await payloads.whole(job)).payload;
-    if (!heldDeps) return { payload };
-    const whole = await Promise.all(
-      deps.map(async (d) => {
-        const ref = "resultRef" in d ? d.resultRef : undefined;
-        const key = ref ? keyOfRef(ref) : undefined;
-        if (!ref || key === undefined) return d;
-        const text = await payloads.text(key);
-        if (text === null) return d;
-        const { resultRef: _, ...rest } = d as typeof d & { resultRef?: unknown };
-        return { ...rest, result: JSON.parse(text) as Json } as DependencyOutcome;
-      }),
-    );
-    return { payload, dependencies: whole };
+export interface ExecutorStart {
+  payload: Promise<Json> | null;
+  dependencies: () => DependencyOutcome[];
+}
+
+/**
+ * The start of an in-process attempt of `job` (`read`: its dependencies from the lane). They are read
+ * here only when one may hold a result in R2 (the job names dependencies, the lane has held an object); a
+ * dependency's object deleted with its job meanwhile (retention) is left as its reference.
+ */
+export function wholeForExecutor(payloads: PayloadStore, job: Job, read: () => DependencyOutcome[]): ExecutorStart {
+  let known: DependencyOutcome[] | undefined;
+  const dependencies = () => (known ??= read());
+  const heldDeps = job.dependsOn.length > 0 && payloads.mayHold && dependencies().some((d) => "resultRef" in d && d.resultRef !== undefined);
+  if (job.payloadRef === null && !heldDeps) return { payload: null, dependencies };
+  const payload = (async () => {
+    const whole = job.payloadRef === null ? job.payload : (await payloads.whole(job)).payload;
+    if (heldDeps) known = await Promise.all(known!.map((d) => wholeResult(payloads, d)));
+    return whole;
   })();
+  return { payload, dependencies };
+}
+
+/** A dependency's entry with its held result read back whole (as it was when nothing is held, or its object is gone). */
+async function wholeResult(payloads: PayloadStore, d: DependencyOutcome): Promise<DependencyOutcome> {
+  const ref = "resultRef" in d ? d.resultRef : undefined;
+  const key = ref ? keyOfRef(ref) : undefined;
+  if (key === undefined) return d;
+  const text = await payloads.text(key);
+  if (text === null) return d;
+  const { resultRef: _, ...rest } = d as typeof d & { resultRef?: unknown };
+  return { ...rest, result: JSON.parse(text) as Json } as DependencyOutcome;
 }

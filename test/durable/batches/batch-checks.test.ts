@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { unwrap } from "../../../src/shared/errors.js";
 import type { Job } from "../../../src/shared/job.js";
 import { batchCall } from "../../helpers/batch-executors.js";
+import { countDependencyReads } from "../../helpers/held-payloads.js";
 import { setup } from "../../helpers/dispatch.js";
 
 /** A payload whose JSON is about `kib` KiB. */
@@ -67,14 +68,29 @@ describe("a batch executor and big payloads", () => {
   });
 
   it("gives each job's dependencies a dependency's held result whole", async () => {
-    const { enqueue, tag, call, settled } = await batchLane({ payloads: true });
+    const { lane, enqueue, tag, call, settled } = await batchLane({ payloads: true });
     const result = big(200, "dependency");
     const dependency = await enqueue({ kind: "demo.echo", payload: result });
     expect((await settled(dependency.id)).outcome).toBe("completed");
+    const reads = await countDependencyReads(lane);
     for (let i = 0; i < 3; i++) await enqueue({ kind: "test.batch", payload: { tag, i }, dependsOn: [{ id: dependency.id }] });
     const batch = await call();
     for (const dependencies of batch.dependencies) expect(dependencies).toMatchObject([{ id: dependency.id, outcome: "completed", result }]);
     expect(batch.dependencies.every((d) => !("resultRef" in d[0]!))).toBe(true);
+    expect(reads()).toBe(3); // each job's, once: for the read-back and for its dependencies both
+    await batch.answer([{ ok: true }, { ok: true }, { ok: true }]);
+  });
+
+  it("reads each job's dependencies once when none holds its result in R2", async () => {
+    const { lane, enqueue, tag, call, settled } = await batchLane({ payloads: true });
+    await enqueue({ kind: "demo.echo", payload: big(200, "held") }); // the lane has held an object: a dependency may hold one
+    const dependency = await enqueue({ kind: "demo.echo", payload: { small: true } });
+    expect((await settled(dependency.id)).outcome).toBe("completed");
+    const reads = await countDependencyReads(lane);
+    for (let i = 0; i < 3; i++) await enqueue({ kind: "test.batch", payload: { tag, i }, dependsOn: [{ id: dependency.id }] });
+    const batch = await call();
+    for (const dependencies of batch.dependencies) expect(dependencies).toMatchObject([{ id: dependency.id, outcome: "completed", result: { small: true } }]);
+    expect(reads()).toBe(3);
     await batch.answer([{ ok: true }, { ok: true }, { ok: true }]);
   });
 });

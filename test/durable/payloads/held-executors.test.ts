@@ -5,6 +5,7 @@ import { ManualClock } from "../../../src/shared/clock.js";
 import { unwrap } from "../../../src/shared/errors.js";
 import type { Job } from "../../../src/shared/job.js";
 import { waitForTransition } from "../../helpers/executors.js";
+import { countDependencyReads } from "../../helpers/held-payloads.js";
 import { T0, TestEntropy, claimOne, inject, sql, value } from "../../helpers/lane.js";
 import { PAYLOADS_LANE_PREFIX } from "../../helpers/test-worker.js";
 
@@ -42,9 +43,35 @@ describe("big payloads and in-process executors", () => {
     const payload = big(200);
     unwrap(await lane.enqueue({ id: "a", kind: "demo.echo", payload }));
     await settled("a");
+    const reads = await countDependencyReads(lane);
     unwrap(await lane.enqueue({ id: "b", kind: "demo.deps", dependsOn: [{ id: "a" }] }));
     const b = await settled("b");
     expect(b.result).toMatchObject({ dependencies: [{ id: "a", outcome: "completed", result: payload }] });
+    expect(reads()).toBe(1); // the read-back of the held result and ctx.dependencies share one read
+  });
+
+  it("reads a job's dependencies once when none holds its result in R2, its payload held or not", async () => {
+    const { lane, settled } = await setup();
+    unwrap(await lane.enqueue({ id: "held", kind: "demo.echo", payload: big(200) })); // the lane has held an object: its dependencies may hold one
+    unwrap(await lane.enqueue({ id: "a", kind: "demo.echo", payload: { small: true } }));
+    await settled("a");
+    const reads = await countDependencyReads(lane);
+    unwrap(await lane.enqueue({ id: "b", kind: "demo.deps", dependsOn: [{ id: "a" }] }));
+    expect((await settled("b")).result).toMatchObject({ dependencies: [{ id: "a", outcome: "completed", result: { small: true } }] });
+    expect(reads()).toBe(1);
+    unwrap(await lane.enqueue({ id: "c", kind: "demo.deps", payload: big(200), dependsOn: [{ id: "a" }] }));
+    expect((await settled("c")).result).toMatchObject({ dependencies: [{ id: "a", outcome: "completed", result: { small: true } }] });
+    expect(reads()).toBe(2);
+  });
+
+  it("reads no dependencies for a first attempt of a job without any", async () => {
+    const { lane, settled } = await setup();
+    const reads = await countDependencyReads(lane);
+    unwrap(await lane.enqueue({ id: "a", kind: "demo.deps", payload: big(200) }));
+    unwrap(await lane.enqueue({ id: "b", kind: "demo.deps" }));
+    expect((await settled("a")).result).toEqual({ dependencies: [] });
+    expect((await settled("b")).result).toEqual({ dependencies: [] });
+    expect(reads()).toBe(0);
   });
 
   it("gives a pull claim a dependency's big result as resultRef", async () => {
