@@ -253,7 +253,7 @@ await workload("batches", () => bench("batches", { run, n: { full: 10_000, quick
  * the same code. Each repetition's figures are kept, and the ratio to the sqlite claim reading too.
  */
 async function drains(reps: number) {
-  const runs: { floor: any; c1: any; c16: any; c1_limited: any; c16_limited: any }[] = [];
+  const runs: { floor: any; c1: any; c16: any; c1_limited: any; c16_limited: any; c1_first: any; c16_first: any }[] = [];
   // The same drains on a lane whose rate limit never bites (100,000 per 100 ms), beside each repetition.
   const never = { limit: 100_000 };
   for (let rep = 0; rep < reps; rep++) {
@@ -263,21 +263,24 @@ async function drains(reps: number) {
     const c1_limited = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 1, ...never });
     const c16 = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 16 });
     const c16_limited = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 16, ...never });
-    runs.push({ floor, c1, c16, c1_limited, c16_limited });
+    // Claims and completions alone: every job enqueued while the lane is paused, the clock started at the resume.
+    const c1_first = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 1, enqueueFirst: true });
+    const c16_first = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 16, enqueueFirst: true });
+    runs.push({ floor, c1, c16, c1_limited, c16_limited, c1_first, c16_first });
   }
   const median = (key: "c1" | "c16") => medianBy(runs.map((r) => ({ ...r[key], claimFloor: r.floor.opsPerSec })), (d) => d.jobsPerSec / d.claimFloor);
   // Cost is 1/rate: the limited drain's cost over the plain one's is plain rate / limited rate.
   const limitCost = (key: "c1" | "c16") => medianBy(runs.map((r) => ({ plain: r[key], limited: r[`${key}_limited`] })), (d) => d.plain.jobsPerSec / d.limited.jobsPerSec);
   // Against the bare table (bench/bare.ts): a drain's µs a job over its repetition's bare claim-shaped
   // UPDATE plus bare UPDATE, the floor of one claim and one completion that no schema change moves.
-  const aboveBare = (key: "c1" | "c16") =>
+  const aboveBare = (key: "c1" | "c16" | "c1_first" | "c16_first") =>
     medianBy(
       runs.map((r) => ({ jobs: r[key].jobs, usPerJob: 1e6 / r[key].jobsPerSec, bareClaimUs: 1e6 / r.floor.bare.claim.opsPerSec, bareUpdateUs: 1e6 / r.floor.bare.update.opsPerSec })),
       (d) => d.usPerJob / (d.bareClaimUs + d.bareUpdateUs),
     );
   return {
     c1: median("c1"), c16: median("c16"), rateLimitCost: { c1: limitCost("c1"), c16: limitCost("c16") },
-    bare: { c1: aboveBare("c1"), c16: aboveBare("c16") }, repetitions: runs,
+    bare: { c1: aboveBare("c1"), c16: aboveBare("c16"), c1_first: aboveBare("c1_first"), c16_first: aboveBare("c16_first") }, repetitions: runs,
   };
 }
 

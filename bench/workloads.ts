@@ -376,16 +376,19 @@ export const workloads: Record<string, Workload> = {
     // With `recording: "off"`, on the same lane class with its recording off (bench/recording.ts).
     const quiet = params.recording === "off";
     const namespace = quiet ? env.QUIET_LANE : env.LANE;
-    const names = Array.from({ length: lanes }, (_, l) => `drain-c${concurrency}-l${lanes}-${l}-${run}${steps ? `-s${steps}` : ""}${params.limit ? "-rl" : ""}${quiet ? "-quiet" : ""}`);
+    const names = Array.from({ length: lanes }, (_, l) => `drain-c${concurrency}-l${lanes}-${l}-${run}${steps ? `-s${steps}` : ""}${params.limit ? "-rl" : ""}${quiet ? "-quiet" : ""}${params.enqueueFirst ? "-ef" : ""}`);
     const clients = names.map((name) => createLaneClient(namespace).lane(name));
     const stubs = names.map((name) => namespace.getByName(name));
     // With `limit`, the lane has a rate limit of that many jobs per 100 ms: set high, it never bites, and the drain pays only its draws.
     const limit = int(params, "limit", 0);
     const rateLimit = limit > 0 ? { limit, periodMs: 100 } : null;
-    await Promise.all(clients.map((c) => c.configure({ concurrency, rateLimit })));
+    // With `enqueueFirst`, every job is in while the lane is paused, and the clock starts at the resume: claims and completions alone.
+    const enqueueFirst = params.enqueueFirst === true;
+    await Promise.all(clients.map((c) => c.configure({ concurrency, rateLimit, paused: enqueueFirst })));
     await Promise.all(stubs.map((s) => s.benchWhatIf({ skipAlarmWrites: params.skipAlarmWrites === true })));
     await Promise.all(stubs.map((s) => s.benchCounters()));
-    const t0 = Date.now();
+    const start = Date.now();
+    let t0 = start;
     let enqueuedAt = 0;
     await Promise.all(
       clients.map(async (client) => {
@@ -396,13 +399,18 @@ export const workloads: Record<string, Workload> = {
         enqueuedAt = Math.max(enqueuedAt, Date.now());
       }),
     );
+    if (enqueueFirst) {
+      await Promise.all(stubs.map((s) => s.benchCounters())); // the enqueues' statements are not the drain's
+      t0 = Date.now();
+      await Promise.all(clients.map((c) => c.configure({ paused: false })));
+    }
     const done = await untilSettled(stubs, perLane * lanes);
     const ms = done.at - t0;
     const completed = done.counts.reduce((sum, c) => sum + c.completed, 0);
     // The polls' own statements (info: counts, settings, wake) are in these counters too: a few per poll.
     const counters = sumCounters(await Promise.all(stubs.map((s) => s.benchCounters())));
     return {
-      lanes, perLane, jobs: perLane * lanes, concurrency, ms, enqueueMs: enqueuedAt - t0, jobsPerSec: rate(perLane * lanes, ms),
+      lanes, perLane, jobs: perLane * lanes, concurrency, ms, enqueueMs: enqueuedAt - start, enqueueFirst, jobsPerSec: rate(perLane * lanes, ms),
       completed, polls: done.polls, pollMs: POLL_MS, perJob: perOp(counters, perLane * lanes),
     };
   },
