@@ -20,9 +20,15 @@ export const DUE_DEAD_LETTERS_SQL = `SELECT seq, lane, id, tries,
  * object and puts it in. ?1 the lane's name.
  */
 export const COPIES_SQL = `SELECT seq, held, IIF(held IS NULL,
-    json_object('lane', ?1, 'id', id, 'kind', kind, 'payload', json(payload), 'outcome', outcome, 'error', error, 'errors', json(errors), 'attempts', attempts, 'settledAt', settled_at),
-    json_object('lane', ?1, 'id', id, 'kind', kind, 'outcome', outcome, 'error', error, 'errors', json(errors), 'attempts', attempts, 'settledAt', settled_at)) AS copy
+    ${copyObject(true)},
+    ${copyObject(false)}) AS copy
   FROM dead_letter_outbox WHERE seq IN (SELECT value FROM json_each(?2))`;
+
+/** The SQL of a copy's JSON object: the job's fields as it settled, its payload among them when `withPayload`. */
+function copyObject(withPayload: boolean): string {
+  const payload = withPayload ? "'payload', json(payload), " : "";
+  return `json_object('lane', ?1, 'id', id, 'kind', kind, ${payload}'outcome', outcome, 'error', error, 'errors', json(errors), 'attempts', attempts, 'settledAt', settled_at)`;
+}
 
 /** Copies postponed to ?2 (a JSON array of seqs in ?1); ?3 1 counts a failed try. */
 export const POSTPONE_DEAD_LETTERS_SQL = `UPDATE dead_letter_outbox SET next_at = ?2, tries = tries + ?3 WHERE seq IN (SELECT value FROM json_each(?1))`;
