@@ -34,18 +34,8 @@ export class WaitpointRpc {
     return name.ok ? this.parts.waitpoints.get(name.value) : name;
   }
 
-  /**
-   * Completes a waitpoint, then tells its waiters in other objects before it answers (and the gate
-   * flushes), as those here were told in its transaction (waits/waitpoint-outbox.ts: at most 2 s; none
-   * to tell, no wait).
-   */
-  async completeWaitpoint(id: unknown, input: unknown): Promise<Result<WaitpointCompleted>> {
-    const answer = this.complete(id, input);
-    await this.parts.waitpointOutbox.tellNow();
-    return answer;
-  }
-
-  private complete(id: unknown, input: unknown): Result<WaitpointCompleted> {
+  /** Completes a waitpoint: its waiters here are told in its transaction, those in other objects by `tellWaiters`. */
+  completeWaitpoint(id: unknown, input: unknown): Result<WaitpointCompleted> {
     const name = this.ownedId(id);
     if (!name.ok) return name;
     const request = parse(WaitpointCompleteRequest, input ?? {});
@@ -53,6 +43,14 @@ export class WaitpointRpc {
     const result = serializeJson(request.value.result, "result");
     if (!result.ok) return result;
     return this.parts.waitpoints.complete(name.value, result.value);
+  }
+
+  /**
+   * Tells a completion's waiters in other objects, after its change (the lane's flush does not wait
+   * for them) and before it answers (waits/waitpoint-outbox.ts: at most 2 s; none to tell, null).
+   */
+  tellWaiters(): Promise<void> | null {
+    return this.parts.waitpointOutbox.tellNow();
   }
 
   sweepWaitpoints(input: unknown): Result<{ removed: number }> {

@@ -13,10 +13,12 @@ import { shardOf } from "../../../src/shared/shards.js";
 import { claimOne, fireAlarm, refusal, row, sql, value, type LaneStub } from "../../helpers/lane.js";
 import { restartLane } from "../../helpers/restart.js";
 import type { LaneParts } from "../../../src/durable/lane-parts.js";
+import type { WaitpointOutboxHost } from "../../../src/durable/waits/waitpoint-outbox.js";
 import { keyOn, setupSharded } from "../../helpers/shards.js";
 
 const job = async (stub: LaneStub, id: string) => value(await stub.getJob(id));
 const count = (stub: LaneStub, table: string) => sql<{ n: number }>(stub, `SELECT COUNT(*) AS n FROM ${table}`).then((r) => r[0]!.n);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Runs the alarm of the waitpoint's object and waits until its notices are acknowledged. */
 async function deliver(stub: LaneStub): Promise<void> {
@@ -38,6 +40,33 @@ it("a job of lane B waits on a waitpoint of lane A, counted among its waiters, a
   expect(await count(a!.stub, "waitpoint_outbox")).toBe(0);
   expect(value(await a!.stub.getWaitpoint("order.paid")).waiters).toBe(0);
   expect((await claimOne(b!.stub, { kinds: ["k-p"] })).dependencies).toEqual([{ lane: a!.name, waitpoint: "order.paid", outcome: "completed", result: { paid: 42 } }]);
+});
+
+it("a completion flushes before it tells its waiters elsewhere: a held claim takes the job it released here while the tell to a slow lane is pending", async () => {
+  const { lanes: [a, b] } = await lanes(2, "wp-remote");
+  value(await a!.stub.createWaitpoint({ id: "w" }));
+  value(await a!.stub.enqueue({ id: "here", kind: "k-here", dependsOn: [{ waitpoint: "w" }] }));
+  value(await b!.stub.enqueue({ id: "there", kind: "k-there", dependsOn: [{ lane: a!.name, waitpoint: "w" }] }));
+  // Held before the completion arrives (calls on one stub arrive in order).
+  const held = a!.stub.claim({ kinds: ["k-here"], waitMs: 30_000 });
+  // A's notices reach the waiter's lane 1.5 s late (under the 2 s the completion waits at most).
+  await runInDurableObject(a!.stub, (lane) => {
+    const host = (lane as unknown as { parts: { waitpointOutbox: { host: WaitpointOutboxHost } } }).parts.waitpointOutbox.host;
+    const peer = host.peer.bind(host);
+    // Only the notices' delivery goes through this peer here.
+    host.peer = (name) => ({ notifyWaitpointWaiters: (notices: unknown) => sleep(1_500).then(() => peer(name).notifyWaitpointWaiters(notices)) }) as ReturnType<typeof peer>;
+  });
+  let answered = false;
+  const sent = Date.now();
+  const completing = a!.stub.completeWaitpoint("w", { result: 1 }).then((answer) => ((answered = true), answer));
+  expect(value(await held).jobs.map((j) => j.id)).toEqual(["here"]);
+  // Real time: the busy lane holds the tell 1.5 s; the held claim's answer does not wait for it.
+  expect(Date.now() - sent).toBeLessThan(1_000);
+  expect(answered).toBe(false);
+  expect(value(await completing).waitpoint.state).toBe("completed");
+  // Still told before the completion answered.
+  expect((await job(b!.stub, "there")).state).toBe("queued");
+  expect(await count(a!.stub, "waitpoint_outbox")).toBe(0);
 });
 
 it("a remote waitpoint's timeout fails its waiter under policy fail and queues it under ignore", async () => {
