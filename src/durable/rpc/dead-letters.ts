@@ -5,21 +5,17 @@
 import type { Result } from "../../shared/errors.js";
 import type { DeadLetterShardAnswer } from "../../routing/dead-letter-routing.js";
 import type { DeadLetterIntake } from "../deadletters/intake.js";
+import { answerRegistered, type LaneRegistrar } from "./registered-answers.js";
 
 /** The parts the copies' calls reach. */
 export interface DeadLetterParts {
   readonly deadLetterIntake: DeadLetterIntake;
 }
 
-/** The lane's registration with the registry (lane-lifecycle.ts `register`). */
-export interface DeadLetterRegistrar {
-  register(): Promise<void> | null;
-}
-
 export class DeadLetterRpc {
   constructor(
     private readonly parts: DeadLetterParts,
-    private readonly life: DeadLetterRegistrar,
+    private readonly life: LaneRegistrar,
   ) {}
 
   /**
@@ -28,10 +24,7 @@ export class DeadLetterRpc {
    * copies land on.
    */
   enqueueDeadLetters(input: unknown): Result<DeadLetterShardAnswer[]> | Promise<Result<DeadLetterShardAnswer[]>> {
-    const registered = (done: Result<DeadLetterShardAnswer[]>) => {
-      const registering = done.ok ? this.life.register() : null;
-      return registering ? registering.then(() => done) : done;
-    };
+    const registered = (done: Result<DeadLetterShardAnswer[]>) => answerRegistered(this.life, done.ok, done);
     const answer = this.parts.deadLetterIntake.receive(input);
     return answer instanceof Promise ? answer.then(registered) : registered(answer);
   }

@@ -16,6 +16,7 @@ import { parse, parseBatchEnqueue, parseJsonText } from "../input.js";
 import type { PayloadStore } from "../payloads/payload-store.js";
 import { wholeDone } from "../payloads/whole-answers.js";
 import type { JobStore } from "../store/job-store.js";
+import { answerRegistered, type LaneRegistrar } from "./registered-answers.js";
 
 /** The parts an enqueue reaches. */
 export interface EnqueueParts {
@@ -25,9 +26,8 @@ export interface EnqueueParts {
 }
 
 /** The lane's refusal of a newer schema and its registration with the registry (lane-lifecycle.ts). */
-export interface EnqueueLife {
+export interface EnqueueLife extends LaneRegistrar {
   refusal<T>(): Result<T> | null;
-  register(): Promise<void> | null;
 }
 
 export class EnqueueRpc {
@@ -54,9 +54,7 @@ export class EnqueueRpc {
     const answer = (done: Result<EnqueueDone>): string | Promise<string> => {
       const whole = wholeDone(this.parts.payloads, done); // a stored job held in R2 (a duplicate): read back
       if (whole instanceof Promise) return whole.then(answer);
-      const text = enqueueAnswerText(done, this.parts.store.lane);
-      const registering = done.ok ? this.life.register() : null;
-      return registering ? registering.then(() => text) : text;
+      return answerRegistered(this.life, done.ok, enqueueAnswerText(done, this.parts.store.lane));
     };
     return done instanceof Promise ? done.then(answer) : answer(done);
   }
@@ -86,11 +84,7 @@ export class EnqueueRpc {
       readBack.set(i, whole);
       return null;
     });
-    const finish = () => {
-      const registering = this.life.register();
-      const all = ok(answers as string[]);
-      return registering ? registering.then(() => all) : all;
-    };
+    const finish = () => answerRegistered(this.life, true, ok(answers as string[]));
     const later = answers.flatMap((a, i) => (a === null ? [i] : []));
     if (later.length === 0) return finish();
     return (async () => {
