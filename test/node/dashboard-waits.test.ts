@@ -56,6 +56,22 @@ const DROPPABLE_STREAMS = `(() => {
   };
 })();`;
 
+/**
+ * In the page: `__holdFrames()` keeps every animation frame's callbacks (hono/jsx/dom runs a render's
+ * effects in the next frame) until `__releaseFrames(keep)` runs those held so far, holding on if `keep`.
+ */
+const HELD_FRAMES = `(() => {
+  const request = window.requestAnimationFrame.bind(window);
+  let held = null;
+  window.requestAnimationFrame = (callback) => (held === null ? request(callback) : (held.push(callback), 0));
+  window.__holdFrames = () => { held ??= []; };
+  window.__releaseFrames = (keep) => {
+    const callbacks = held ?? [];
+    held = keep ? [] : null;
+    for (const callback of callbacks) request(callback);
+  };
+})();`;
+
 describe("the dashboard's waits and streams", () => {
   it("shows the waitpoints a job waits on, and one completed over the API as completed", async () => {
     const lane = "waits";
@@ -147,6 +163,44 @@ describe("the dashboard's waits and streams", () => {
     expect(await streamCounts(page).getAttribute("data-chunks")).toBe("3");
     expect(await page.locator('[data-testid=stream] li[data-type="chunk"]').count()).toBe(3);
     expect(await page.getAttribute("[data-testid=stream-state]", "data-state")).toBe("live");
+    await page.context().close();
+  });
+
+  it("reads a job's stream once when its view renders again before the stream's effect has run", async () => {
+    const lane = "stream-renders";
+    const job = await dashboard.enqueue(lane, { id: "rendered", kind: "pull.only", payload: {} });
+    const claimed = await api("POST", `/v1/lanes/${lane}/claims`, { kinds: ["pull.only"] });
+    const token = claimed.body.jobs[0].lease.token;
+    const page = await dashboard.newPage();
+    await page.addInitScript(HELD_FRAMES);
+    const asked: string[] = [];
+    page.on("request", (request) => void (request.url().includes("/stream?") && asked.push(new URL(request.url()).search)));
+    await dashboard.signIn(page);
+    await page.locator(".page").waitFor();
+    await page.evaluate((hash) => {
+      const window = globalThis as any;
+      window.__holdFrames();
+      window.location.hash = hash;
+    }, `#/lanes/${lane}/jobs/${job.id}`);
+    // Frame by frame until the job is read and its stream panel drawn, its effect still to run.
+    const panel = page.locator("[data-testid=stream-state]");
+    await expect.poll(async () => (await page.evaluate(() => (globalThis as any).__releaseFrames(true)), panel.count()), { timeout: 5_000 }).toBe(1);
+    // The app renders again (the same route heard again), then the held frames run.
+    await page.evaluate(async () => {
+      const window = globalThis as any;
+      window.dispatchEvent(new window.HashChangeEvent("hashchange"));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      window.__releaseFrames(false);
+    });
+    await page.locator('[data-testid=stream-state][data-state="live"]').waitFor({ timeout: 5_000 });
+    expect((await api("POST", `/v1/lanes/${lane}/jobs/${job.id}/stream`, { token, chunks: ["once"] })).status).toBe(200);
+    await expect.poll(() => page.locator("[data-testid=stream-text]").textContent(), { timeout: 3_000 }).toBe("once");
+    // One reader: its enqueue, its claim and the chunk, each counted and shown once.
+    expect(asked).toEqual(["?after=0"]);
+    expect(await streamCounts(page).getAttribute("data-transitions")).toBe("2");
+    expect(await streamCounts(page).getAttribute("data-chunks")).toBe("1");
+    expect(await page.locator("[data-testid=stream] li").count()).toBe(3);
+    expect(dashboard.problems).toEqual([]);
     await page.context().close();
   });
 

@@ -4,9 +4,10 @@
  * goes in a URL). The events are parsed by sse.ts; a dropped connection is resumed with `?after=` the
  * last seq seen, and the stream stops at `end`.
  */
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useState } from "hono/jsx/dom";
 import { useAlive } from "./alive.js";
 import { jobPath, type Api } from "./api.js";
+import { useSingleEffect } from "./single-effect.js";
 import { SseParser } from "./sse.js";
 import type { Job } from "./types.js";
 
@@ -42,11 +43,10 @@ export interface JobStream {
 export function useJobStream(api: Api, lane: string, id: string, epoch: number): JobStream {
   const [stream, setStream] = useState<JobStream>({ state: "connecting", events: [], seen: { transition: 0, progress: 0, chunk: 0 }, problem: null, ended: null });
   const alive = useAlive();
-  const aborter = useRef<AbortController | null>(null);
 
-  useEffect(() => {
+  // One reader per (api, lane, id, epoch): a second, its cleanup lost, would count every event again.
+  useSingleEffect(() => {
     const controller = new AbortController();
-    aborter.current = controller;
     let after = 0;
     let retryMs = RETRY_FIRST_MS;
     setStream({ state: "connecting", events: [], seen: { transition: 0, progress: 0, chunk: 0 }, problem: null, ended: null });
@@ -100,9 +100,12 @@ export function useJobStream(api: Api, lane: string, id: string, epoch: number):
           // One render for everything one read brought: a fast stream arrives many events a read.
           if (fresh.length > 0 || ended !== null) {
             update((old) => {
+              // Counted by seq once, whichever reader brought it: the newest event held is the last counted.
+              const counted = old.events.at(-1)?.seq ?? 0;
+              const added = fresh.filter((event) => event.seq > counted);
               const seen = { ...old.seen };
-              for (const event of fresh) seen[event.type]++;
-              return { ...old, seen, events: [...old.events, ...fresh].slice(-STREAM_KEPT), ...(ended ? { ended, state: "ended" as const } : {}) };
+              for (const event of added) seen[event.type]++;
+              return { ...old, seen, events: [...old.events, ...added].slice(-STREAM_KEPT), ...(ended ? { ended, state: "ended" as const } : {}) };
             });
           }
           if (ended !== null) return "ended";

@@ -4,8 +4,9 @@
  * ticket, never the token, in the socket's URL. A dropped socket reconnects with a fresh ticket.
  * A sharded lane is heard through the same one socket, its hello and counts the whole lane's.
  */
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useRef, useState } from "hono/jsx/dom";
 import { lanePath, type Api } from "./api.js";
+import { useSingleEffect } from "./single-effect.js";
 import type { Counts, LaneInfo } from "./types.js";
 
 /** The first message: the lane's settings and counts (its stats and retention come from `GET` the lane). */
@@ -44,7 +45,8 @@ export function useLaneEvents(api: Api, lane: string, onMessage: (message: LaneM
   const [state, setState] = useState<LiveState>("connecting");
   const handler = useRef(onMessage);
   handler.current = onMessage;
-  useEffect(() => {
+  // One socket per (api, lane): a second, its cleanup lost, would stay open and deliver every message again.
+  useSingleEffect(() => {
     // Tickets are minted for viewers and admins only (docs/api.md "Access"): other tokens never go live.
     if (!api.can("POST", "/v1/tickets", lane)) return setState("denied");
     let stopped = false;
