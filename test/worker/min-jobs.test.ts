@@ -1,7 +1,9 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { Claims } from "../../src/durable/attempts/claim.js";
 import type { Lane } from "../../src/durable/lane.js";
+import type { Watchers } from "../../src/durable/shards/watchers.js";
 import { ShardRouter } from "../../src/routing/router.js";
 import type { PulledJob } from "../../src/shared/job.js";
 import { shardObjectName } from "../../src/shared/shards.js";
@@ -67,6 +69,30 @@ const watching = (stub: LaneStub) => runInDurableObject(stub, (lane: Lane) => (l
 
 const ids = (jobs: PulledJob[]) => jobs.map((j) => j.id).sort();
 
+/** Each flush of the shard from now on (shards/watchers.ts `flushed`): how many watches it held, how many counts it took. */
+async function flushesOf(stub: LaneStub): Promise<{ watches: number; counts: number }[]> {
+  const flushes: { watches: number; counts: number }[] = [];
+  await runInDurableObject(stub, (lane: Lane) => {
+    const parts = (lane as unknown as { parts: { claims: Claims; watchers: Watchers } }).parts;
+    const count = parts.claims.claimableCount.bind(parts.claims);
+    const flushed = parts.watchers.flushed.bind(parts.watchers);
+    let flush: { watches: number; counts: number } | null = null;
+    parts.claims.claimableCount = (...args) => {
+      if (flush) flush.counts++;
+      return count(...args);
+    };
+    parts.watchers.flushed = () => {
+      flushes.push((flush = { watches: parts.watchers.size, counts: 0 }));
+      try {
+        flushed();
+      } finally {
+        flush = null;
+      }
+    };
+  });
+  return flushes;
+}
+
 describe("POST …/claims with minJobs", () => {
   it("refuses minJobs above max (400 naming it) and claims nothing", async () => {
     const fixture = await setupSharded(1);
@@ -94,6 +120,29 @@ describe("a sharded lane's held claim with minJobs", () => {
     expect(ids(answer.jobs)).toEqual([id]);
     // One count and one watch a shard, a watch again at most when one answers at its deadline.
     expect((calls.claimable ?? 0) + (calls.awaitWork ?? 0)).toBeLessThanOrEqual(4 * fixture.shards);
+  });
+
+  it("a shard's flush counts once for the held claims that ask the same, and wakes each of them", async () => {
+    const fixture = await setupSharded(2);
+    const { router, watchesArrived } = countingRouter(fixture);
+    const request = { kinds: [PULL_KIND], max: 2, minJobs: 2, waitMs: 20_000 };
+    const leaving = [new AbortController(), new AbortController(), new AbortController()];
+    const held = leaving.map((client, i) => router.claim(fixture.lane, request, `held-${7 + i}`, client.signal));
+    await watchesArrived(3 * fixture.shards);
+    const flushes = await flushesOf(fixture.shard(1));
+    const first = await enqueueOn(fixture, 1, "a");
+    // Each claim is woken (one more job than it had seen) and watches shard 1 again.
+    await watchesArrived(3 * fixture.shards + 3);
+    expect(flushes[0]).toEqual({ watches: 3, counts: 1 });
+    expect(flushes.every((f) => f.counts <= 1)).toBe(true);
+    // Two jobs across the shards: one of the claims takes both; the others are left short.
+    const second = await enqueueOn(fixture, 0, "b");
+    const taker = await Promise.race(held.map(async (claim, i) => ({ i, jobs: value(await claim).jobs })));
+    expect(ids(taker.jobs)).toEqual([first, second].sort());
+    for (const client of leaving) client.abort();
+    const rest = await Promise.all(held.filter((_, i) => i !== taker.i));
+    expect(rest.map((answer) => value(answer).jobs)).toEqual([[], []]);
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 0, running: 2 });
   });
 
   it("counts the claimable jobs of every shard, takes nothing while short, and answers once minJobs are there", async () => {

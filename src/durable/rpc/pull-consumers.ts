@@ -24,7 +24,7 @@ import { checkAckCompletions, checkCompletion } from "../kinds/completions.js";
 import type { KindChecks } from "../kinds/kind-checks.js";
 import type { PayloadStore } from "../payloads/payload-store.js";
 import { wholeJobs } from "../payloads/whole-answers.js";
-import { claimCounter } from "../shards/claim-counts.js";
+import { askOf, claimCounter } from "../shards/claim-counts.js";
 import { completeHeld, holdAckResults, type HeldAcks } from "../payloads/held-results.js";
 
 /** The parts a pull consumer's calls reach. */
@@ -56,7 +56,7 @@ export class PullConsumerRpc {
     if (this.parts.waiters.left(name.value)) return ok({ jobs: [] });
     // Without a wait, minJobs changes nothing.
     const minJobs = request.value.waitMs ? (request.value.minJobs ?? 1) : 1;
-    const ask: ClaimAsk = { kinds: request.value.kinds ?? null, max: request.value.max ?? 1, leaseMs: request.value.leaseMs ?? DEFAULT_LEASE_MS, ...(minJobs > 1 ? { minJobs } : {}) };
+    const ask: ClaimAsk = { ...askOf(request.value), ...(minJobs > 1 ? { minJobs } : {}) };
     // With minJobs, it takes nothing until that many are claimable: until then it is held (waiters.ts).
     const gathering = minJobs > 1 && this.parts.claims.claimableCount(ask, this.parts.dispatcher, minJobs) < minJobs;
     const jobs = gathering ? [] : this.parts.claims.forConsumer(ask, this.parts.dispatcher);
@@ -79,7 +79,7 @@ export class PullConsumerRpc {
   /** How many jobs the claim `input` would take now, counted up to its `minJobs` (else its `max`); claims nothing. */
   claimable(input?: unknown): Result<{ claimable: number }> {
     const count = claimCounter(this.parts.claims, this.parts.dispatcher, input);
-    return count.ok ? ok({ claimable: count.value() }) : count;
+    return count.ok ? ok({ claimable: count.value.read() }) : count;
   }
 
   renew(id: unknown, input: unknown): Result<{ lease: Lease }> {

@@ -11,6 +11,7 @@
  */
 import { MAX_CLAIM_WAITERS } from "../../shared/defaults.js";
 import type { Watched } from "../../routing/peer.js";
+import type { ClaimCount } from "./claim-counts.js";
 
 /** What a watcher is answered, declared where the router reads it (routing/peer.ts). */
 export type { Watched };
@@ -19,8 +20,8 @@ interface Watcher {
   hold: string | null;
   deadline: number;
   answer(watched: Watched): void;
-  /** A watch with a count (`watchCount`): answered only when this says more than it had seen (null: not yet). */
-  grown?: () => number | null;
+  /** A watch with a count (`watchCount`): answered only when the count is more than `seen`. */
+  counting?: { count: ClaimCount; seen: number };
 }
 
 export class Watchers {
@@ -50,30 +51,39 @@ export class Watchers {
    * `minJobs` is woken only by claimable work it has not counted yet, never by a due job too few for it
    * nor by a flush that changed nothing for it.
    */
-  watchCount(count: () => number, seen: number, waitMs: number, hold: string | null): Promise<Watched> {
-    const grown = () => {
-      const n = count();
-      return n > seen ? n : null;
-    };
-    const now = grown();
-    if (now !== null) return Promise.resolve({ due: true, epoch: this.epoch, claimable: now });
+  watchCount(count: ClaimCount, seen: number, waitMs: number, hold: string | null): Promise<Watched> {
+    const now = count.read();
+    if (now > seen) return Promise.resolve({ due: true, epoch: this.epoch, claimable: now });
     if (this.watchers.length >= MAX_CLAIM_WAITERS) return Promise.resolve({ due: false, epoch: this.epoch });
     return new Promise((answer) => {
-      this.watchers.push({ hold, deadline: Date.now() + waitMs, answer, grown });
+      this.watchers.push({ hold, deadline: Date.now() + waitMs, answer, counting: { count, seen } });
       this.arm();
     });
   }
 
-  /** The flush: a new epoch; every watcher is answered if a job is due (a watch with a count, if its count grew). */
+  /**
+   * The flush: a new epoch; every watcher is answered if a job is due (a watch with a count, if its
+   * count grew). Watches that count the same (the same `key`) share one count in a flush.
+   */
   flushed(): void {
     this.epoch++;
     if (this.watchers.length === 0 || !this.due()) return;
+    const counts = new Map<string, number>();
+    const countOf = (count: ClaimCount) => {
+      let n = counts.get(count.key);
+      if (n === undefined) counts.set(count.key, (n = count.read()));
+      return n;
+    };
     const answered: Watcher[] = [];
     this.watchers = this.watchers.filter((w) => {
-      const grown = w.grown?.();
-      if (grown === null) return true;
+      const watched: Watched = { due: true, epoch: this.epoch };
+      if (w.counting) {
+        const claimable = countOf(w.counting.count);
+        if (claimable <= w.counting.seen) return true;
+        watched.claimable = claimable;
+      }
       answered.push(w);
-      w.answer(grown === undefined ? { due: true, epoch: this.epoch } : { due: true, epoch: this.epoch, claimable: grown });
+      w.answer(watched);
       return false;
     });
     if (answered.length > 0) this.arm();
