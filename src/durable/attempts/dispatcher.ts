@@ -120,10 +120,13 @@ export class Dispatcher<E = unknown> {
   }
 
   private allSeen = false;
+  /** What `allSeen` is made of: the single-job kinds' claim left none it may start, and no ready batch waits for room. */
+  private singlesSeen = false;
+  private batchesSeen = false;
 
   /** Something may have made a job claimable (an enqueue, a retry, a queue's next head): the next pump reads. */
   lookAgain(): void {
-    this.allSeen = false;
+    this.allSeen = this.singlesSeen = this.batchesSeen = false;
   }
 
   /**
@@ -134,7 +137,7 @@ export class Dispatcher<E = unknown> {
     if (this.kinds.length === 0 || (onlyIfBehind && this.allSeen)) return;
     this.pumping = true;
     try {
-      this.pumpClaims();
+      this.pumpClaims(onlyIfBehind);
     } finally {
       this.pumping = false;
     }
@@ -145,9 +148,15 @@ export class Dispatcher<E = unknown> {
     return this.singleKinds.includes(kind);
   }
 
-  private pumpClaims(): void {
-    const singlesSeen = this.singleKinds.length === 0 || this.pumpSingles();
-    this.allSeen = (this.batchStarts === null || this.batchStarts.pump()) && singlesSeen;
+  /**
+   * `onlyIfBehind` (a slot came free, nothing else): only the side that left jobs waiting reads again.
+   * A freed slot makes no batch ready (its size and its `waitMs` do, the one by an enqueue, the other
+   * by the wake): batch kinds are counted again only when a ready batch waited for room.
+   */
+  private pumpClaims(onlyIfBehind: boolean): void {
+    if (!onlyIfBehind || !this.singlesSeen) this.singlesSeen = this.singleKinds.length === 0 || this.pumpSingles();
+    if (!onlyIfBehind || !this.batchesSeen) this.batchesSeen = this.batchStarts === null || this.batchStarts.pump();
+    this.allSeen = this.singlesSeen && this.batchesSeen;
   }
 
   /** Claims and starts due jobs of single-job kinds; answers whether it left none it may start. */

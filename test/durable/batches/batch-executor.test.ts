@@ -1,11 +1,13 @@
-import { runDurableObjectAlarm } from "cloudflare:test";
+import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { batchExecutor } from "../../../src/durable/attempts/batch-executor.js";
-import { defineLane } from "../../../src/durable/lane.js";
+import { defineLane, type Lane } from "../../../src/durable/lane.js";
 import type { AbortError } from "../../../src/durable/attempts/executors.js";
 import { unwrap } from "../../../src/shared/errors.js";
 import type { Job } from "../../../src/shared/job.js";
+import { BATCH_DUE_SQL } from "../../../src/durable/attempts/batch-statements.js";
 import { batchCall, batchCalls, TEST_BATCH } from "../../helpers/batch-executors.js";
+import { gate } from "../../helpers/executors.js";
 import { setup, START } from "../../helpers/dispatch.js";
 
 /** A lane with `test.batch` (size 3, waitMs 1000), and `n` jobs of it enqueued in one batch. */
@@ -139,6 +141,41 @@ describe("batch executors in process", () => {
     await settled(jobs[1]!.id);
     // One due job left, not yet waited waitMs: it waits for company (or its wake).
     expect(calls()).toHaveLength(1);
+  });
+
+  it("starts a ready batch that waited for room when a single job's slot frees", async () => {
+    const { enqueue, enqueueMany, call, calls, inside, settled } = await batchLane({ concurrency: 1 });
+    const g = gate();
+    const single = await enqueue({ kind: "test.gate", payload: { gate: g.key } });
+    const attempt = await inside(() => g.started());
+    const jobs = await enqueueMany(3);
+    // Ready (size due), but the one slot is the single job's.
+    expect(calls()).toHaveLength(0);
+    await inside(() => attempt.open());
+    await settled(single.id);
+    expect((await call()).jobs.map((j) => j.id)).toEqual([jobs[0]!.id]);
+  });
+
+  it("counts no batch kind again at each single job's completion when no batch waits for room", async () => {
+    const { lane, settled, inside } = await batchLane({ concurrency: 1 });
+    let counted = 0;
+    const restore = await runInDurableObject(lane, (_lane, state) => {
+      const sql = state.storage.sql;
+      const exec = sql.exec;
+      sql.exec = ((query: string, ...bindings: unknown[]) => (query === BATCH_DUE_SQL && counted++, exec.call(sql, query, ...bindings))) as typeof sql.exec;
+      return () => void (sql.exec = exec);
+    });
+    try {
+      const jobs = unwrap(await lane.enqueueBatch({ jobs: Array.from({ length: 20 }, (_, i) => ({ kind: "demo.echo", payload: { i } })) })).results;
+      await settled(jobs[19]!.id);
+    } finally {
+      await inside(() => restore());
+    }
+    // The enqueue's pump and the wake it computes count each batch kind once; the 20 completions' pumps (a slot freed) count none.
+    const batchKinds = await runInDurableObject(lane, (l: Lane) => l.dispatcher.kinds.length - l.dispatcher.singleKinds.length);
+    expect(batchKinds).toBeGreaterThan(0);
+    expect(counted).toBeGreaterThan(0);
+    expect(counted).toBeLessThanOrEqual(2 * batchKinds);
   });
 
   it("takes no more jobs than the lane's rate-limit tokens, and the rest at the next token", async () => {
