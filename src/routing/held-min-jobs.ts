@@ -27,6 +27,14 @@ export interface ClaimOfShards {
   minJobs?: number;
 }
 
+/**
+ * Whether a sharded lane's claim is gathered here: held with `minJobs`, the one claim that claims the
+ * shards under its hold's name (a held claim without it only watches them, and claims unnamed).
+ */
+export function gathers(request: ClaimOfShards): boolean {
+  return (request.waitMs ?? 0) > 0 && (request.minJobs ?? 1) > 1;
+}
+
 /** What `gather` needs of the router: a shard's stub. */
 export interface GatherRouter<P extends LanePeer> {
   stub(lane: string, index: number): P;

@@ -11,7 +11,7 @@ import type { PulledJob } from "../shared/job.js";
 import { LaneWideRouting } from "./lane-wide-routing.js";
 import { acrossResets } from "./lane-retry.js";
 import type { LanePeer } from "./peer.js";
-import { gather, type ClaimOfShards } from "./held-min-jobs.js";
+import { gather, gathers, type ClaimOfShards } from "./held-min-jobs.js";
 import { ShardWatches } from "./shard-watches.js";
 
 /**
@@ -45,7 +45,7 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
       const until = Date.now() + (request.waitMs ?? 0);
       return acrossResets(() => this.stub(lane, 0).claim({ ...request, waitMs: Math.max(0, until - Date.now()) }, hold), signal);
     }
-    if (request.waitMs && (request.minJobs ?? 1) > 1) return gather(this, lane, shards, request, hold, signal);
+    if (gathers(request)) return gather(this, lane, shards, request, hold, signal);
     const max = request.max ?? 1;
     const now = { ...request, waitMs: 0 };
     const jobs: PulledJob[] = [];
@@ -93,14 +93,16 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
   }
 
   /**
-   * A held claim whose caller went away: dropped, and what it was just given released. A lane of one
-   * shard holds the claim itself (its shard 0). On a sharded lane the router stops its watches on the
-   * caller's signal, and a held claim with `minJobs` claims each shard under its hold's name: every
-   * shard releases what it gave under that name, and one it never reached claims nothing for it later.
+   * A held claim (`request`, held as `hold`) whose caller went away: dropped, and what it was just
+   * given released. A lane of one shard holds the claim itself (its shard 0). On a sharded lane the
+   * router stops its watches on the caller's signal, and only a held claim with `minJobs` claims the
+   * shards under its hold's name: every shard releases what it gave under that name, and one it never
+   * reached claims nothing for it later. Any other held claim names nothing there: no shard is called.
    */
-  async abandonClaim(lane: string, hold: string): Promise<Result<{ released: number }>> {
+  async abandonClaim(lane: string, hold: string, request: ClaimOfShards): Promise<Result<{ released: number }>> {
     const count = await this.shards(lane);
     if (!count.ok) return count;
+    if (count.value > 1 && !gathers(request)) return ok({ released: 0 });
     const answers = await Promise.all(Array.from({ length: count.value }, (_, i) => this.stub(lane, i).abandonClaim(hold)));
     let released = 0;
     for (const answer of answers) {

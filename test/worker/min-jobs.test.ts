@@ -111,6 +111,36 @@ describe("POST …/claims with minJobs", () => {
   });
 });
 
+describe("a held claim whose client leaves", () => {
+  it("on a sharded lane, without minJobs, names nothing on the shards: no shard is called, and its watches stop", async () => {
+    const fixture = await setupSharded(4);
+    const { router, calls, watchesArrived } = countingRouter(fixture);
+    const request = { kinds: [PULL_KIND], max: 10, waitMs: 20_000 };
+    const client = new AbortController();
+    const held = router.claim(fixture.lane, request, "held-10", client.signal);
+    await watchesArrived(fixture.shards);
+    client.abort();
+    expect(value(await router.abandonClaim(fixture.lane, "held-10", request))).toEqual({ released: 0 });
+    expect(calls.abandonClaim).toBeUndefined();
+    expect(value(await held).jobs).toEqual([]);
+    expect(await Promise.all(Array.from({ length: fixture.shards }, (_, s) => watching(fixture.shard(s))))).toEqual([0, 0, 0, 0]);
+    await enqueueOn(fixture, 2, "a");
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1, running: 0 });
+  });
+
+  it("on a lane of one shard, without minJobs, is dropped by that shard: it claims nothing", async () => {
+    const fixture = await setupSharded(1);
+    const { router, calls } = countingRouter(fixture);
+    const request = { kinds: [PULL_KIND], max: 10, waitMs: 20_000 };
+    const held = router.claim(fixture.lane, request, "held-11");
+    expect(value(await router.abandonClaim(fixture.lane, "held-11", request))).toEqual({ released: 0 });
+    expect(calls.abandonClaim).toBe(1);
+    expect(value(await held).jobs).toEqual([]);
+    await enqueueOn(fixture, 0, "a");
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1, running: 0 });
+  });
+});
+
 describe("a sharded lane's held claim with minJobs", () => {
   it("waits without polling: a shard with too few jobs does not answer its watch again and again", async () => {
     const fixture = await setupSharded(4);
@@ -187,10 +217,13 @@ describe("a sharded lane's held claim with minJobs", () => {
   it("names its hold in its claims: a client that leaves has what it was just given released", async () => {
     const fixture = await setupSharded(4);
     for (const [shard, prefix] of [[1, "a"], [2, "b"], [3, "c"]] as const) await enqueueOn(fixture, shard, prefix);
-    const { router } = countingRouter(fixture);
-    const answer = value(await router.claim(fixture.lane, { kinds: [PULL_KIND], max: 10, minJobs: 3, waitMs: 20_000 }, "held-4"));
+    const { router, calls } = countingRouter(fixture);
+    const request = { kinds: [PULL_KIND], max: 10, minJobs: 3, waitMs: 20_000 };
+    const answer = value(await router.claim(fixture.lane, request, "held-4"));
     expect(answer.jobs).toHaveLength(3);
-    expect(value(await router.abandonClaim(fixture.lane, "held-4")).released).toBe(3);
+    expect(value(await router.abandonClaim(fixture.lane, "held-4", request)).released).toBe(3);
+    // Every shard is told, the one it claimed nothing from too (a claim of it may still be on its way there).
+    expect(calls.abandonClaim).toBe(fixture.shards);
     expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 3, running: 0 });
   });
 
