@@ -72,8 +72,8 @@ function changeHelpers(source: ts.SourceFile): Map<string, string | undefined> {
 }
 
 /**
- * The gate call a method returns (`this.gate.read(…)` or `this.gate.change(…)`, a change through one
- * of `helpers`, or one of them wrapped in `this.whole(await …)`), if that is what it returns.
+ * The gate call a method returns (`this.gate.read(…)`, `this.gate.change(…)` or `this.gate.changeThen(…)`,
+ * a change through one of `helpers`, or one of them wrapped in `this.whole(await …)`), if that is what it returns.
  */
 function gateCall(method: ts.MethodDeclaration, helpers: ReadonlyMap<string, string | undefined>): GateCall | null {
   const statements = method.body?.statements ?? [];
@@ -84,6 +84,8 @@ function gateCall(method: ts.MethodDeclaration, helpers: ReadonlyMap<string, str
   if (ANSWER_WRAPPERS.has(call.expression.getText()) && call.arguments.length === 1 && inner && ts.isAwaitExpression(inner) && ts.isCallExpression(inner.expression)) call = inner.expression;
   const callee = call.expression.getText();
   if (callee === "this.gate.read" || callee === "this.gate.change") return { callee, body: call.arguments[0], rule: call.arguments[1]?.getText() };
+  // A change answered once a delivery it owes is made, written in place: `this.gate.changeThen(body, then, rule?)`.
+  if (callee === "this.gate.changeThen") return { callee: "this.gate.change", body: call.arguments[0], rule: call.arguments[2]?.getText() };
   const helper = callee.startsWith("this.") ? callee.slice("this.".length) : null;
   if (helper !== null && helpers.has(helper) && call.arguments.length === 1) return { callee: "this.gate.change", body: call.arguments[0], rule: helpers.get(helper) };
   return null;
@@ -121,7 +123,7 @@ describe("the lane's RPC surface", () => {
     const helpers = changeHelpers(parse(LANE));
     expect([...helpers.keys()]).toContain("withdrawn");
     const named = (name: string) => gateCall(laneMethods().find((m) => m.name.getText() === name)!, helpers);
-    for (const name of ["cancel", "failLane", "purgeQueue", "requeue", "complete", "fail", "snooze", "release", "progress"]) expect(named(name)?.callee, name).toBe("this.gate.change");
+    for (const name of ["cancel", "failLane", "purgeQueue", "requeue", "complete", "fail", "snooze", "release", "progress", "completeWaitpoint"]) expect(named(name)?.callee, name).toBe("this.gate.change");
     for (const name of ["getJob", "awaitJob"]) expect(named(name)?.callee, name).toBe("this.gate.read");
   });
 
