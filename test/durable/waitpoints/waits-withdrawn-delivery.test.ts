@@ -14,6 +14,7 @@ import { fireAlarm, sql, value, type LaneStub } from "../../helpers/lane.js";
 import { restartLane } from "../../helpers/restart.js";
 import { keyOn, setupSharded } from "../../helpers/shards.js";
 import type { ManualClock } from "../../../src/shared/clock.js";
+import type { WaitpointOutboxHost } from "../../../src/durable/waits/waitpoint-outbox.js";
 
 const count = (stub: LaneStub, table: string) => sql<{ n: number }>(stub, `SELECT COUNT(*) AS n FROM ${table}`).then((r) => r[0]!.n);
 const waiters = async (stub: LaneStub, id: string) => value(await stub.getWaitpoint(id)).waiters;
@@ -86,19 +87,32 @@ it("a withdrawal sent to a sharded waitpoint lane through its shard 0 that the w
   expect(await waiters(holder, waitpoint)).toBe(0);
 });
 
-it("a cancel flushes before it waits for its withdrawal: the lane's alarm is armed while the waitpoint's lane is busy", async () => {
+it("a cancel flushes before it waits for its withdrawal: a held claim takes the job behind it in its queue, and the alarm is armed, while the withdrawal to a slow lane is pending", async () => {
   const fixture = await lanes(2, "wp-withdraw");
   const [a, b] = fixture.lanes as [{ name: string; stub: LaneStub }, { name: string; stub: LaneStub }];
   value(await a.stub.createWaitpoint({ id: "w" }));
-  value(await b.stub.enqueue({ id: "p", kind: "k-p", dependsOn: [{ lane: a.name, waitpoint: "w" }] }));
+  // "p", blocked on A's waitpoint, holds its place in the queue: "next" waits behind it.
+  value(await b.stub.enqueue({ id: "p", kind: "k-p", queue: "line", dependsOn: [{ lane: a.name, waitpoint: "w" }] }));
+  value(await b.stub.enqueue({ id: "next", kind: "k-next", queue: "line" }));
   expect(await b.stub.storedAlarm()).toBeNull();
-  // The waitpoint's lane takes no call for 1.5 s (under the 2 s the cancel waits at most).
-  await runInDurableObject(a.stub, (_lane, state) => void state.blockConcurrencyWhile(() => sleep(1_500)));
+  // Held before the cancel arrives (calls on one stub arrive in order).
+  const held = b.stub.claim({ kinds: ["k-next"], waitMs: 30_000 });
+  // B's withdrawals reach the waitpoint's lane 1.5 s late (under the 2 s the cancel waits at most).
+  await runInDurableObject(b.stub, (lane) => {
+    const host = (lane as unknown as { parts: { waitpointOutbox: { host: WaitpointOutboxHost } } }).parts.waitpointOutbox.host;
+    const withdraw = host.withdraw.bind(host);
+    host.withdraw = (to, registrations, token) => sleep(1_500).then(() => withdraw(to, registrations, token));
+  });
   let answered = false;
+  const sent = Date.now();
   const cancel = b.stub.cancel("p", {}).then((answer) => ((answered = true), answer));
-  await expect.poll(() => b.stub.storedAlarm(), { timeout: 1_000, interval: 20 }).not.toBeNull();
+  expect(value(await held).jobs.map((j) => j.id)).toEqual(["next"]);
+  // Real time: the slow lane holds the withdrawal 1.5 s; the held claim's answer and the alarm do not wait for it.
+  expect(Date.now() - sent).toBeLessThan(1_000);
+  expect(await b.stub.storedAlarm()).not.toBeNull();
   expect(answered).toBe(false);
   expect(value(await cancel).status).toBe("cancelled");
+  // Still withdrawn before the cancel answered.
   expect(await waiters(a.stub, "w")).toBe(0);
   expect(await count(b.stub, "waitpoint_withdrawals")).toBe(0);
 });
