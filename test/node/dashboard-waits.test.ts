@@ -3,7 +3,9 @@
  * the waitpoints it waits on (its dependsOn items, and an in-process attempt's `ctx.waitFor`) and
  * sees them completed over the API; it shows the job's stream live,
  * chunks appearing as a pull consumer writes them and as `demo.stream` writes them, and the stream's
- * end; a lane's page lists its pending waitpoints and completes one.
+ * end; a running job is read once a refresh tick, its timer set once however often its view is drawn
+ * before the timer's frame, and not at all once it settled or its view left; a lane's page lists its
+ * pending waitpoints and completes one.
  */
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -71,6 +73,76 @@ const HELD_FRAMES = `(() => {
     for (const callback of callbacks) request(callback);
   };
 })();`;
+
+/**
+ * In the page: `setInterval` callbacks run only when `__tickIntervals()` runs each live one once;
+ * it answers the paths the page fetched while they ran (a dashboard read calls `fetch` at once).
+ */
+const MANUAL_INTERVALS = `(() => {
+  const live = new Map();
+  let next = 1_000_000;
+  let fetched = null;
+  window.setInterval = (callback, _ms, ...args) => (live.set(next, () => callback(...args)), next++);
+  window.clearInterval = (id) => void live.delete(id);
+  const original = window.fetch;
+  window.fetch = (...args) => (fetched?.push(new URL(String(args[0]), location.href).pathname), original(...args));
+  window.__tickIntervals = () => {
+    fetched = [];
+    for (const run of [...live.values()]) run();
+    const answer = fetched;
+    fetched = null;
+    return answer;
+  };
+})();`;
+
+/** The app renders again (the same route heard again), then the held frames run. */
+async function renderAgainThenRunFrames(page: Page): Promise<void> {
+  await page.evaluate(async () => {
+    const window = globalThis as any;
+    window.dispatchEvent(new window.HashChangeEvent("hashchange"));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    window.__releaseFrames(false);
+  });
+}
+
+/**
+ * Goes to `hash` with animation frames held, releasing them until `selector` is in the page; the
+ * frame of the render that drew it stays held (checked before each release), its effects not yet run.
+ */
+async function drawHeld(page: Page, hash: string, selector: string): Promise<void> {
+  await page.evaluate(
+    async ({ hash, selector }) => {
+      const window = globalThis as any;
+      window.__holdFrames();
+      window.location.hash = hash;
+      for (let i = 0; i < 250 && window.document.querySelector(selector) === null; i++) {
+        window.__releaseFrames(true);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    },
+    { hash, selector },
+  );
+  expect(await page.locator(selector).count()).toBe(1);
+}
+
+/**
+ * A claimed (running) job of `lane` and a page that drew its view running, the frame of that render
+ * held: its refresh timer and its stream not yet started. Intervals run by `__tickIntervals()`.
+ */
+async function runningJobHeld(lane: string, id: string, watch: (page: Page) => void = () => undefined) {
+  const job = await dashboard.enqueue(lane, { id, kind: "pull.only", payload: {} });
+  const claimed = await api("POST", `/v1/lanes/${lane}/claims`, { kinds: ["pull.only"] });
+  expect(claimed.status).toBe(200);
+  const page = await dashboard.newPage();
+  await page.addInitScript(HELD_FRAMES);
+  await page.addInitScript(MANUAL_INTERVALS);
+  watch(page);
+  await dashboard.signIn(page);
+  await page.locator(".page").waitFor();
+  await drawHeld(page, `#/lanes/${lane}/jobs/${job.id}`, '[data-testid=job][data-state="running"]');
+  const tick = (): Promise<string[]> => page.evaluate(() => (globalThis as any).__tickIntervals());
+  return { page, path: `/v1/lanes/${lane}/jobs/${job.id}`, token: claimed.body.jobs[0].lease.token as string, tick };
+}
 
 describe("the dashboard's waits and streams", () => {
   it("shows the waitpoints a job waits on, and one completed over the API as completed", async () => {
@@ -185,13 +257,7 @@ describe("the dashboard's waits and streams", () => {
     // Frame by frame until the job is read and its stream panel drawn, its effect still to run.
     const panel = page.locator("[data-testid=stream-state]");
     await expect.poll(async () => (await page.evaluate(() => (globalThis as any).__releaseFrames(true)), panel.count()), { timeout: 5_000 }).toBe(1);
-    // The app renders again (the same route heard again), then the held frames run.
-    await page.evaluate(async () => {
-      const window = globalThis as any;
-      window.dispatchEvent(new window.HashChangeEvent("hashchange"));
-      await new Promise((resolve) => setTimeout(resolve, 0));
-      window.__releaseFrames(false);
-    });
+    await renderAgainThenRunFrames(page);
     await page.locator('[data-testid=stream-state][data-state="live"]').waitFor({ timeout: 5_000 });
     expect((await api("POST", `/v1/lanes/${lane}/jobs/${job.id}/stream`, { token, chunks: ["once"] })).status).toBe(200);
     await expect.poll(() => page.locator("[data-testid=stream-text]").textContent(), { timeout: 3_000 }).toBe("once");
@@ -200,6 +266,52 @@ describe("the dashboard's waits and streams", () => {
     expect(await streamCounts(page).getAttribute("data-transitions")).toBe("2");
     expect(await streamCounts(page).getAttribute("data-chunks")).toBe("1");
     expect(await page.locator("[data-testid=stream] li").count()).toBe(3);
+    expect(dashboard.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("reads a running job once a timer tick when its view renders again before the refresh timer is set", async () => {
+    const { page, path, tick } = await runningJobHeld("refresh-renders", "refreshed");
+    await renderAgainThenRunFrames(page);
+    // Its stream's effect runs in the same frame as its refresh timer's: once live, the timer is set.
+    await page.locator('[data-testid=stream-state][data-state="live"]').waitFor({ timeout: 5_000 });
+    // One refresh timer: each tick reads the job once (failed before: twice, one timer never cleared).
+    expect([await tick(), await tick(), await tick()]).toEqual([[path], [path], [path]]);
+    expect(dashboard.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("sets no refresh timer for a running job that settled before the timer's frame", async () => {
+    const { page, path, token, tick } = await runningJobHeld("refresh-replaced", "settles");
+    // Completed while the running view's effects wait: the socket's transition draws it settled.
+    expect((await api("POST", `${path}/complete`, { token, result: { ok: true } })).status).toBe(200);
+    await page.locator('[data-testid=job][data-outcome="completed"]').waitFor({ timeout: 5_000 });
+    await page.evaluate(() => (globalThis as any).__releaseFrames(false));
+    await page.locator('[data-testid=stream-state][data-state="ended"]').waitFor({ timeout: 5_000 });
+    // The superseded run (running) started nothing: no timer reads the settled job (failed before: one read a tick, never cleared).
+    expect([await tick(), await tick()]).toEqual([[], []]);
+    expect(dashboard.problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it("starts neither the refresh timer nor the stream of a job view left before their frame", async () => {
+    const lane = "refresh-left";
+    const asked: string[] = [];
+    const { page, path, tick } = await runningJobHeld(lane, "left", (page) => {
+      page.on("request", (request) => void (request.url().includes("/stream?") && asked.push(request.url())));
+    });
+    // The lane's page replaces the job's view, then the held frames run (the view's effects among them).
+    await page.evaluate((hash) => {
+      const window = globalThis as any;
+      window.location.hash = hash;
+      window.dispatchEvent(new window.HashChangeEvent("hashchange"));
+      window.__releaseFrames(false);
+    }, `#/lanes/${lane}`);
+    await page.locator("[data-testid=counts]").waitFor({ timeout: 5_000 });
+    await page.evaluate(() => new Promise((resolve) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(resolve))));
+    // Failed before: the removed view's timer read the job each tick, and its stream was read, never closed.
+    expect([...(await tick()), ...(await tick())].filter((fetched) => fetched === path)).toEqual([]);
+    expect(asked).toEqual([]);
     expect(dashboard.problems).toEqual([]);
     await page.context().close();
   });

@@ -9,6 +9,7 @@ import { useAlive } from "./alive.js";
 import { ApiError, describe, jobPath, type Api } from "./api.js";
 import { Checkpoints } from "./checkpoints.js";
 import { Dependencies } from "./dependencies.js";
+import { useSingleEffect } from "./single-effect.js";
 import { StreamPanel } from "./stream-panel.js";
 import { Waits } from "./waits.js";
 import { Alert, Json, Notice, Section, StateBadge, When } from "./components.js";
@@ -50,7 +51,8 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
     if ((message.type === "transition" && message.id === id) || message.type === "hello") void reload();
   });
   const running = job?.state === "running";
-  useEffect(() => {
+  // One timer while it runs: a second, its cleanup lost, would read the job twice a second forever.
+  useSingleEffect(() => {
     if (!running) return;
     const timer = setInterval(() => void reload(), RUNNING_REFRESH_MS);
     return () => clearInterval(timer);
