@@ -5,11 +5,12 @@
  * start refused because another runs shows that one's progress instead. An empty filter is not
  * offered (the API refuses "everything" by accident).
  */
-import { useEffect, useState } from "hono/jsx/dom";
+import { useState } from "hono/jsx/dom";
 import { useAction } from "./action.js";
 import { useAlive } from "./alive.js";
 import { ApiError, lanePath, type Api } from "./api.js";
 import { Alert, Notice } from "./components.js";
+import { useSingleEffect } from "./single-effect.js";
 import type { Bulk, BulkAction } from "./types.js";
 
 const PROGRESS_EVERY_MS = 1_000;
@@ -39,8 +40,8 @@ export function BulkActions({ api, lane, filter }: { api: Api; lane: string; fil
   const fields = Object.fromEntries(Object.entries(filter).filter(([, v]) => v !== ""));
   const described = Object.entries(fields).map(([k, v]) => `${k} ${v}`).join(", ");
 
-  // Its progress, read again while it runs.
-  useEffect(() => {
+  // Its progress, read again while it runs: one timer per read, each read's answer arming the next.
+  useSingleEffect(() => {
     if (bulk === null || bulk.state === "done") return;
     const timer = setTimeout(() => {
       api.get<{ bulk: Bulk }>(`${lanePath(lane)}/bulk/${encodeURIComponent(bulk.id)}`).then(

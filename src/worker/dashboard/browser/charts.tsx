@@ -13,6 +13,7 @@ import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
 import { Alert, Section } from "./components.js";
 import { useCoalescedReload } from "./reload.js";
+import { useSingleEffect } from "./single-effect.js";
 
 /** One minute of a lane's history (docs/api.md, "Metrics"). */
 export interface HistoryBucket {
@@ -58,7 +59,7 @@ export function LaneCharts({ api, lane, changes }: { api: Api; lane: string; cha
   useEffect(() => {
     if (changes > 0) reload.soon();
   }, [changes]);
-  useEffect(() => {
+  useSingleEffect(() => {
     const timer = setInterval(() => reload.soon(), ROLL_EVERY_MS);
     return () => clearInterval(timer);
   }, []);
@@ -114,7 +115,8 @@ export function LaneCharts({ api, lane, changes }: { api: Api; lane: string; cha
 function Plot({ id, title, series, data }: { id: string; title: string; series: uPlot.Series[]; data: number[][] | null }) {
   const box = useRef<HTMLDivElement>(null);
   const plot = useRef<uPlot | null>(null);
-  useEffect(() => {
+  // One chart per box: a second, its cleanup lost, would stay in the box beside it, never destroyed.
+  useSingleEffect(() => {
     const element = box.current;
     if (!element) return;
     const chart = new uPlot(

@@ -2,11 +2,12 @@
  * Every lane at a glance: counts, lifetime stats, paused, throughput (from the lifetime `stats` of two
  * reads), sortable by any column, refreshed every few seconds without a reload.
  */
-import { useEffect, useRef, useState } from "hono/jsx/dom";
+import { useRef, useState } from "hono/jsx/dom";
 import { describe, lanePath, type Api } from "./api.js";
 import { Alert, Section } from "./components.js";
 import { duration, rate } from "./format.js";
 import { href } from "./router.js";
+import { useSingleEffect } from "./single-effect.js";
 import type { Counts, LaneInfo, LaneStats } from "./types.js";
 
 const REFRESH_MS = 2_000;
@@ -53,7 +54,8 @@ export function LanesView({ api }: { api: Api }) {
   // Listing lanes is a viewer's (docs/api.md "Access"): a producer's or consumer's token cannot.
   const lister = api.can("GET", "/v1/lanes");
 
-  useEffect(() => {
+  // One refresh loop: a second, its cleanup lost, would read every lane again forever.
+  useSingleEffect(() => {
     if (!lister) return;
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;

@@ -1,5 +1,6 @@
 /** Views live in the URL's hash (`#/lanes/x/jobs/y`), so every view can be bookmarked and reloaded. */
-import { useEffect, useState } from "hono/jsx/dom";
+import { useState } from "hono/jsx/dom";
+import { useSingleEffect } from "./single-effect.js";
 
 export type Route =
   | { view: "lanes" }
@@ -33,7 +34,8 @@ export function href(route: Route): string {
 
 export function useRoute(): Route {
   const [route, setRoute] = useState(() => parseRoute(location.hash));
-  useEffect(() => {
+  // One listener: a second, its cleanup lost, would hear every change again and never be removed.
+  useSingleEffect(() => {
     const changed = () => setRoute(parseRoute(location.hash));
     addEventListener("hashchange", changed);
     return () => removeEventListener("hashchange", changed);

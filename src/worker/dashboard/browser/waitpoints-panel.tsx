@@ -12,6 +12,7 @@ import { useAlive } from "./alive.js";
 import { describe, lanePath, waitpointPath, type Api } from "./api.js";
 import { Alert, Notice, Pager, Section, When } from "./components.js";
 import { useCoalescedReload } from "./reload.js";
+import { useSingleEffect } from "./single-effect.js";
 import type { Waitpoint, WaitpointState } from "./types.js";
 import { WaitpointBadge } from "./waits.js";
 
@@ -48,7 +49,7 @@ export function WaitpointsPanel({ api, lane, changes, pending, onRead }: { api: 
   useEffect(() => {
     if (changes > 0) reload.soon();
   }, [changes, pending]);
-  useEffect(() => {
+  useSingleEffect(() => {
     const timer = setInterval(() => reload.soon(), POLL_EVERY_MS);
     return () => clearInterval(timer);
   }, []);
