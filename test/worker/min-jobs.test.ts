@@ -5,9 +5,10 @@ import type { Claims } from "../../src/durable/attempts/claim.js";
 import type { Lane } from "../../src/durable/lane.js";
 import type { Watchers } from "../../src/durable/shards/watchers.js";
 import { ShardRouter } from "../../src/routing/router.js";
+import type { Result } from "../../src/shared/errors.js";
 import type { PulledJob } from "../../src/shared/job.js";
 import { shardObjectName } from "../../src/shared/shards.js";
-import { expectError, get, post, PULL_KIND } from "../helpers/http.js";
+import { call, expectError, get, post, PULL_KIND } from "../helpers/http.js";
 import { value, type LaneStub } from "../helpers/lane.js";
 import { restartLane } from "../helpers/restart.js";
 import { keyOn, setupSharded, type ShardedFixture } from "../helpers/shards.js";
@@ -256,5 +257,78 @@ describe("a sharded lane's held claim with minJobs", () => {
     const answer = await router.claim(fixture.lane, { kinds: [PULL_KIND], max: 10, minJobs: 3, waitMs: 20_000 }, "held-5");
     expect(broken).toEqual(new Set(["claimable@1", "claim@2"]));
     expect(ids(value(answer).jobs)).toEqual([...first].sort());
+  });
+});
+
+/** How many claims the lane of one shard holds now (attempts/waiters.ts). */
+const holding = (stub: LaneStub) => runInDurableObject(stub, (lane: Lane) => (lane as unknown as { parts: { waiters: { size: number } } }).parts.waiters.size);
+
+/** The held claims' answers in the order they come: `next()` is the next one to come. */
+function inArrivalOrder(held: Promise<Result<{ jobs: PulledJob[] }>>[]) {
+  const pending = new Map(held.map((claim, i) => [i, claim.then((answer) => ({ i, jobs: value(answer).jobs }))]));
+  return {
+    async next(): Promise<PulledJob[]> {
+      const first = await Promise.race(pending.values());
+      pending.delete(first.i);
+      return first.jobs;
+    },
+    get left(): number {
+      return pending.size;
+    },
+  };
+}
+
+describe("three held claims of one ask (minJobs 2, max 2), six jobs enqueued one by one", () => {
+  // waitMs above the test's timeout: a claim that waited out its wait fails the test.
+  const request = { kinds: [PULL_KIND], max: 2, minJobs: 2, waitMs: 30_000 };
+
+  it("on a sharded lane whose shard has room for six, every claim is answered with two before its wait ends", async () => {
+    const fixture = await setupSharded(2);
+    expect((await call("PATCH", fixture.base, { json: { concurrency: 12 } })).status).toBe(200);
+    const { router, watchesArrived } = countingRouter(fixture);
+    const answers = inArrivalOrder([0, 1, 2].map((i) => router.claim(fixture.lane, request, `held-${20 + i}`)));
+    await watchesArrived(3 * fixture.shards);
+    const enqueued: string[] = [];
+    for (const prefix of ["a", "b", "c", "d", "e", "f"]) enqueued.push(await enqueueOn(fixture, 1, prefix));
+    const taken = [await answers.next(), await answers.next(), await answers.next()];
+    expect(taken.map((jobs) => jobs.length)).toEqual([2, 2, 2]);
+    expect(taken.flatMap(ids).sort()).toEqual([...enqueued].sort());
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 0, running: 6 });
+    expect(await Promise.all(Array.from({ length: fixture.shards }, (_, s) => watching(fixture.shard(s))))).toEqual([0, 0]);
+  });
+
+  it("on a sharded lane, the third waits while its shard's share of the lane's concurrency leaves one job claimable, and is answered at once when a slot frees", async () => {
+    // concurrency 10 on 2 shards: shard 1 runs at most 5 (docs/api.md "Sharded lanes").
+    const fixture = await setupSharded(2);
+    const { router, watchesArrived } = countingRouter(fixture);
+    const answers = inArrivalOrder([0, 1, 2].map((i) => router.claim(fixture.lane, request, `held-${23 + i}`)));
+    await watchesArrived(3 * fixture.shards);
+    const enqueued: string[] = [];
+    for (const prefix of ["a", "b", "c", "d", "e", "f"]) enqueued.push(await enqueueOn(fixture, 1, prefix));
+    const first = await answers.next();
+    const second = await answers.next();
+    expect([...first, ...second].map((j) => j.id).sort()).toEqual(enqueued.slice(0, 4).sort());
+    // Two queued on shard 1, but 4 of its 5 slots run: one claimable, fewer than minJobs.
+    expect(value(await fixture.shard(1).claimable(request))).toEqual({ claimable: 1 });
+    expect(answers.left).toBe(1);
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 2, running: 4 });
+    const done = await post(`${fixture.base}/jobs/${first[0]!.id}/complete`, { token: first[0]!.lease.token });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(ids(await answers.next())).toEqual(enqueued.slice(4).sort());
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 0, running: 5 });
+  });
+
+  it("on a lane of one shard, every claim is answered with two before its wait ends", async () => {
+    const fixture = await setupSharded(1);
+    const lane = fixture.shard(0) as LaneStub;
+    const answers = inArrivalOrder([0, 1, 2].map((i) => lane.claim(request, `held-${26 + i}`)));
+    // Calls on one stub arrive in order: after this round trip the three claims are held.
+    await lane.info();
+    expect(await holding(lane)).toBe(3);
+    const enqueued: string[] = [];
+    for (const prefix of ["a", "b", "c", "d", "e", "f"]) enqueued.push(await enqueueOn(fixture, 0, prefix));
+    const taken = [await answers.next(), await answers.next(), await answers.next()];
+    expect(taken.map((jobs) => jobs.length)).toEqual([2, 2, 2]);
+    expect(taken.flatMap(ids).sort()).toEqual([...enqueued].sort());
   });
 });
