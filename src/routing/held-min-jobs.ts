@@ -72,7 +72,8 @@ export async function gather<P extends LanePeer>(
         const woken = await watches.next();
         if (woken === null) break;
         if (woken.claimable !== undefined) seen[woken.shard] = woken.claimable;
-        if (Date.now() < deadline) watches.watch(woken.shard, 0, { request: counted, seen: seen[woken.shard]! });
+        // Watched again only while still short: a claim that now has its minJobs stops its watches at once.
+        if (sum() < minJobs && Date.now() < deadline) watches.watch(woken.shard, 0, { request: counted, seen: seen[woken.shard]! });
       }
       if (signal?.aborted) return ok({ jobs: [] });
       const taken = await claimFrom(router, lane, now, seen, hold, signal);
