@@ -120,13 +120,12 @@ export class Dispatcher<E = unknown> {
   }
 
   private allSeen = false;
-  /** What `allSeen` is made of: the single-job kinds' claim left none it may start, and no ready batch waits for room. */
-  private singlesSeen = false;
+  /** Whether the last count of the batch kinds left no ready batch waiting for room (`allSeen`'s batch half). */
   private batchesSeen = false;
 
   /** Something may have made a job claimable (an enqueue, a retry, a queue's next head): the next pump reads. */
   lookAgain(): void {
-    this.allSeen = this.singlesSeen = this.batchesSeen = false;
+    this.allSeen = this.batchesSeen = false;
   }
 
   /**
@@ -149,14 +148,16 @@ export class Dispatcher<E = unknown> {
   }
 
   /**
-   * `onlyIfBehind` (a slot came free, nothing else): only the side that left jobs waiting reads again.
-   * A freed slot makes no batch ready (its size and its `waitMs` do, the one by an enqueue, the other
-   * by the wake): batch kinds are counted again only when a ready batch waited for room.
+   * Single-job kinds are read by every pump (a head that fell due while the lane was full has no term
+   * of the wake: only a pump finds it). Batch kinds are counted again on a freed slot
+   * (`onlyIfBehind`) only when a ready batch waited for room: a freed slot makes no batch ready. Its
+   * size does (an enqueue, which pumps in full), or its `waitMs` (the alarm, in full; one that passed
+   * while the lane was full is found by the wake the freed slot recomputes).
    */
   private pumpClaims(onlyIfBehind: boolean): void {
-    if (!onlyIfBehind || !this.singlesSeen) this.singlesSeen = this.singleKinds.length === 0 || this.pumpSingles();
+    const singlesSeen = this.singleKinds.length === 0 || this.pumpSingles();
     if (!onlyIfBehind || !this.batchesSeen) this.batchesSeen = this.batchStarts === null || this.batchStarts.pump();
-    this.allSeen = this.singlesSeen && this.batchesSeen;
+    this.allSeen = singlesSeen && this.batchesSeen;
   }
 
   /** Claims and starts due jobs of single-job kinds; answers whether it left none it may start. */
