@@ -41,7 +41,7 @@ export interface GatherRouter<P extends LanePeer> {
 }
 
 /** Jobs claimed on one shard (to give back there). */
-type Taken = { shard: number; jobs: PulledJob[] };
+export type Taken = { shard: number; jobs: PulledJob[] };
 
 export async function gather<P extends LanePeer>(
   router: GatherRouter<P>,
@@ -110,7 +110,7 @@ async function claimFrom<P extends LanePeer>(router: GatherRouter<P>, lane: stri
 }
 
 /** Releases what was taken, one batch of acks a shard (a job's release gives back its attempt). */
-async function giveBack<P extends LanePeer>(router: GatherRouter<P>, lane: string, taken: Taken[], signal?: AbortSignal): Promise<Result<void>> {
+export async function giveBack<P extends LanePeer>(router: GatherRouter<P>, lane: string, taken: Taken[], signal?: AbortSignal): Promise<Result<void>> {
   const answers = await Promise.all(
     taken
       .filter((t) => t.jobs.length > 0)

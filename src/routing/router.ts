@@ -11,7 +11,7 @@ import type { PulledJob } from "../shared/job.js";
 import { LaneWideRouting } from "./lane-wide-routing.js";
 import { acrossResets } from "./lane-retry.js";
 import type { LanePeer } from "./peer.js";
-import { gather, gathers, type ClaimOfShards } from "./held-min-jobs.js";
+import { gather, gathers, giveBack, type ClaimOfShards } from "./held-min-jobs.js";
 import { ShardWatches } from "./shard-watches.js";
 
 /**
@@ -82,6 +82,11 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
         if (woken.due) {
           const claimed = await this.stub(lane, woken.shard).claim({ ...now, max });
           if (!claimed.ok) return claimed;
+          // Its caller left while it claimed: what it took goes back at once (its lease would hold it for nobody).
+          if (claimed.value.jobs.length > 0 && signal?.aborted) {
+            const given = await giveBack(this, lane, [{ shard: woken.shard, jobs: claimed.value.jobs }]);
+            return given.ok ? ok({ jobs: [] }) : given;
+          }
           if (claimed.value.jobs.length > 0) return ok({ jobs: claimed.value.jobs });
         }
         if (Date.now() < deadline) watches.watch(woken.shard, woken.epoch);
@@ -97,13 +102,15 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
    * given released. A lane of one shard holds the claim itself (its shard 0). On a sharded lane the
    * router stops its watches on the caller's signal, and only a held claim with `minJobs` claims the
    * shards under its hold's name: every shard releases what it gave under that name, and one it never
-   * reached claims nothing for it later. Any other held claim names nothing there: no shard is called.
+   * reached claims nothing for it later. Any other held claim names nothing there (what a woken claim
+   * took after its caller left goes back in `claim`), but shard 0 is told: a claim held while the
+   * lane had one shard (before a reshard, which an empty lane allows) is held there.
    */
   async abandonClaim(lane: string, hold: string, request: ClaimOfShards): Promise<Result<{ released: number }>> {
     const count = await this.shards(lane);
     if (!count.ok) return count;
-    if (count.value > 1 && !gathers(request)) return ok({ released: 0 });
-    const answers = await Promise.all(Array.from({ length: count.value }, (_, i) => this.stub(lane, i).abandonClaim(hold)));
+    const told = count.value > 1 && !gathers(request) ? 1 : count.value;
+    const answers = await Promise.all(Array.from({ length: told }, (_, i) => this.stub(lane, i).abandonClaim(hold)));
     let released = 0;
     for (const answer of answers) {
       if (!answer.ok) return answer;

@@ -113,7 +113,7 @@ describe("POST …/claims with minJobs", () => {
 });
 
 describe("a held claim whose client leaves", () => {
-  it("on a sharded lane, without minJobs, names nothing on the shards: no shard is called, and its watches stop", async () => {
+  it("on a sharded lane, without minJobs, names nothing on the shards: shard 0 alone is told (a claim held before a reshard sits there), and its watches stop", async () => {
     const fixture = await setupSharded(4);
     const { router, calls, watchesArrived } = countingRouter(fixture);
     const request = { kinds: [PULL_KIND], max: 10, waitMs: 20_000 };
@@ -122,10 +122,25 @@ describe("a held claim whose client leaves", () => {
     await watchesArrived(fixture.shards);
     client.abort();
     expect(value(await router.abandonClaim(fixture.lane, "held-10", request))).toEqual({ released: 0 });
-    expect(calls.abandonClaim).toBeUndefined();
+    expect(calls.abandonClaim).toBe(1);
     expect(value(await held).jobs).toEqual([]);
     expect(await Promise.all(Array.from({ length: fixture.shards }, (_, s) => watching(fixture.shard(s))))).toEqual([0, 0, 0, 0]);
     await enqueueOn(fixture, 2, "a");
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1, running: 0 });
+  });
+
+  it("on a sharded lane, without minJobs, gives back at once what a claim woken as its client left took", async () => {
+    const fixture = await setupSharded(4);
+    const client = new AbortController();
+    // The client leaves while the router's woken claim is on its way to the shard.
+    const { router, watchesArrived } = countingRouter(fixture, async (_shard, key) => {
+      if (key === "claim") client.abort();
+      return undefined;
+    });
+    const held = router.claim(fixture.lane, { kinds: [PULL_KIND], max: 10, waitMs: 20_000 }, "held-12", client.signal);
+    await watchesArrived(fixture.shards);
+    await enqueueOn(fixture, 2, "a");
+    expect(value(await held).jobs).toEqual([]);
     expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1, running: 0 });
   });
 
