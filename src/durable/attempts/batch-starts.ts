@@ -89,13 +89,14 @@ export class BatchStarts<E> {
         this.dispatcher.settleCompletions();
       });
     };
-    const held = attempts.map((attempt) => wholeForExecutor(host.payloads, attempt.job, () => this.dispatcher.dependenciesOf(attempt)));
-    const run = (payloads: (Json | undefined)[]) => {
-      const jobs = attempts.map((attempt, i) => batchJobOf(attempt, held[i]!.dependencies, payloads[i]));
-      return options.run(jobs, { env: host.env, lane: host.lane });
-    };
     let running: unknown;
     try {
+      // Inside the try: a read that throws (a dependency's, a held payload's) fails the batch's jobs, never leaves them running.
+      const held = attempts.map((attempt) => wholeForExecutor(host.payloads, attempt.job, () => this.dispatcher.dependenciesOf(attempt)));
+      const run = (payloads: (Json | undefined)[]) => {
+        const jobs = attempts.map((attempt, i) => batchJobOf(attempt, held[i]!.dependencies, payloads[i]));
+        return options.run(jobs, { env: host.env, lane: host.lane });
+      };
       running = held.every((h) => h.payload === null) ? run([]) : Promise.all(held.map((h) => h.payload ?? undefined)).then(run);
     } catch (error) {
       settle({ ok: false, error });

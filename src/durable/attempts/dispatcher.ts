@@ -228,17 +228,17 @@ export class Dispatcher<E = unknown> {
   /** Starts a claimed job: by a pump, or one its lane has just inserted running (`LaneStore.insertStarted`). */
   start(job: ClaimedJob, seq: number): void {
     const attempt = this.open(job, seq);
-    // A payload or dependency's result held in R2 is read back first: the executor gets it whole, and
-    // its dependencies are read once for both (payloads/held-dependencies.ts).
-    const held = wholeForExecutor(this.host.payloads, job, () => this.dependenciesOf(attempt));
-    const context = executorContext<E>(
-      { signal: attempt.controller.signal, job: withoutToken(job), attempt: job.attempts, env: this.host.env },
-      () => (attempt.steps ??= durableSteps(this.recorder(attempt))),
-      held.dependencies,
-    );
-    const executor = this.executors[job.kind]!;
     let running: unknown;
     try {
+      // A payload or dependency's result held in R2 is read back first: the executor gets it whole, and
+      // its dependencies are read once for both (payloads/held-dependencies.ts). A read that throws fails the attempt.
+      const held = wholeForExecutor(this.host.payloads, job, () => this.dependenciesOf(attempt));
+      const context = executorContext<E>(
+        { signal: attempt.controller.signal, job: withoutToken(job), attempt: job.attempts, env: this.host.env },
+        () => (attempt.steps ??= durableSteps(this.recorder(attempt))),
+        held.dependencies,
+      );
+      const executor = this.executors[job.kind]!;
       running = held.payload === null ? executor(job.payload, context) : held.payload.then((payload) => {
         Object.assign(context.job, { payload, payloadRef: null }); // ctx.job is this attempt's own copy
         return executor(payload, context);

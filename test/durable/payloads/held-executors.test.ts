@@ -8,6 +8,8 @@ import { waitForTransition } from "../../helpers/executors.js";
 import { countDependencyReads } from "../../helpers/held-payloads.js";
 import { T0, TestEntropy, claimOne, inject, sql, value } from "../../helpers/lane.js";
 import { PAYLOADS_LANE_PREFIX } from "../../helpers/test-worker.js";
+import type { Lane } from "../../../src/durable/lane.js";
+import type { Dependencies } from "../../../src/durable/deps/dependencies.js";
 
 /** A payload whose JSON is about `kib` KiB. */
 const big = (kib: number, tag = "a") => ({ tag, blob: "y".repeat(kib * 1024) });
@@ -62,6 +64,33 @@ describe("big payloads and in-process executors", () => {
     unwrap(await lane.enqueue({ id: "c", kind: "demo.deps", payload: big(200), dependsOn: [{ id: "a" }] }));
     expect((await settled("c")).result).toMatchObject({ dependencies: [{ id: "a", outcome: "completed", result: { small: true } }] });
     expect(reads()).toBe(2);
+  });
+
+  it("fails the attempt, queued again to retry, when reading its dependencies throws at its start", async () => {
+    const { lane, settled } = await setup();
+    unwrap(await lane.enqueue({ id: "held", kind: "demo.echo", payload: big(200) })); // the lane has held an object: its start reads the dependencies
+    unwrap(await lane.enqueue({ id: "a", kind: "demo.echo", payload: { small: true } }));
+    await settled("a");
+    await runInDurableObject(lane, (l: Lane) => {
+      const dependencies = (l as unknown as { parts: { dependencies: Dependencies } }).parts.dependencies;
+      const of = dependencies.of.bind(dependencies);
+      let thrown = false;
+      dependencies.of = (seq) => {
+        if (!thrown) {
+          thrown = true;
+          throw new Error("dependencies unreadable");
+        }
+        return of(seq);
+      };
+    });
+    unwrap(await lane.enqueue({ id: "b", kind: "demo.deps", dependsOn: [{ id: "a" }] }));
+    // Its attempt ends failed, to be retried (before: it ran on, renewed, never settled nor recovered).
+    await runInDurableObject(lane, () => waitForTransition("b", (e) => e.from === "running" && e.to === "queued"));
+    const b = unwrap(await lane.getJob("b"));
+    expect(b.attempts).toBe(1);
+    expect(b.error).toContain("dependencies unreadable");
+    const running = await runInDurableObject(lane, (l: Lane) => l.dispatcher.running);
+    expect(running).toBe(false);
   });
 
   it("reads no dependencies for a first attempt of a job without any", async () => {
