@@ -64,15 +64,16 @@ export class RpcGate {
   /**
    * A change whose caller is answered only once `then` (a delivery its change owes other objects,
    * bounded by its maker) has resolved: flushed as `rule` says as soon as the body answers, so that
-   * the wait on another object holds back no start, held claim or alarm here. A refused call runs
-   * neither.
+   * the wait on another object holds back no start, held claim or alarm here. A call the schema
+   * refuses runs neither; `then` is given the body's answer (a refusal may still owe what its
+   * change wrote: a fenced write's withdrawal).
    */
-  changeThen<T>(body: Body<T>, then: () => Promise<void> | null, rule: FlushRule<T> = flush.always): Result<T> | Promise<Result<T>> {
+  changeThen<T>(body: Body<T>, then: (answer: Result<T>) => Promise<void> | null, rule: FlushRule<T> = flush.always): Result<T> | Promise<Result<T>> {
     const refused = this.schema.refusal<T>();
     if (refused) return refused;
     const answered = this.change(body, rule);
     const after = (answer: Result<T>) => {
-      const told = then();
+      const told = then(answer);
       return told === null ? answer : told.then(() => answer);
     };
     return answered instanceof Promise ? answered.then(after) : after(answered);
