@@ -17,16 +17,16 @@ type CountsEnv = BenchEnv & { COUNTS_LANE: DurableObjectNamespace<CountsLane> };
 /**
  * The whole upkeep by the store, by the triggers of version 21, none at all, the store's less one
  * kind each, and the store's with the outbox's two triggers dropped too, or the event log's triggers
- * (a job's stream: migration 24). Every strategy keeps the other triggers on jobs (`KEPT_TRIGGERS`).
+ * (a job's stream: migration 24), or the guarded ones (`KEPT_TRIGGERS`), which every other strategy keeps.
  */
 const STRATEGIES = ["store", "triggers", "none", ...UPKEEP_KINDS.map((k) => `without-${k}` as const), "without-outbox-triggers", "without-event-log", "without-guarded-triggers"] as const;
 type Strategy = (typeof STRATEGIES)[number];
 
 /**
- * The triggers on jobs that every strategy keeps, by name: their WHEN is all a bench job pays (it
- * waits on no waitpoint elsewhere, its lane has no dead-letter lane, its payload and result are in
- * its row). With the outbox's and the event log's, which strategies drop, these are every trigger on
- * jobs: one the probe does not name stops it (a new trigger would weigh on every strategy unseen).
+ * The guarded triggers on jobs, by name, kept by every strategy but `without-guarded-triggers`: their
+ * WHEN is all a bench job pays (it waits on no waitpoint elsewhere, its lane has no dead-letter lane,
+ * its payload and result are in its row). With the outbox's and the event log's these are every
+ * trigger on jobs: one the probe does not name stops it (a new trigger would weigh on every strategy unseen).
  */
 const KEPT_TRIGGERS = [
   "job_waits_withdrawn", "job_waits_withdrawn_deleted", // a job's registrations with waitpoints elsewhere withdrawn (migration 26)

@@ -254,8 +254,7 @@ await workload("batches", () => bench("batches", { run, n: { full: 10_000, quick
  */
 async function drains(reps: number) {
   const runs: { floor: any; c1: any; c16: any; c1_limited: any; c16_limited: any; c1_first: any; c16_first: any }[] = [];
-  // The same drains on a lane whose rate limit never bites (100,000 per 100 ms), beside each repetition.
-  const never = { limit: 100_000 };
+  const never = { limit: 100_000 }; // the same drains on a lane whose rate limit never bites (100,000 per 100 ms), beside each repetition
   for (let rep = 0; rep < reps; rep++) {
     const tag = `${run}-r${rep}`;
     const floor = await bench("claimFloor", { run: tag, n: sizes.drainN, ...(mode === "smoke" ? { bareN: 5000 } : {}) });
@@ -264,9 +263,8 @@ async function drains(reps: number) {
     const c16 = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 16 });
     const c16_limited = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 16, ...never });
     // Claims and completions alone: every job enqueued while the lane is paused, the clock started at the resume.
-    const c1_first = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 1, enqueueFirst: true });
-    const c16_first = await bench("drain", { run: tag, n: sizes.drainN, concurrency: 16, enqueueFirst: true });
-    runs.push({ floor, c1, c16, c1_limited, c16_limited, c1_first, c16_first });
+    const first = (concurrency: number) => bench("drain", { run: tag, n: sizes.drainN, concurrency, enqueueFirst: true });
+    runs.push({ floor, c1, c16, c1_limited, c16_limited, c1_first: await first(1), c16_first: await first(16) });
   }
   const median = (key: "c1" | "c16") => medianBy(runs.map((r) => ({ ...r[key], claimFloor: r.floor.opsPerSec })), (d) => d.jobsPerSec / d.claimFloor);
   // Cost is 1/rate: the limited drain's cost over the plain one's is plain rate / limited rate.
