@@ -9,7 +9,7 @@
 import { createLaneClient } from "../src/client/rpc.js";
 import { batchExecutor } from "../src/durable/attempts/batch-executor.js";
 import { BenchLane, NOOP_KIND } from "./lanes.js";
-import { perOp, untilSettled } from "./workloads.js";
+import { perOp, untilSettled } from "./workload-helpers.js";
 
 export const BATCH_KIND = "bench.batch";
 export const BENCH_BATCH_SIZE = 100;

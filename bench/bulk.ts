@@ -10,7 +10,8 @@ import { createLaneClient } from "../src/client/rpc.js";
 import type { LaneClient } from "../src/client/types.js";
 import type { CountsLane } from "./counts.js";
 import { PULL_KIND } from "./lanes.js";
-import { percentile, type BenchEnv } from "./workloads.js";
+import type { BenchEnv } from "./workloads.js";
+import { percentile } from "./workload-helpers.js";
 
 type BulkEnv = BenchEnv & { COUNTS_LANE: DurableObjectNamespace<CountsLane> };
 type Params = Record<string, unknown>;

@@ -9,8 +9,9 @@ import type { JobSpec } from "../src/durable/store/job-row.js";
 import { DEFAULT_COMPLETED_RETENTION_MS } from "../src/shared/defaults.js";
 import { unwrap } from "../src/shared/errors.js";
 import { PULL_KIND, type PlainLane } from "./lanes.js";
-import { percentile, type BenchEnv } from "./workloads.js";
-import { keepUpkeep, leaveOutUpkeep, SNAP_COLUMNS, UPKEEP_KINDS, type Snap, type UpkeepKind } from "../src/durable/store/upkeep.js";
+import type { BenchEnv } from "./workloads.js";
+import { percentile } from "./workload-helpers.js";
+import { keepUpkeep, leaveOutUpkeep, SNAP_COLUMNS, UPKEEP_KINDS, type Snap } from "../src/durable/store/upkeep.js";
 import { legacyUpkeepTriggers } from "./upkeep-triggers.js";
 
 type CountsEnv = BenchEnv & { COUNTS_LANE: DurableObjectNamespace<CountsLane> };
@@ -107,8 +108,9 @@ export class CountsLane extends defineLane({ log: false }) {
         if (strategy !== "without-event-log") for (const t of eventLog) sql.exec(t.sql);
         for (const t of guarded) sql.exec(`DROP TRIGGER IF EXISTS ${t.name}`);
         if (strategy !== "without-guarded-triggers") for (const t of guarded) sql.exec(t.sql);
-        const kept = strategy === "store" || strategy === "without-outbox-triggers" || strategy === "without-event-log" || strategy === "without-guarded-triggers";
-        leaveOutUpkeep(sql, kept ? [] : strategy === "triggers" || strategy === "none" ? UPKEEP_KINDS : [strategy.slice("without-".length) as UpkeepKind]);
+        // The store's upkeep is whole but for the old triggers, none, or a strategy that names one of its kinds.
+        const leftOut = strategy === "triggers" || strategy === "none" ? UPKEEP_KINDS : UPKEEP_KINDS.filter((k) => strategy === `without-${k}`);
+        leaveOutUpkeep(sql, leftOut);
         const t0 = Date.now();
         for (let from = 0; from < n; from += BATCH) {
           const inserted = this.store.insertJobs(Array.from({ length: BATCH }, (_, i) => spec(`${strategy}-${round}-${from + i}`)), now);

@@ -6,7 +6,8 @@
 import { createLaneClient } from "../src/client/rpc.js";
 import { unwrap } from "../src/shared/errors.js";
 import { NOOP_KIND, PULL_KIND } from "./lanes.js";
-import { untilSettled, type BenchEnv } from "./workloads.js";
+import type { BenchEnv } from "./workloads.js";
+import { untilSettled } from "./workload-helpers.js";
 
 type Params = Record<string, unknown>;
 const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);

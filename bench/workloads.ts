@@ -14,7 +14,6 @@ import {
   type Params, type Timed,
 } from "./workload-helpers.js";
 
-export { percentile, perOp, untilSettled };
 
 export interface BenchEnv {
   LANE: DurableObjectNamespace<BenchLane>;

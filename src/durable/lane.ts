@@ -370,7 +370,7 @@ export class Lane extends DurableObject<SwitchyardEnv> {
   async getWaitpoint(id: unknown): Promise<Result<Waitpoint>> { return this.gate.read(() => this.rpc.waitpointRpc.getWaitpoint(id)); }
 
   /** Completes a waitpoint, the first settlement alone (an unknown id is created completed); its waiting jobs here are told in the same transaction, those elsewhere after the flush, before it answers. */
-  async completeWaitpoint(id: unknown, input?: unknown): Promise<Result<WaitpointCompleted>> { return this.gate.changeThen(() => this.rpc.waitpointRpc.completeWaitpoint(id, input), (answer) => (answer.ok ? this.rpc.waitpointRpc.tellWaiters() : null)); }
+  async completeWaitpoint(id: unknown, input?: unknown): Promise<Result<WaitpointCompleted>> { return this.gate.changeThen(() => this.rpc.waitpointRpc.completeWaitpoint(id, input), (answer) => (answer.ok ? this.parts.waitpointOutbox.tellNow() : null)); }
 
   /**
    * Another object's enqueue or wait registers its jobs as waiters of waitpoints of this lane (routed

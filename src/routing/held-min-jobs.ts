@@ -41,7 +41,7 @@ export interface GatherRouter<P extends LanePeer> {
 }
 
 /** Jobs claimed on one shard (to give back there). */
-export type Taken = { shard: number; jobs: PulledJob[] };
+type Taken = { shard: number; jobs: PulledJob[] };
 
 export async function gather<P extends LanePeer>(
   router: GatherRouter<P>,

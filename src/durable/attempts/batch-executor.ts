@@ -59,19 +59,18 @@ export function batchOptionsOf<E>(executor: Executor<E>): BatchExecutorOptions<E
 }
 
 /**
- * A job of a batch as `run` gets it, from its attempt; its dependencies read from the lane on first
- * use. `payload`: its payload whole, when its row holds only a reference to it in R2.
+ * A job of a batch as `run` gets it, from its attempt; its dependencies from `dependencies`, which
+ * reads the lane once, on first use. `payload`: its payload whole, when its row holds only a reference to it in R2.
  */
 export function batchJobOf(attempt: { job: ClaimedJob; controller: AbortController }, dependencies: () => DependencyOutcome[], payload: Json = attempt.job.payload): BatchJob {
   const { job } = attempt;
-  let known: DependencyOutcome[] | undefined;
   return {
     id: job.id,
     payload,
     attempt: job.attempts,
     signal: attempt.controller.signal,
     get dependencies() {
-      return (known ??= dependencies());
+      return dependencies(); // read once by its maker (payloads/held-dependencies.ts `wholeForExecutor`)
     },
   };
 }

@@ -13,13 +13,12 @@ import { WaitpointCompleteRequest, WaitpointCreateRequest, WaitpointId, type Wai
 import { parse } from "../input.js";
 import type { ShardState } from "../shards/shard-state.js";
 import type { Waitpoints } from "../waitpoints/waitpoints.js";
-import type { WaitpointOutbox } from "../waits/waitpoint-outbox.js";
 
 /** A sweep of the waitpoints settled before `settledBefore`, at most `limit` (the lane's sweep's request). */
 const WaitpointSweep = z.strictObject({ settledBefore: z.number().int().min(0).max(MAX_DURATION_MS), limit: z.number().int().min(1).max(MAX_SWEEP_LIMIT).optional() });
 
 export class WaitpointRpc {
-  constructor(private readonly parts: { readonly waitpoints: Waitpoints; readonly shard: ShardState; readonly waitpointOutbox: WaitpointOutbox }) {}
+  constructor(private readonly parts: { readonly waitpoints: Waitpoints; readonly shard: ShardState }) {}
 
   createWaitpoint(input: unknown): Result<WaitpointCreated> {
     const request = parse(WaitpointCreateRequest, input ?? {});
@@ -34,7 +33,7 @@ export class WaitpointRpc {
     return name.ok ? this.parts.waitpoints.get(name.value) : name;
   }
 
-  /** Completes a waitpoint: its waiters here are told in its transaction, those in other objects by `tellWaiters`. */
+  /** Completes a waitpoint: its waiters here are told in its transaction (those in other objects after it: lane.ts `completeWaitpoint`). */
   completeWaitpoint(id: unknown, input: unknown): Result<WaitpointCompleted> {
     const name = this.ownedId(id);
     if (!name.ok) return name;
@@ -43,14 +42,6 @@ export class WaitpointRpc {
     const result = serializeJson(request.value.result, "result");
     if (!result.ok) return result;
     return this.parts.waitpoints.complete(name.value, result.value);
-  }
-
-  /**
-   * Tells a completion's waiters in other objects, after its change (the lane's flush does not wait
-   * for them) and before it answers (waits/waitpoint-outbox.ts: at most 2 s; none to tell, null).
-   */
-  tellWaiters(): Promise<void> | null {
-    return this.parts.waitpointOutbox.tellNow();
   }
 
   sweepWaitpoints(input: unknown): Result<{ removed: number }> {

@@ -68,22 +68,18 @@ export class Watchers {
   flushed(): void {
     this.epoch++;
     if (this.watchers.length === 0 || !this.due()) return;
-    const counts = new Map<string, number>();
-    const countOf = (count: ClaimCount) => {
-      let n = counts.get(count.key);
-      if (n === undefined) counts.set(count.key, (n = count.read()));
-      return n;
-    };
+    let counts: Map<string, number> | undefined;
     const answered: Watcher[] = [];
     this.watchers = this.watchers.filter((w) => {
-      const watched: Watched = { due: true, epoch: this.epoch };
+      let claimable: number | undefined;
       if (w.counting) {
-        const claimable = countOf(w.counting.count);
-        if (claimable <= w.counting.seen) return true;
-        watched.claimable = claimable;
+        const { count, seen } = w.counting;
+        claimable = (counts ??= new Map()).get(count.key);
+        if (claimable === undefined) counts.set(count.key, (claimable = count.read()));
+        if (claimable <= seen) return true;
       }
       answered.push(w);
-      w.answer(watched);
+      w.answer(claimable === undefined ? { due: true, epoch: this.epoch } : { due: true, epoch: this.epoch, claimable });
       return false;
     });
     if (answered.length > 0) this.arm();

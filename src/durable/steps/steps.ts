@@ -58,7 +58,6 @@ export function executorContext<E>(
   steps: () => DurableSteps,
   dependencies: () => DependencyOutcome[],
 ): ExecutorContext<E> {
-  let known: DependencyOutcome[] | undefined;
   return {
     signal: base.signal,
     job: base.job,
@@ -66,7 +65,7 @@ export function executorContext<E>(
     env: base.env,
     traceparent: base.job.traceparent,
     get dependencies() {
-      return (known ??= dependencies());
+      return dependencies(); // read once by its maker (payloads/held-dependencies.ts `wholeForExecutor`)
     },
     get sleep() {
       return steps().sleep;
