@@ -27,10 +27,7 @@ export interface ClaimOfShards {
   minJobs?: number;
 }
 
-/**
- * Whether a sharded lane's claim is gathered here: held with `minJobs`, the one claim that claims the
- * shards under its hold's name (a held claim without it only watches them, and claims unnamed).
- */
+/** Whether a sharded lane's claim is gathered here: held with `minJobs`. */
 export function gathers(request: ClaimOfShards): boolean {
   return (request.waitMs ?? 0) > 0 && (request.minJobs ?? 1) > 1;
 }
@@ -110,7 +107,7 @@ async function claimFrom<P extends LanePeer>(router: GatherRouter<P>, lane: stri
 }
 
 /** Releases what was taken, one batch of acks a shard (a job's release gives back its attempt). */
-export async function giveBack<P extends LanePeer>(router: GatherRouter<P>, lane: string, taken: Taken[], signal?: AbortSignal): Promise<Result<void>> {
+async function giveBack<P extends LanePeer>(router: GatherRouter<P>, lane: string, taken: Taken[], signal?: AbortSignal): Promise<Result<void>> {
   const answers = await Promise.all(
     taken
       .filter((t) => t.jobs.length > 0)

@@ -11,7 +11,7 @@ import type { PulledJob } from "../shared/job.js";
 import { LaneWideRouting } from "./lane-wide-routing.js";
 import { acrossResets } from "./lane-retry.js";
 import type { LanePeer } from "./peer.js";
-import { gather, gathers, giveBack, type ClaimOfShards } from "./held-min-jobs.js";
+import { gather, gathers, type ClaimOfShards } from "./held-min-jobs.js";
 import { ShardWatches } from "./shard-watches.js";
 
 /**
@@ -31,7 +31,9 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
    * then claims from those with due work, the longest-waiting first, while short of `max`. A held claim with nothing
    * claimed waits on every shard at once (`awaitWork`, which claims nothing) and claims from the
    * shard that wakes it, until its `waitMs` is spent: no job is ever claimed to be given back. A held
-   * claim with `minJobs` counts across the shards first (held-min-jobs.ts).
+   * claim with `minJobs` counts across the shards first (held-min-jobs.ts). Every claim a held claim
+   * sends carries its hold's name, so that a client that leaves has what any of them took released
+   * (`abandonClaim`), and a shard told first claims nothing for it.
    */
   async claim(lane: string, request: ClaimOfShards, hold: string | null, signal?: AbortSignal): Promise<Result<{ jobs: PulledJob[] }>> {
     const count = await this.shards(lane);
@@ -48,10 +50,11 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
     if (gathers(request)) return gather(this, lane, shards, request, hold, signal);
     const max = request.max ?? 1;
     const now = { ...request, waitMs: 0 };
+    const claimOn = (shard: number, max: number) => (hold === null ? this.stub(lane, shard).claim({ ...now, max }) : this.stub(lane, shard).claim({ ...now, max }, hold));
     const jobs: PulledJob[] = [];
     const hot = this.hot.get(lane);
     if (hot && hot.shard < shards && Date.now() - hot.lookedAt < CLAIM_LOOK_EVERY_MS) {
-      const claimed = await this.stub(lane, hot.shard).claim({ ...now, max });
+      const claimed = await claimOn(hot.shard, max);
       if (!claimed.ok) return claimed;
       if (claimed.value.jobs.length === max) return claimed;
       jobs.push(...claimed.value.jobs);
@@ -62,7 +65,7 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
     let most = { shard: -1, jobs: 0 };
     for (const { shard } of due.filter((d) => d.oldestDueAt !== null).sort((a, b) => a.oldestDueAt! - b.oldestDueAt!)) {
       if (jobs.length >= max) break;
-      const claimed = await this.stub(lane, shard).claim({ ...now, max: max - jobs.length });
+      const claimed = await claimOn(shard, max - jobs.length);
       if (!claimed.ok) return claimed;
       jobs.push(...claimed.value.jobs);
       if (claimed.value.jobs.length > most.jobs) most = { shard, jobs: claimed.value.jobs.length };
@@ -80,13 +83,8 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
         const woken = await watches.next();
         if (woken === null) break;
         if (woken.due) {
-          const claimed = await this.stub(lane, woken.shard).claim({ ...now, max });
+          const claimed = await claimOn(woken.shard, max);
           if (!claimed.ok) return claimed;
-          // Its caller left while it claimed: what it took goes back at once (its lease would hold it for nobody).
-          if (claimed.value.jobs.length > 0 && signal?.aborted) {
-            const given = await giveBack(this, lane, [{ shard: woken.shard, jobs: claimed.value.jobs }]);
-            return given.ok ? ok({ jobs: [] }) : given;
-          }
           if (claimed.value.jobs.length > 0) return ok({ jobs: claimed.value.jobs });
         }
         if (Date.now() < deadline) watches.watch(woken.shard, woken.epoch);
@@ -98,19 +96,16 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
   }
 
   /**
-   * A held claim (`request`, held as `hold`) whose caller went away: dropped, and what it was just
-   * given released. A lane of one shard holds the claim itself (its shard 0). On a sharded lane the
-   * router stops its watches on the caller's signal, and only a held claim with `minJobs` claims the
-   * shards under its hold's name: every shard releases what it gave under that name, and one it never
-   * reached claims nothing for it later. Any other held claim names nothing there (what a woken claim
-   * took after its caller left goes back in `claim`), but shard 0 is told: a claim held while the
-   * lane had one shard (before a reshard, which an empty lane allows) is held there.
+   * A held claim (held as `hold`) whose caller went away: dropped, and what it was just given
+   * released. A lane of one shard holds the claim itself (its shard 0). On a sharded lane the router
+   * stops its watches on the caller's signal, and every claim it sent carries the hold's name: every
+   * shard is told, releases what it gave under that name, and, if the claim has not reached it yet,
+   * claims nothing for it when it comes.
    */
-  async abandonClaim(lane: string, hold: string, request: ClaimOfShards): Promise<Result<{ released: number }>> {
+  async abandonClaim(lane: string, hold: string): Promise<Result<{ released: number }>> {
     const count = await this.shards(lane);
     if (!count.ok) return count;
-    const told = count.value > 1 && !gathers(request) ? 1 : count.value;
-    const answers = await Promise.all(Array.from({ length: told }, (_, i) => this.stub(lane, i).abandonClaim(hold)));
+    const answers = await Promise.all(Array.from({ length: count.value }, (_, i) => this.stub(lane, i).abandonClaim(hold)));
     let released = 0;
     for (const answer of answers) {
       if (!answer.ok) return answer;

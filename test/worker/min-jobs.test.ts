@@ -113,7 +113,7 @@ describe("POST …/claims with minJobs", () => {
 });
 
 describe("a held claim whose client leaves", () => {
-  it("on a sharded lane, without minJobs, names nothing on the shards: shard 0 alone is told (a claim held before a reshard sits there), and its watches stop", async () => {
+  it("on a sharded lane, without minJobs, tells every shard, claims nothing, and its watches stop", async () => {
     const fixture = await setupSharded(4);
     const { router, calls, watchesArrived } = countingRouter(fixture);
     const request = { kinds: [PULL_KIND], max: 10, waitMs: 20_000 };
@@ -121,21 +121,22 @@ describe("a held claim whose client leaves", () => {
     const held = router.claim(fixture.lane, request, "held-10", client.signal);
     await watchesArrived(fixture.shards);
     client.abort();
-    expect(value(await router.abandonClaim(fixture.lane, "held-10", request))).toEqual({ released: 0 });
-    expect(calls.abandonClaim).toBe(1);
+    expect(value(await router.abandonClaim(fixture.lane, "held-10"))).toEqual({ released: 0 });
+    expect(calls.abandonClaim).toBe(fixture.shards);
     expect(value(await held).jobs).toEqual([]);
     expect(await Promise.all(Array.from({ length: fixture.shards }, (_, s) => watching(fixture.shard(s))))).toEqual([0, 0, 0, 0]);
     await enqueueOn(fixture, 2, "a");
     expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1, running: 0 });
   });
 
-  it("on a sharded lane, without minJobs, gives back at once what a claim woken as its client left took", async () => {
+  it("on a sharded lane, without minJobs, a woken claim that reaches its shard after the client left claims nothing", async () => {
     const fixture = await setupSharded(4);
+    // The client leaves, and the lane is told, while the router's woken claim is on its way to the shard.
     const client = new AbortController();
-    // The client leaves while the router's woken claim is on its way to the shard.
     const { router, watchesArrived } = countingRouter(fixture, async (_shard, key) => {
-      if (key === "claim") client.abort();
-      return undefined;
+      if (key !== "claim") return;
+      client.abort();
+      expect(value(await router.abandonClaim(fixture.lane, "held-12"))).toEqual({ released: 0 });
     });
     const held = router.claim(fixture.lane, { kinds: [PULL_KIND], max: 10, waitMs: 20_000 }, "held-12", client.signal);
     await watchesArrived(fixture.shards);
@@ -144,12 +145,42 @@ describe("a held claim whose client leaves", () => {
     expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1, running: 0 });
   });
 
+  it.each([
+    ["a woken claim", false],
+    ["its first look at the shards", true],
+    ["the shard that gave the most last time", true],
+  ] as const)("on a sharded lane, without minJobs, has what %s took released when its client leaves as it is answered", async (how, dueBefore) => {
+    const fixture = await setupSharded(4);
+    const sent: string[] = [];
+    const { router, watchesArrived } = countingRouter(fixture, async (shard, method) => void sent.push(`${method} ${shard}`));
+    const request = { kinds: [PULL_KIND], max: 10, waitMs: 20_000 };
+    if (how === "the shard that gave the most last time") {
+      // A claim a moment before takes shard 2's job: the next claims go there first.
+      await enqueueOn(fixture, 2, "z");
+      expect(value(await router.claim(fixture.lane, request, null)).jobs).toHaveLength(1);
+    }
+    if (dueBefore) await enqueueOn(fixture, 2, "a");
+    sent.length = 0;
+    const held = router.claim(fixture.lane, request, "held-13");
+    if (!dueBefore) {
+      await watchesArrived(fixture.shards);
+      await enqueueOn(fixture, 2, "a");
+    }
+    expect(value(await held).jobs).toHaveLength(1);
+    // The path under test: the hot shard is claimed before any look, the first look before any claim.
+    const first = sent.find((call) => call.startsWith("claim") || call.startsWith("due"));
+    expect(first).toBe({ "a woken claim": "due 0", "its first look at the shards": "due 0", "the shard that gave the most last time": "claim 2" }[how]);
+    // The answer went nowhere: the client had left, and the front worker tells the lane.
+    expect(value(await router.abandonClaim(fixture.lane, "held-13"))).toEqual({ released: 1 });
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1 });
+  });
+
   it("on a lane of one shard, without minJobs, is dropped by that shard: it claims nothing", async () => {
     const fixture = await setupSharded(1);
     const { router, calls } = countingRouter(fixture);
     const request = { kinds: [PULL_KIND], max: 10, waitMs: 20_000 };
     const held = router.claim(fixture.lane, request, "held-11");
-    expect(value(await router.abandonClaim(fixture.lane, "held-11", request))).toEqual({ released: 0 });
+    expect(value(await router.abandonClaim(fixture.lane, "held-11"))).toEqual({ released: 0 });
     expect(calls.abandonClaim).toBe(1);
     expect(value(await held).jobs).toEqual([]);
     await enqueueOn(fixture, 0, "a");
@@ -237,7 +268,7 @@ describe("a sharded lane's held claim with minJobs", () => {
     const request = { kinds: [PULL_KIND], max: 10, minJobs: 3, waitMs: 20_000 };
     const answer = value(await router.claim(fixture.lane, request, "held-4"));
     expect(answer.jobs).toHaveLength(3);
-    expect(value(await router.abandonClaim(fixture.lane, "held-4", request)).released).toBe(3);
+    expect(value(await router.abandonClaim(fixture.lane, "held-4")).released).toBe(3);
     // Every shard is told, the one it claimed nothing from too (a claim of it may still be on its way there).
     expect(calls.abandonClaim).toBe(fixture.shards);
     expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 3, running: 0 });

@@ -129,8 +129,11 @@ export class Waiters<J extends ClaimedJob> {
     return released;
   }
 
+  /** A sharded lane's held claim may claim one shard more than once under its name: each claim's leases are kept. */
   private remember(hold: string, jobs: J[]): void {
-    this.answered.set(hold, jobs.map((j) => ({ id: j.id, token: j.lease.token })));
+    const before = this.answered.get(hold) ?? [];
+    this.answered.delete(hold); // the newest last, the first forgotten
+    this.answered.set(hold, [...before, ...jobs.map((j) => ({ id: j.id, token: j.lease.token }))]);
     if (this.answered.size > ABANDONED_CLAIM_MEMORY) this.answered.delete(this.answered.keys().next().value!);
   }
 

@@ -61,7 +61,7 @@ export class PullConsumerRpc {
     const gathering = minJobs > 1 && this.parts.claims.claimableCount(ask, this.parts.dispatcher, minJobs) < minJobs;
     const jobs = gathering ? [] : this.parts.claims.forConsumer(ask, this.parts.dispatcher);
     if (jobs.length > 0) this.parts.wake.afterChange();
-    // Also without a wait: a sharded lane's held claim with minJobs claims each shard so, under its hold's name.
+    // Also without a wait: a sharded lane's held claim claims each shard so, under its hold's name.
     this.parts.waiters.tookAtOnce(name.value, jobs);
     const waitMs = request.value.waitMs ?? 0;
     if (jobs.length > 0 || waitMs === 0) return ok({ jobs: await this.whole(jobs, ask.max) });

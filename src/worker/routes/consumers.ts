@@ -82,7 +82,7 @@ export function consumerRoutes() {
       // `enable_request_signal`); the lane cannot see an RPC caller leave.
       const hold = crypto.randomUUID();
       const signal = c.req.raw.signal;
-      const abandon = () => c.executionCtx.waitUntil(routerOf(c).abandonClaim(laneName(c), hold, request));
+      const abandon = () => c.executionCtx.waitUntil(routerOf(c).abandonClaim(laneName(c), hold));
       signal.addEventListener("abort", abandon, { once: true });
       try {
         return c.json(await route(c, (router, lane) => router.claim(lane, request, hold, signal)), 200);

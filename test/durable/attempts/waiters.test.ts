@@ -199,6 +199,17 @@ describe("a client that goes away claims nothing", () => {
     expect(await row(stub, "a")).toMatchObject({ state: "queued", attempts: 0, generation: 1 });
   });
 
+  it("jobs of every claim made under one name are released when it is abandoned (a sharded lane's held claim may claim a shard twice)", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    await enqueue(stub, { id: "b" });
+    expect(ids(value(await stub.claim({ max: 1 }, "twice")).jobs)).toEqual(["a"]);
+    expect(ids(value(await stub.claim({ max: 1 }, "twice")).jobs)).toEqual(["b"]);
+    expect(value(await stub.abandonClaim("twice"))).toEqual({ released: 2 });
+    expect(await row(stub, "a")).toMatchObject({ state: "queued", attempts: 0 });
+    expect(await row(stub, "b")).toMatchObject({ state: "queued", attempts: 0 });
+  });
+
   it("refuses a hold name that is not one", async () => {
     const { stub } = await setup();
     refusal(await stub.claim({ waitMs: 100 }, "not a name!"), "invalid_request");
