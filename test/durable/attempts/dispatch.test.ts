@@ -158,9 +158,10 @@ describe("in-process executors", () => {
     for (const job of jobs) expect((await settled(job.id)).outcome).toBe("completed");
     // Each job's executor answers before the idle check runs; the next job starts in the completion's
     // flush, so the renewal timer and keep-alive are set up once for the backlog, not once per job.
-    const after = await runInDurableObject(env.LANE.getByName(name), (l: Lane) => ({ spells: l.dispatcher.busySpells, idle: l.dispatcher.idle }));
+    // (Whether it still lingers now depends on how long the 20 reads above took: "shares one busy
+    // spell among jobs enqueued one at a time" is the test of its lingering.)
+    const after = await runInDurableObject(env.LANE.getByName(name), (l: Lane) => ({ spells: l.dispatcher.busySpells }));
     expect(after.spells - before).toBe(1);
-    expect(after.idle).toBe(false); // it lingers: a job coming now would share the spell
     const later = await runInDurableObject(env.LANE.getByName(name), async (l: Lane) => {
       await new Promise((r) => setTimeout(r, DISPATCH_IDLE_AFTER_MS + 50));
       return { spells: l.dispatcher.busySpells, idle: l.dispatcher.idle };
