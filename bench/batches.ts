@@ -9,7 +9,7 @@
 import { createLaneClient } from "../src/client/rpc.js";
 import { batchExecutor } from "../src/durable/attempts/batch-executor.js";
 import { BenchLane, NOOP_KIND } from "./lanes.js";
-import { perOp, untilSettled } from "./workload-helpers.js";
+import { int, perOp, untilSettled, type Params } from "./workload-helpers.js";
 
 export const BATCH_KIND = "bench.batch";
 export const BENCH_BATCH_SIZE = 100;
@@ -27,8 +27,6 @@ interface BatchesEnv {
   BATCH_LANE: DurableObjectNamespace<BatchBenchLane>;
 }
 
-type Params = Record<string, unknown>;
-const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 const ENQUEUE_BATCH = 1000;
 
 /** One drain of a backlog of `n` jobs of `kind` on lane `name` of `namespace`: ms from the resume to the last settled, and its per-job cost. */

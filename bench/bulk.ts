@@ -11,10 +11,9 @@ import type { LaneClient } from "../src/client/types.js";
 import type { CountsLane } from "./counts.js";
 import { PULL_KIND } from "./lanes.js";
 import type { BenchEnv } from "./workloads.js";
-import { percentile } from "./workload-helpers.js";
+import { percentile, type Params } from "./workload-helpers.js";
 
 type BulkEnv = BenchEnv & { COUNTS_LANE: DurableObjectNamespace<CountsLane> };
-type Params = Record<string, unknown>;
 
 /**
  * Between two rounds of traffic: local workerd runs an object's due alarm only when no call to it is

@@ -10,7 +10,7 @@ import { DEFAULT_COMPLETED_RETENTION_MS } from "../src/shared/defaults.js";
 import { unwrap } from "../src/shared/errors.js";
 import { PULL_KIND, type PlainLane } from "./lanes.js";
 import type { BenchEnv } from "./workloads.js";
-import { percentile } from "./workload-helpers.js";
+import { int, percentile, sleep } from "./workload-helpers.js";
 import { keepUpkeep, leaveOutUpkeep, SNAP_COLUMNS, UPKEEP_KINDS, type Snap } from "../src/durable/store/upkeep.js";
 import { legacyUpkeepTriggers } from "./upkeep-triggers.js";
 
@@ -137,9 +137,7 @@ export class CountsLane extends defineLane({ log: false }) {
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const str = (params: Record<string, unknown>, key: string) => String(params[key]);
-const int = (params: Record<string, unknown>, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 
 export const countsWorkloads: Record<string, (env: BenchEnv, params: Record<string, unknown>) => Promise<object>> = {
   /** The per-job cost of the upkeep on batch enqueue and on the drain: whole, by the old triggers, and per kind. */

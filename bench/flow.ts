@@ -7,11 +7,8 @@ import { createLaneClient } from "../src/client/rpc.js";
 import { unwrap } from "../src/shared/errors.js";
 import { NOOP_KIND, PULL_KIND } from "./lanes.js";
 import type { BenchEnv } from "./workloads.js";
-import { untilSettled } from "./workload-helpers.js";
+import { int, sleep, untilSettled, type Params } from "./workload-helpers.js";
 
-type Params = Record<string, unknown>;
-const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const BATCH = 1000;
 
 export const flowWorkloads: Record<string, (env: BenchEnv, params: Params) => Promise<object>> = {

@@ -12,9 +12,8 @@
 import { createLaneClient, groupCommitCounters } from "../src/client/rpc.js";
 import { PULL_KIND } from "./lanes.js";
 import type { BenchEnv } from "./workloads.js";
+import { int, type Params } from "./workload-helpers.js";
 
-type Params = Record<string, unknown>;
-const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 
 const GROUP = 1000;
 const SMALL = 100;

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { createLaneClient } from "../src/client/rpc.js";
 import { defineLane } from "../src/durable/lane.js";
+import { int, type Params } from "./workload-helpers.js";
 
 export const TYPED_KIND = "bench.typed";
 export const UNTYPED_KIND = "bench.untyped";
@@ -25,8 +26,6 @@ interface KindsEnv {
   KINDS_LANE: DurableObjectNamespace<KindsBenchLane>;
 }
 
-type Params = Record<string, unknown>;
-const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 
 const BATCH = 1000;
 const payload = (n: number) => ({ a: "tenant-7", b: "email", c: n, d: n % 100, e: n % 2 === 0, f: n / 3, g: "note", h: "y", i: [1, 2, 3], j: `job-${n}` });

@@ -9,9 +9,8 @@ import { unwrap } from "../src/shared/errors.js";
 import { createApp } from "../src/worker/app.js";
 import { NOOP_KIND, PULL_KIND } from "./lanes.js";
 import type { BenchEnv } from "./workloads.js";
+import { int, type Params } from "./workload-helpers.js";
 
-type Params = Record<string, unknown>;
-const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 
 /** Calls to Durable Objects made by the metrics requests the bench worker has served. */
 const counted = { requests: 0, calls: 0 };

@@ -15,6 +15,7 @@ import { ManualClock } from "../src/shared/clock.js";
 import { unwrap } from "../src/shared/errors.js";
 import { PULL_KIND } from "./lanes.js";
 import type { BenchEnv } from "./workloads.js";
+import { int, type Params } from "./workload-helpers.js";
 
 /** Far in the future: the alarms this lane stores never fire on their own. */
 const BASE = 4_000_000_000_000;
@@ -58,8 +59,6 @@ export const loadLane = (env: BenchEnv, name: string) => createLaneClient((env a
 
 /** How many fires the load has made so far: its jobs wait, queued (no consumer takes them). */
 export const firesSoFar = async (lane: LaneClient) => (await lane.info()).counts.queued;
-type Params = Record<string, unknown>;
-const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 const name = (params: Params, key: string) => String(params[key]);
 
 export const scheduleWorkloads: Record<string, (env: BenchEnv, params: Params) => Promise<object>> = {

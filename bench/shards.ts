@@ -9,9 +9,8 @@ import { createLaneClient } from "../src/client/rpc.js";
 import { shardOf } from "../src/shared/shards.js";
 import { PULL_KIND } from "./lanes.js";
 import type { BenchEnv } from "./workloads.js";
+import { int, type Params } from "./workload-helpers.js";
 
-type Params = Record<string, unknown>;
-const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 const PRODUCERS = 16;
 const CONSUMERS = 4;
 

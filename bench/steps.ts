@@ -8,6 +8,7 @@
 import { createLaneClient } from "../src/client/rpc.js";
 import type { ExecutorContext } from "../src/durable/attempts/executors.js";
 import type { BenchEnv } from "./workloads.js";
+import { rate, sleep } from "./workload-helpers.js";
 
 /**
  * The bench lane's no-op executor (kind `bench.noop`): answers when it started; with `payload.steps`,
@@ -39,8 +40,6 @@ export function rawUpserts(sql: SqlStorage, n: number, prefix: string): number {
   return Date.now() - t0;
 }
 
-const rate = (ops: number, ms: number) => (ms > 0 ? (ops * 1000) / ms : null);
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export const stepWorkloads: Record<string, (env: BenchEnv, params: Record<string, unknown>) => Promise<object>> = {
   /** One job of `steps` steps (of the lane's no-op kind, `kind`) per round, alternating with as many raw UPSERTs, `rounds` times. */

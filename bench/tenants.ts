@@ -8,9 +8,8 @@
 import { createLaneClient } from "../src/client/rpc.js";
 import { PULL_KIND } from "./lanes.js";
 import type { BenchEnv } from "./workloads.js";
+import { int, type Params } from "./workload-helpers.js";
 
-type Params = Record<string, unknown>;
-const int = (params: Params, key: string, fallback: number) => (typeof params[key] === "number" ? (params[key] as number) : fallback);
 const BATCH = 1000;
 const HOT = "hot";
 /** Rounds of claims of one, alternating between the two lanes: the ratio is their median. */
