@@ -13,6 +13,7 @@
  */
 import type { AcksAnswer } from "../shared/answers.js";
 import { ok, type Result } from "../shared/errors.js";
+import { heldMinJobs } from "../shared/schemas.js";
 import type { PulledJob } from "../shared/job.js";
 import { acrossResets } from "./lane-retry.js";
 import { ShardWatches } from "./shard-watches.js";
@@ -27,9 +28,9 @@ export interface ClaimOfShards {
   minJobs?: number;
 }
 
-/** Whether a sharded lane's claim is gathered here: held with `minJobs`. */
+/** Whether a sharded lane's claim is gathered here: held for more than one job. */
 export function gathers(request: ClaimOfShards): boolean {
-  return (request.waitMs ?? 0) > 0 && (request.minJobs ?? 1) > 1;
+  return heldMinJobs(request) > 1;
 }
 
 /** What `gather` needs of the router: a shard's stub. */

@@ -293,6 +293,11 @@ export const ClaimRequest = z
   .openapi("ClaimRequest");
 export type ClaimRequest = z.infer<typeof ClaimRequest>;
 
+/** How many jobs a claim waits for: its `minJobs` when it is held (`waitMs` > 0); without a wait, `minJobs` changes nothing. */
+export function heldMinJobs(request: { waitMs?: number; minJobs?: number }): number {
+  return (request.waitMs ?? 0) > 0 ? (request.minJobs ?? 1) : 1;
+}
+
 export const RenewRequest = z
   .strictObject({
     token: Token,

@@ -54,8 +54,7 @@ export class PullConsumerRpc {
     const name = hold === undefined ? ok(null) : parse(HoldName, hold);
     if (!name.ok) return name;
     if (this.parts.waiters.left(name.value)) return ok({ jobs: [] });
-    // Without a wait, minJobs changes nothing.
-    const minJobs = request.value.waitMs ? (request.value.minJobs ?? 1) : 1;
+    const minJobs = S.heldMinJobs(request.value);
     const ask: ClaimAsk = { ...askOf(request.value), ...(minJobs > 1 ? { minJobs } : {}) };
     // With minJobs, it takes nothing until that many are claimable: until then it is held (waiters.ts).
     const gathering = minJobs > 1 && this.parts.claims.claimableCount(ask, this.parts.dispatcher, minJobs) < minJobs;
