@@ -48,6 +48,14 @@ export interface ClaimAsk {
   minJobs?: number;
 }
 
+/**
+ * What a count of the claim `ask` up to `upTo` depends on (its kinds as a set, how far it counts; not
+ * its lease): claims with one key count the same, so that one count serves them all at one moment.
+ */
+export function countKey(ask: ClaimAsk, upTo: number): string {
+  return JSON.stringify([ask.kinds === null ? null : [...new Set(ask.kinds)].sort(), upTo]);
+}
+
 /** What the in-process side holds that a consumer's claim must leave alone. */
 export interface InProcess {
   /** Kinds with an in-process executor: a pull consumer never gets one. */

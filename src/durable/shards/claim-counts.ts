@@ -7,7 +7,7 @@
 import * as S from "../../shared/schemas.js";
 import { DEFAULT_LEASE_MS } from "../../shared/defaults.js";
 import { ok, type Result } from "../../shared/errors.js";
-import type { ClaimAsk, Claims, InProcess } from "../attempts/claim.js";
+import { countKey, type ClaimAsk, type Claims, type InProcess } from "../attempts/claim.js";
 import { parse } from "../input.js";
 
 /** What a pull consumer's claim `request` asks for, its defaults filled in, without its `minJobs` (a held claim's alone). */
@@ -30,7 +30,5 @@ export function claimCounter(claims: Claims, inProcess: InProcess, input: unknow
   if (!request.ok) return request;
   const ask = askOf(request.value);
   const upTo = request.value.minJobs ?? ask.max;
-  // The count reads its kinds as a set, and not the lease.
-  const kinds = ask.kinds === null ? null : [...new Set(ask.kinds)].sort();
-  return ok({ key: JSON.stringify([kinds, upTo]), read: () => claims.claimableCount(ask, inProcess, upTo) });
+  return ok({ key: countKey(ask, upTo), read: () => claims.claimableCount(ask, inProcess, upTo) });
 }

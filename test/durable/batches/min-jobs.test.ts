@@ -1,4 +1,7 @@
+import { runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
+import type { Claims } from "../../../src/durable/attempts/claim.js";
+import type { Lane } from "../../../src/durable/lane.js";
 import type { ClaimedJob } from "../../../src/shared/job.js";
 import { claimOne, enqueue, refusal, row, setup, value } from "../../helpers/lane.js";
 import { hold, stillHeld } from "../../helpers/held-claims.js";
@@ -49,6 +52,33 @@ describe("held claims with minJobs", () => {
   it("answers none once waitMs has passed with nothing claimable", async () => {
     const { stub } = await setup();
     expect(value(await stub.claim({ waitMs: 100, max: 5, minJobs: 3 })).jobs).toEqual([]);
+  });
+
+  it("count once a flush for the held claims that ask the same, until one of them takes jobs", async () => {
+    const { stub } = await setup();
+    const held = [hold(stub, { waitMs: 20_000, max: 3, minJobs: 3 }), hold(stub, { waitMs: 20_000, max: 3, minJobs: 2 }), hold(stub, { waitMs: 20_000, max: 3, minJobs: 3 })];
+    for (const h of held) expect(await stillHeld(stub, h)).toBe(true);
+    // From now on, every count the lane takes.
+    const counted: number[] = [];
+    await runInDurableObject(stub, (lane: Lane) => {
+      const claims = (lane as unknown as { parts: { claims: Claims } }).parts.claims;
+      const count = claims.claimableCount.bind(claims);
+      claims.claimableCount = (ask, inProcess, upTo) => {
+        counted.push(upTo);
+        return count(ask, inProcess, upTo);
+      };
+    });
+    await enqueue(stub, { id: "a" });
+    // One count for the two claims of minJobs 3, one for the claim of minJobs 2: none is answered.
+    expect(counted.sort()).toEqual([2, 3]);
+    for (const h of held) expect(await stillHeld(stub, h)).toBe(true);
+    counted.length = 0;
+    await enqueue(stub, { id: "b" });
+    // The claim of minJobs 2 takes both: the claim after it counts again (none left), the one before does not.
+    expect(ids(await held[1]!.answer)).toEqual(["a", "b"]);
+    expect(counted).toEqual([3, 2, 3]);
+    expect(await stillHeld(stub, held[0]!)).toBe(true);
+    expect(await stillHeld(stub, held[2]!)).toBe(true);
   });
 
   it("changes nothing without waitMs", async () => {
