@@ -51,6 +51,8 @@ export class WaitpointOutbox {
   /** The earliest due notice as the rows last said (undefined: not read since the last change). */
   private next: number | null | undefined = undefined;
   private readonly withdrawals: Withdrawals;
+  /** How long a caller's answer waits for its tell (`TELL_NOW_MAX_MS`; a test that holds a delivery raises it). */
+  tellNowMaxMs = TELL_NOW_MAX_MS;
 
   constructor(
     private readonly storage: DurableObjectStorage,
@@ -114,7 +116,7 @@ export class WaitpointOutbox {
   /** `deliver` awaited at most `TELL_NOW_MAX_MS`, and never a throw into the caller's answer: its change is committed, and the alarm retries. */
   private bounded(deliver: () => Promise<void>): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, TELL_NOW_MAX_MS)));
+    const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.tellNowMaxMs)));
     const delivered = Promise.resolve().then(deliver).catch((error: unknown) => {
       log({ event: "waitpoint.tell_failed", lane: this.host.lane, message: describeError(error) });
     });
