@@ -50,7 +50,7 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
     if (gathers(request)) return gather(this, lane, shards, request, hold, signal);
     const max = request.max ?? 1;
     const now = { ...request, waitMs: 0 };
-    const claimOn = (shard: number, max: number) => (hold === null ? this.stub(lane, shard).claim({ ...now, max }) : this.stub(lane, shard).claim({ ...now, max }, hold));
+    const claimOn = (shard: number, upTo: number) => (hold === null ? this.stub(lane, shard).claim({ ...now, max: upTo }) : this.stub(lane, shard).claim({ ...now, max: upTo }, hold));
     const jobs: PulledJob[] = [];
     const hot = this.hot.get(lane);
     if (hot && hot.shard < shards && Date.now() - hot.lookedAt < CLAIM_LOOK_EVERY_MS) {
@@ -64,7 +64,8 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
     const due = looks.map((look, shard) => ({ shard, ...(look as { value: { oldestDueAt: number | null; epoch: number } }).value }));
     let most = { shard: -1, jobs: 0 };
     for (const { shard } of due.filter((d) => d.oldestDueAt !== null).sort((a, b) => a.oldestDueAt! - b.oldestDueAt!)) {
-      if (jobs.length >= max) break;
+      // Its client gone, it claims no more (what it took is released by the lane's abandonClaim).
+      if (jobs.length >= max || signal?.aborted) break;
       const claimed = await claimOn(shard, max - jobs.length);
       if (!claimed.ok) return claimed;
       jobs.push(...claimed.value.jobs);

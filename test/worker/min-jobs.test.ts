@@ -175,6 +175,29 @@ describe("a held claim whose client leaves", () => {
     expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1 });
   });
 
+  it("on a sharded lane, without minJobs, claims nothing again on a shard that released what it took when its client left", async () => {
+    const fixture = await setupSharded(4);
+    const request = { kinds: [PULL_KIND], max: 10, waitMs: 20_000 };
+    const client = new AbortController();
+    let armed = false;
+    // The client leaves, and the lane is told, after the hot shard's claim and before the look at shard 2.
+    const { router } = countingRouter(fixture, async (shard, method) => {
+      // (Shard 2's look goes out after the lane was told: it sees the released job due.)
+      if (!armed || method !== "due" || shard !== 2) return;
+      armed = false;
+      client.abort();
+      expect(value(await router.abandonClaim(fixture.lane, "held-14"))).toEqual({ released: 1 });
+    });
+    await enqueueOn(fixture, 2, "z");
+    expect(value(await router.claim(fixture.lane, request, null)).jobs).toHaveLength(1); // shard 2 is hot now
+    await enqueueOn(fixture, 2, "a");
+    armed = true;
+    await router.claim(fixture.lane, request, "held-14", client.signal);
+    expect(client.signal.aborted).toBe(true);
+    // The job the hot claim took is queued again, not claimed again under the name its client left.
+    expect((await get(fixture.base)).body.counts).toMatchObject({ queued: 1, running: 1 });
+  });
+
   it("on a lane of one shard, without minJobs, is dropped by that shard: it claims nothing", async () => {
     const fixture = await setupSharded(1);
     const { router, calls } = countingRouter(fixture);

@@ -115,9 +115,14 @@ export class Waiters<J extends ClaimedJob> {
   /**
    * The client of `hold` went away: a held claim is dropped (it claims nothing); one answered a moment
    * ago has its jobs released: those still held by the answer's lease (one completed since, or
-   * recovered, is left as it is). Returns how many jobs it released.
+   * recovered, is left as it is); and a claim that comes under its name later claims nothing. Returns
+   * how many jobs it released.
    */
   abandon(hold: string): number {
+    // Whatever it was doing, a claim that comes later under this name claims nothing (the abort may
+    // have outrun it; a sharded lane's router may still be sending this shard another claim for it).
+    this.gone.add(hold);
+    if (this.gone.size > ABANDONED_CLAIM_MEMORY) this.gone.delete(this.gone.values().next().value!);
     const waiter = this.queue.find((w) => w.hold === hold);
     if (waiter) {
       this.queue = this.queue.filter((w) => w !== waiter);
@@ -126,12 +131,7 @@ export class Waiters<J extends ClaimedJob> {
       return 0;
     }
     const leases = this.answered.get(hold);
-    if (leases === undefined) {
-      // Not come yet: the abort outran the claim, which is to claim nothing when it comes.
-      this.gone.add(hold);
-      if (this.gone.size > ABANDONED_CLAIM_MEMORY) this.gone.delete(this.gone.values().next().value!);
-      return 0;
-    }
+    if (leases === undefined) return 0;
     this.answered.delete(hold);
     let released = 0;
     for (const { id, token } of leases) if (this.host.release(id, token)) released++;

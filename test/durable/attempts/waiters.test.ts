@@ -210,6 +210,16 @@ describe("a client that goes away claims nothing", () => {
     expect(await row(stub, "b")).toMatchObject({ state: "queued", attempts: 0 });
   });
 
+  it("a claim that comes under a name after it was abandoned claims nothing, whatever that name had claimed before", async () => {
+    const { stub } = await setup();
+    await enqueue(stub, { id: "a" });
+    expect(ids(value(await stub.claim({ max: 1 }, "again")).jobs)).toEqual(["a"]);
+    expect(value(await stub.abandonClaim("again"))).toEqual({ released: 1 });
+    // A sharded lane's router may still be sending this shard a claim for it: it takes nothing.
+    expect(value(await stub.claim({ max: 1 }, "again")).jobs).toEqual([]);
+    expect(await row(stub, "a")).toMatchObject({ state: "queued", attempts: 0 });
+  });
+
   it("refuses a hold name that is not one", async () => {
     const { stub } = await setup();
     refusal(await stub.claim({ waitMs: 100 }, "not a name!"), "invalid_request");
