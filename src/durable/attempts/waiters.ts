@@ -13,7 +13,7 @@
  * it comes. Where no one tells the lane, a job claimed for a waiter whose connection died is never
  * lost: it runs out its lease and is recovered.
  */
-import { ABANDONED_CLAIM_MEMORY, MAX_CLAIM_WAITERS } from "../../shared/defaults.js";
+import { ABANDONED_CLAIM_MEMORY, MAX_CLAIM, MAX_CLAIM_WAITERS } from "../../shared/defaults.js";
 import type { ClaimedJob } from "../../shared/job.js";
 import { countKey, type ClaimAsk } from "./claim.js";
 
@@ -138,11 +138,16 @@ export class Waiters<J extends ClaimedJob> {
     return released;
   }
 
-  /** A sharded lane's held claim may claim one shard more than once under its name: each claim's leases are kept. */
+  /**
+   * A sharded lane's held claim may claim one shard more than once under its name: each claim's
+   * leases are kept, the newest `MAX_CLAIM` of them. Those it still holds are among them: all its
+   * claims together take at most its `max`, and a claim with `minJobs` gives back what an earlier
+   * round took before it claims again.
+   */
   private remember(hold: string, jobs: J[]): void {
-    const before = this.answered.get(hold) ?? [];
+    const leases = [...(this.answered.get(hold) ?? []), ...jobs.map((j) => ({ id: j.id, token: j.lease.token }))];
     this.answered.delete(hold); // the newest last, the first forgotten
-    this.answered.set(hold, [...before, ...jobs.map((j) => ({ id: j.id, token: j.lease.token }))]);
+    this.answered.set(hold, leases.length > MAX_CLAIM ? leases.slice(-MAX_CLAIM) : leases);
     if (this.answered.size > ABANDONED_CLAIM_MEMORY) this.answered.delete(this.answered.keys().next().value!);
   }
 

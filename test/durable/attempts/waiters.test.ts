@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MAX_CLAIM_WAITERS } from "../../../src/shared/defaults.js";
+import { MAX_CLAIM, MAX_CLAIM_WAITERS } from "../../../src/shared/defaults.js";
 import type { ClaimedJob } from "../../../src/shared/job.js";
 import { claimOne, enqueue, fireAlarm, refusal, row, setup, value } from "../../helpers/lane.js";
 import { hold, stillHeld } from "../../helpers/held-claims.js";
@@ -208,6 +208,18 @@ describe("a client that goes away claims nothing", () => {
     expect(value(await stub.abandonClaim("twice"))).toEqual({ released: 2 });
     expect(await row(stub, "a")).toMatchObject({ state: "queued", attempts: 0 });
     expect(await row(stub, "b")).toMatchObject({ state: "queued", attempts: 0 });
+  });
+
+  it(`keeps the newest ${MAX_CLAIM} leases a name claimed: a held claim never holds more (a sharded one's rounds give back what they took)`, async () => {
+    const { stub } = await setup();
+    value(await stub.configure({ concurrency: MAX_CLAIM + 1 }));
+    value(await stub.enqueueBatch({ jobs: Array.from({ length: MAX_CLAIM + 1 }, (_, i) => ({ kind: "k", id: `j${String(i).padStart(3, "0")}` })) }));
+    expect(value(await stub.claim({ max: 1 }, "rounds")).jobs).toHaveLength(1);
+    expect(value(await stub.claim({ max: MAX_CLAIM }, "rounds")).jobs).toHaveLength(MAX_CLAIM);
+    expect(value(await stub.abandonClaim("rounds"))).toEqual({ released: MAX_CLAIM });
+    // The oldest lease was forgotten: its job runs out its lease, then is recovered.
+    expect(await row(stub, "j000")).toMatchObject({ state: "running" });
+    expect(await row(stub, "j001")).toMatchObject({ state: "queued", attempts: 0 });
   });
 
   it("a claim that comes under a name after it was abandoned claims nothing, whatever that name had claimed before", async () => {
