@@ -99,7 +99,7 @@ async function claimFrom<P extends LanePeer>(router: GatherRouter<P>, lane: stri
   for (const { shard } of order) {
     if (total >= max || signal?.aborted) break;
     const request = { ...now, max: max - total };
-    const claimed = await acrossResets(() => (hold === null ? router.stub(lane, shard).claim(request) : router.stub(lane, shard).claim(request, hold)), signal);
+    const claimed = await acrossResets(() => router.stub(lane, shard).claim(request, hold ?? undefined), signal);
     if (!claimed.ok) return claimed;
     taken.push({ shard, jobs: claimed.value.jobs });
     total += claimed.value.jobs.length;

@@ -50,7 +50,7 @@ export class ShardRouter<P extends LanePeer> extends LaneWideRouting<P> {
     if (gathers(request)) return gather(this, lane, shards, request, hold, signal);
     const max = request.max ?? 1;
     const now = { ...request, waitMs: 0 };
-    const claimOn = (shard: number, upTo: number) => (hold === null ? this.stub(lane, shard).claim({ ...now, max: upTo }) : this.stub(lane, shard).claim({ ...now, max: upTo }, hold));
+    const claimOn = (shard: number, upTo: number) => this.stub(lane, shard).claim({ ...now, max: upTo }, hold ?? undefined);
     const jobs: PulledJob[] = [];
     const hot = this.hot.get(lane);
     if (hot && hot.shard < shards && Date.now() - hot.lookedAt < CLAIM_LOOK_EVERY_MS) {

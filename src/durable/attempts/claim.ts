@@ -56,6 +56,21 @@ export function countKey(ask: ClaimAsk, upTo: number): string {
   return JSON.stringify([ask.kinds === null ? null : [...new Set(ask.kinds)].sort(), upTo]);
 }
 
+/** Counts taken at one moment, one read a key (`countKey`): claims that count the same share it until `clear` (jobs were taken). */
+export class CountsOnce {
+  private readonly known = new Map<string, number>();
+
+  of(key: string, read: () => number): number {
+    let n = this.known.get(key);
+    if (n === undefined) this.known.set(key, (n = read()));
+    return n;
+  }
+
+  clear(): void {
+    this.known.clear();
+  }
+}
+
 /** What the in-process side holds that a consumer's claim must leave alone. */
 export interface InProcess {
   /** Kinds with an in-process executor: a pull consumer never gets one. */

@@ -15,7 +15,7 @@
  */
 import { ABANDONED_CLAIM_MEMORY, MAX_CLAIM, MAX_CLAIM_WAITERS } from "../../shared/defaults.js";
 import type { ClaimedJob } from "../../shared/job.js";
-import { countKey, type ClaimAsk } from "./claim.js";
+import { countKey, CountsOnce, type ClaimAsk } from "./claim.js";
 
 interface Waiter<J> {
   ask: ClaimAsk;
@@ -84,18 +84,12 @@ export class Waiters<J extends ClaimedJob> {
     if (this.queue.length === 0) return;
     const emptyKinds = new Set<string>();
     const answered = new Set<Waiter<J>>();
-    const counts = new Map<string, number>();
-    const count = (ask: ClaimAsk, upTo: number) => {
-      const key = countKey(ask, upTo);
-      let n = counts.get(key);
-      if (n === undefined) counts.set(key, (n = this.host.count(ask, upTo)));
-      return n;
-    };
+    let counts: CountsOnce | undefined;
     for (const waiter of this.queue) {
       const { kinds, minJobs = 1 } = waiter.ask;
       if (kinds !== null && kinds.every((k) => emptyKinds.has(k))) continue;
       // A claim with minJobs takes nothing until that many are claimable; what it leaves stays for the claims after it.
-      const claimable = minJobs > 1 ? count(waiter.ask, minJobs) : minJobs;
+      const claimable = minJobs > 1 ? (counts ??= new CountsOnce()).of(countKey(waiter.ask, minJobs), () => this.host.count(waiter.ask, minJobs)) : minJobs;
       if (claimable > 0 && claimable < minJobs) continue;
       const jobs = claimable === 0 ? [] : this.host.claim(waiter.ask);
       if (jobs.length === 0) {
@@ -103,7 +97,7 @@ export class Waiters<J extends ClaimedJob> {
         for (const kind of kinds) emptyKinds.add(kind);
         continue;
       }
-      counts.clear(); // jobs were taken: every count may have changed
+      counts?.clear(); // jobs were taken: every count may have changed
       answered.add(waiter);
       if (waiter.hold !== null) this.remember(waiter.hold, jobs);
       waiter.answer(jobs);

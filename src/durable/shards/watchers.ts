@@ -12,6 +12,7 @@
 import { MAX_CLAIM_WAITERS } from "../../shared/defaults.js";
 import type { Watched } from "../../routing/peer.js";
 import type { ClaimCount } from "./claim-counts.js";
+import { CountsOnce } from "../attempts/claim.js";
 
 /** What a watcher is answered, declared where the router reads it (routing/peer.ts). */
 export type { Watched };
@@ -68,14 +69,13 @@ export class Watchers {
   flushed(): void {
     this.epoch++;
     if (this.watchers.length === 0 || !this.due()) return;
-    let counts: Map<string, number> | undefined;
+    let counts: CountsOnce | undefined;
     const answered: Watcher[] = [];
     this.watchers = this.watchers.filter((w) => {
       let claimable: number | undefined;
       if (w.counting) {
         const { count, seen } = w.counting;
-        claimable = (counts ??= new Map()).get(count.key);
-        if (claimable === undefined) counts.set(count.key, (claimable = count.read()));
+        claimable = (counts ??= new CountsOnce()).of(count.key, count.read);
         if (claimable <= seen) return true;
       }
       answered.push(w);

@@ -13,7 +13,7 @@ import { useAlive } from "./alive.js";
 import { describe, lanePath, type Api } from "./api.js";
 import { Alert, Section } from "./components.js";
 import { useCoalescedReload } from "./reload.js";
-import { useSingleEffect } from "./single-effect.js";
+import { useEvery, useSingleEffect } from "./single-effect.js";
 
 /** One minute of a lane's history (docs/api.md, "Metrics"). */
 export interface HistoryBucket {
@@ -59,10 +59,7 @@ export function LaneCharts({ api, lane, changes }: { api: Api; lane: string; cha
   useEffect(() => {
     if (changes > 0) reload.soon();
   }, [changes]);
-  useSingleEffect(() => {
-    const timer = setInterval(() => reload.soon(), ROLL_EVERY_MS);
-    return () => clearInterval(timer);
-  }, []);
+  useEvery(ROLL_EVERY_MS, () => reload.soon(), []);
 
   // A read of the other span, answered after the toggle, is not drawn.
   const buckets = history?.span === span ? history.buckets : null;

@@ -9,7 +9,7 @@ import { useAlive } from "./alive.js";
 import { ApiError, describe, jobPath, type Api } from "./api.js";
 import { Checkpoints } from "./checkpoints.js";
 import { Dependencies } from "./dependencies.js";
-import { useSingleEffect } from "./single-effect.js";
+import { useEvery } from "./single-effect.js";
 import { StreamPanel } from "./stream-panel.js";
 import { Waits } from "./waits.js";
 import { Alert, Json, Notice, Section, StateBadge, When } from "./components.js";
@@ -52,11 +52,7 @@ export function JobView({ api, lane, id }: { api: Api; lane: string; id: string 
   });
   const running = job?.state === "running";
   // One timer while it runs: a second, its cleanup lost, would read the job twice a second forever.
-  useSingleEffect(() => {
-    if (!running) return;
-    const timer = setInterval(() => void reload(), RUNNING_REFRESH_MS);
-    return () => clearInterval(timer);
-  }, [running, reload]);
+  useEvery(RUNNING_REFRESH_MS, () => void reload(), [reload], running);
 
   const act = async (what: string, call: () => Promise<{ job: Job; status?: string }>) => {
     setBusy(true);

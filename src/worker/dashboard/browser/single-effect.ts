@@ -39,3 +39,15 @@ export function useSingleEffect(setup: Setup, deps: readonly unknown[]): void {
     return run.cleanup;
   }, deps);
 }
+
+/**
+ * `tick` every `everyMs` while `active`: one timer, set up anew when `active` or `deps` change (a
+ * second timer, its cleanup lost, would tick twice as often forever).
+ */
+export function useEvery(everyMs: number, tick: () => void, deps: readonly unknown[], active = true): void {
+  useSingleEffect(() => {
+    if (!active) return;
+    const timer = setInterval(tick, everyMs);
+    return () => clearInterval(timer);
+  }, [active, ...deps]);
+}

@@ -12,7 +12,7 @@ import { useAlive } from "./alive.js";
 import { describe, lanePath, waitpointPath, type Api } from "./api.js";
 import { Alert, Notice, Pager, Section, When } from "./components.js";
 import { useCoalescedReload } from "./reload.js";
-import { useSingleEffect } from "./single-effect.js";
+import { useEvery } from "./single-effect.js";
 import type { Waitpoint, WaitpointState } from "./types.js";
 import { WaitpointBadge } from "./waits.js";
 
@@ -49,10 +49,7 @@ export function WaitpointsPanel({ api, lane, changes, pending, onRead }: { api: 
   useEffect(() => {
     if (changes > 0) reload.soon();
   }, [changes, pending]);
-  useSingleEffect(() => {
-    const timer = setInterval(() => reload.soon(), POLL_EVERY_MS);
-    return () => clearInterval(timer);
-  }, []);
+  useEvery(POLL_EVERY_MS, () => reload.soon(), []);
 
   const complete = (id: string) => {
     if (!confirm(`Complete waitpoint ${id} in lane ${lane} (result null)? The jobs waiting on it go on.`)) return;

@@ -12,7 +12,7 @@ import { useAlive } from "./alive.js";
 import { lanePath, waitpointPath, type Api } from "./api.js";
 import { Json, Section, When } from "./components.js";
 import { useCoalescedReload } from "./reload.js";
-import { useSingleEffect } from "./single-effect.js";
+import { useEvery } from "./single-effect.js";
 import { ownWaits } from "./own-waits.js";
 import type { DependsOnItem, Job, Waitpoint, WaitpointRef } from "./types.js";
 
@@ -65,11 +65,7 @@ export function Waits({ api, job, version }: { api: Api; job: Job; version: numb
   }, PENDING_EVERY_MS);
   useEffect(() => reload.now(), [api, job.lane, job.id, version]);
   const anyPending = seen.some((s) => s.read?.state === "pending");
-  useSingleEffect(() => {
-    if (!anyPending) return;
-    const timer = setInterval(() => reload.soon(), PENDING_EVERY_MS);
-    return () => clearInterval(timer);
-  }, [anyPending]);
+  useEvery(PENDING_EVERY_MS, () => reload.soon(), [], anyPending);
 
   if (seen.length === 0) return null;
   return (
